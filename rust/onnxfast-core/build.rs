@@ -1,0 +1,189 @@
+//! Compiles `proto/onnx.proto` without a system `protoc`: `protox` parses the
+//! file in-process, `prost-build` generates the Rust types, and this script
+//! also emits the field table the wire scanner (`src/wire.rs`) walks.
+
+use std::collections::BTreeMap;
+use std::env;
+use std::fmt::Write as _;
+use std::fs;
+use std::path::PathBuf;
+
+use prost_build::Config;
+use prost_types::{
+    field_descriptor_proto::{Label, Type},
+    DescriptorProto, FileDescriptorSet,
+};
+
+type BuildResult<T> = Result<T, Box<dyn std::error::Error>>;
+
+fn main() -> BuildResult<()> {
+    let manifest = PathBuf::from(env::var("CARGO_MANIFEST_DIR")?);
+    // The crate normally lives at rust/onnxfast-core inside the repository;
+    // a packaged copy carries the proto next to its manifest instead.
+    let candidates = [manifest.join("../../proto"), manifest.join("proto")];
+    let proto_dir = candidates
+        .iter()
+        .find(|dir| dir.join("onnx.proto").is_file())
+        .ok_or("proto/onnx.proto not found")?
+        .canonicalize()?;
+    let proto_file = proto_dir.join("onnx.proto");
+    println!("cargo:rerun-if-changed={}", proto_file.display());
+
+    let fds = protox::compile([&proto_file], [&proto_dir])?;
+    write_schema(&fds)?;
+
+    Config::new()
+        // Every bytes field (raw_data, s, strings, string_data, string_keys)
+        // becomes a `bytes::Bytes` slice of the source buffer: no copies.
+        .bytes(["."])
+        .compile_fds(fds)?;
+    Ok(())
+}
+
+/// One message type as the scanner needs it.
+struct Msg {
+    /// Name as written in the proto, with enclosing messages: `TypeProto.Tensor`.
+    name: String,
+    /// Rust path of the prost type, relative to the `proto` module.
+    rust_path: String,
+    fields: Vec<Field>,
+}
+
+struct Field {
+    number: u32,
+    name: String,
+    kind: String,
+    repeated: bool,
+}
+
+fn collect(msg: &DescriptorProto, prefix: &str, rust_mod: &str, out: &mut Vec<(String, String, DescriptorProto)>) {
+    let name = msg.name().to_string();
+    let full = if prefix.is_empty() { name.clone() } else { format!("{prefix}.{name}") };
+    let rust_path = if rust_mod.is_empty() { name.clone() } else { format!("{rust_mod}::{name}") };
+    out.push((full.clone(), rust_path, msg.clone()));
+    let child_mod = if rust_mod.is_empty() {
+        snake(&name)
+    } else {
+        format!("{rust_mod}::{}", snake(&name))
+    };
+    for nested in &msg.nested_type {
+        collect(nested, &full, &child_mod, out);
+    }
+}
+
+/// prost's module name for a message: `TensorShapeProto` -> `tensor_shape_proto`.
+fn snake(name: &str) -> String {
+    let mut out = String::new();
+    let chars: Vec<char> = name.chars().collect();
+    for (i, c) in chars.iter().enumerate() {
+        if c.is_ascii_uppercase() {
+            let prev_lower = i > 0 && (chars[i - 1].is_ascii_lowercase() || chars[i - 1].is_ascii_digit());
+            let next_lower = chars.get(i + 1).is_some_and(|n| n.is_ascii_lowercase());
+            let prev_upper = i > 0 && chars[i - 1].is_ascii_uppercase();
+            if i > 0 && (prev_lower || (prev_upper && next_lower)) {
+                out.push('_');
+            }
+            out.push(c.to_ascii_lowercase());
+        } else {
+            out.push(*c);
+        }
+    }
+    out
+}
+
+fn write_schema(fds: &FileDescriptorSet) -> BuildResult<()> {
+    let mut all = Vec::new();
+    for file in &fds.file {
+        for msg in &file.message_type {
+            collect(msg, "", "", &mut all);
+        }
+    }
+    let index: BTreeMap<String, usize> = all
+        .iter()
+        .enumerate()
+        .map(|(i, (full, _, _))| (format!(".onnx.{full}"), i))
+        .collect();
+
+    let mut msgs = Vec::new();
+    for (full, rust_path, desc) in &all {
+        let mut fields = Vec::new();
+        for f in &desc.field {
+            let kind = match f.r#type() {
+                Type::Int32 => "Kind::Int32".to_string(),
+                Type::Int64 => "Kind::Int64".to_string(),
+                Type::Uint64 => "Kind::Uint64".to_string(),
+                Type::Enum => "Kind::Enum".to_string(),
+                Type::Float => "Kind::Float".to_string(),
+                Type::Double => "Kind::Double".to_string(),
+                Type::String => "Kind::String".to_string(),
+                Type::Bytes => "Kind::Bytes".to_string(),
+                Type::Message => {
+                    let target = index
+                        .get(f.type_name())
+                        .ok_or_else(|| format!("unknown message type {}", f.type_name()))?;
+                    format!("Kind::Message({target})")
+                }
+                other => return Err(format!("field type {other:?} is not used by onnx.proto").into()),
+            };
+            fields.push(Field {
+                number: u32::try_from(f.number())?,
+                name: f.name().to_string(),
+                kind,
+                repeated: f.label() == Label::Repeated,
+            });
+        }
+        fields.sort_by_key(|f| f.number);
+        msgs.push(Msg {
+            name: full.clone(),
+            rust_path: rust_path.clone(),
+            fields,
+        });
+    }
+
+    let mut src = String::new();
+    writeln!(src, "// @generated by build.rs from proto/onnx.proto; do not edit.")?;
+    writeln!(src, "/// Every message of onnx.proto, indexed by [`MessageId`].")?;
+    writeln!(src, "pub static MESSAGES: &[MessageSchema] = &[")?;
+    for m in &msgs {
+        let max = m.fields.iter().map(|f| f.number).max().unwrap_or(0);
+        let mut lookup = vec![0u8; max as usize + 1];
+        for (i, f) in m.fields.iter().enumerate() {
+            lookup[f.number as usize] = u8::try_from(i + 1)?;
+        }
+        writeln!(src, "    MessageSchema {{")?;
+        writeln!(src, "        name: {:?},", m.name)?;
+        writeln!(src, "        fields: &[")?;
+        for f in &m.fields {
+            writeln!(
+                src,
+                "            FieldSchema {{ number: {}, name: {:?}, kind: {}, repeated: {} }},",
+                f.number, f.name, f.kind, f.repeated
+            )?;
+        }
+        writeln!(src, "        ],")?;
+        writeln!(src, "        by_number: &{lookup:?},")?;
+        writeln!(src, "    }},")?;
+    }
+    writeln!(src, "];")?;
+    writeln!(src, "/// Index of each message in [`MESSAGES`].")?;
+    writeln!(src, "pub mod ids {{")?;
+    for (i, m) in msgs.iter().enumerate() {
+        let konst = snake(&m.name.replace('.', "")).to_ascii_uppercase();
+        writeln!(src, "    /// `{}`", m.name)?;
+        writeln!(src, "    pub const {konst}: usize = {i};")?;
+    }
+    writeln!(src, "}}")?;
+    writeln!(src, "/// In-memory size of each decoded message struct, by [`MessageId`].")?;
+    writeln!(src, "pub(crate) const STRUCT_SIZES: [usize; {}] = [", msgs.len())?;
+    for m in &msgs {
+        writeln!(src, "    ::core::mem::size_of::<crate::proto::{}>(),", m.rust_path)?;
+    }
+    writeln!(src, "];")?;
+    let max_fields = msgs.iter().map(|m| m.fields.len()).max().unwrap_or(0);
+    writeln!(src, "/// The largest number of fields any message declares.")?;
+    writeln!(src, "pub const MAX_FIELDS: usize = {max_fields};")?;
+
+    let out = PathBuf::from(env::var("OUT_DIR")?).join("schema.rs");
+    fs::write(out, src)?;
+    Ok(())
+}
