@@ -1,6 +1,6 @@
 //! Decoding entry points: scan, budget, then prost.
 
-use bytes::Bytes;
+use bytes::{Buf, Bytes};
 use prost::Message;
 
 use crate::error::{DecodeError, DecodeErrorKind};
@@ -31,6 +31,11 @@ impl Default for DecodeOptions {
 pub trait RootMessage: Message + Default + Sized {
     /// Its index in the schema table.
     const SCHEMA: usize;
+
+    /// Decodes `buf` into `self` (protobuf merge semantics).
+    fn merge_from(&mut self, buf: Bytes) -> Result<(), prost::DecodeError> {
+        self.merge(buf)
+    }
 }
 
 macro_rules! roots {
@@ -39,8 +44,15 @@ macro_rules! roots {
     };
 }
 
+impl RootMessage for proto::ModelProto {
+    const SCHEMA: usize = ids::MODEL_PROTO;
+
+    fn merge_from(&mut self, buf: Bytes) -> Result<(), prost::DecodeError> {
+        merge_model(self, buf)
+    }
+}
+
 roots! {
-    proto::ModelProto => ids::MODEL_PROTO,
     proto::GraphProto => ids::GRAPH_PROTO,
     proto::NodeProto => ids::NODE_PROTO,
     proto::TensorProto => ids::TENSOR_PROTO,
@@ -53,6 +65,15 @@ roots! {
     proto::MapProto => ids::MAP_PROTO,
     proto::OptionalProto => ids::OPTIONAL_PROTO,
 }
+
+/// Drops a large decoded tree on a worker thread, so the caller (for example
+/// a Python thread holding the GIL) does not wait for a million frees.
+pub fn drop_in_background<T: Send + 'static>(value: T) {
+    rayon::spawn(move || drop(value));
+}
+
+/// Below this many nodes (or initializers) a graph decodes on one thread.
+pub const PARALLEL_MIN: usize = 2048;
 
 /// Rough upper bound of the heap a decoded message takes, from scan counts.
 ///
@@ -86,12 +107,112 @@ pub fn decode<M: RootMessage>(buf: Bytes, options: &DecodeOptions) -> Result<M, 
             });
         }
     }
-    M::decode(buf).map_err(|e| DecodeError {
-        offset: 0,
-        path: String::new(),
-        root: MESSAGES[M::SCHEMA].name,
-        kind: DecodeErrorKind::Internal { detail: e.to_string() },
+    let scanned = buf.clone();
+    let mut message = M::default();
+    message.merge_from(buf).map(|()| message).map_err(|e| {
+        // The fast scan checks framing only; prost also checks UTF-8. Locate
+        // whatever prost refused.
+        wire::diagnose(&scanned, M::SCHEMA, options.max_depth).unwrap_or_else(|| DecodeError {
+            offset: 0,
+            path: String::new(),
+            root: MESSAGES[M::SCHEMA].name,
+            kind: DecodeErrorKind::Internal {
+                detail: e.to_string(),
+            },
+        })
     })
+}
+
+/// Decodes a model like prost would, except that the main graph's nodes and
+/// initializers (independent messages) are decoded in parallel when numerous.
+fn merge_model(model: &mut proto::ModelProto, mut buf: Bytes) -> Result<(), prost::DecodeError> {
+    use prost::encoding::{decode_key, DecodeContext, WireType};
+    while buf.has_remaining() {
+        let (tag, wire_type) = decode_key(&mut buf)?;
+        if tag == 7 && wire_type == WireType::LengthDelimited {
+            let len = length_prefix(&mut buf)?;
+            let body = buf.split_to(len);
+            merge_graph(model.graph.get_or_insert_with(Default::default), body)?;
+        } else {
+            model.merge_field(tag, wire_type, &mut buf, DecodeContext::default())?;
+        }
+    }
+    Ok(())
+}
+
+/// Reads a length prefix and checks it against what is left.
+fn length_prefix(buf: &mut Bytes) -> Result<usize, prost::DecodeError> {
+    let len = prost::encoding::decode_varint(buf)?;
+    match usize::try_from(len) {
+        Ok(len) if len <= buf.remaining() => Ok(len),
+        // Unreachable after a successful scan; prost's own wording.
+        _ => prost::Message::decode(&[0x0a_u8, 0x05][..]).map(|_: proto::NodeProto| 0),
+    }
+}
+
+/// Where each value of one repeated message field sits in a buffer.
+struct Spans(Vec<(usize, usize)>);
+
+fn merge_graph(graph: &mut proto::GraphProto, mut buf: Bytes) -> Result<(), prost::DecodeError> {
+    use prost::encoding::{decode_key, DecodeContext, WireType};
+    let whole = buf.clone();
+    let mut nodes = Spans(Vec::new());
+    let mut inits = Spans(Vec::new());
+    while buf.has_remaining() {
+        let (tag, wire_type) = decode_key(&mut buf)?;
+        if (tag == 1 || tag == 5) && wire_type == WireType::LengthDelimited {
+            let len = length_prefix(&mut buf)?;
+            let offset = whole.len() - buf.remaining();
+            buf.advance(len);
+            if tag == 1 {
+                nodes.0.push((offset, len));
+            } else {
+                inits.0.push((offset, len));
+            }
+        } else {
+            graph.merge_field(tag, wire_type, &mut buf, DecodeContext::default())?;
+        }
+    }
+    decode_spans(&whole, &nodes, &mut graph.node)?;
+    decode_spans(&whole, &inits, &mut graph.initializer)?;
+    Ok(())
+}
+
+/// Decodes the messages at `spans` of `whole` and appends them to `out`, in
+/// order, on several threads when there are many. Each thread walks one
+/// clone of `whole`, so bytes fields stay zero-copy slices and no reference
+/// count is touched per message.
+fn decode_spans<M: Message + Default + Send>(
+    whole: &Bytes,
+    spans: &Spans,
+    out: &mut Vec<M>,
+) -> Result<(), prost::DecodeError> {
+    use rayon::prelude::*;
+    let spans = &spans.0;
+    let start = out.len();
+    out.resize_with(start + spans.len(), M::default);
+    let slots = &mut out[start..];
+    let run = |slots: &mut [M], spans: &[(usize, usize)]| -> Result<(), prost::DecodeError> {
+        let mut cursor = whole.clone();
+        let mut consumed = 0;
+        for (slot, &(offset, len)) in slots.iter_mut().zip(spans) {
+            cursor.advance(offset - consumed);
+            slot.merge((&mut cursor).take(len))?;
+            consumed = offset + len;
+        }
+        Ok(())
+    };
+    if spans.len() < PARALLEL_MIN {
+        return run(slots, spans);
+    }
+    let chunk = spans
+        .len()
+        .div_ceil(rayon::current_num_threads() * 4)
+        .max(256);
+    slots
+        .par_chunks_mut(chunk)
+        .zip(spans.par_chunks(chunk))
+        .try_for_each(|(slots, spans)| run(slots, spans))
 }
 
 #[cfg(test)]
@@ -117,10 +238,18 @@ mod tests {
         };
         let buf = Bytes::from(model.encode_to_vec());
         let range = buf.as_ptr_range();
-        let decoded: proto::ModelProto = decode(buf.clone(), &DecodeOptions::default()).expect("decode");
+        let decoded: proto::ModelProto =
+            decode(buf.clone(), &DecodeOptions::default()).expect("decode");
         assert_eq!(decoded, model);
-        let raw = decoded.graph.as_ref().and_then(|g| g.initializer[0].raw_data.as_ref()).expect("raw");
-        assert!(range.contains(&raw.as_ptr()), "raw_data must point into the source buffer");
+        let raw = decoded
+            .graph
+            .as_ref()
+            .and_then(|g| g.initializer[0].raw_data.as_ref())
+            .expect("raw");
+        assert!(
+            range.contains(&raw.as_ptr()),
+            "raw_data must point into the source buffer"
+        );
     }
 
     #[test]

@@ -10,9 +10,17 @@ use std::path::PathBuf;
 pub enum DecodeErrorKind {
     /// A varint, tag or fixed-width value is cut off by the end of its
     /// enclosing message or of the buffer.
-    Truncated { what: &'static str, end: u64, in_buffer: bool },
+    Truncated {
+        what: &'static str,
+        end: u64,
+        in_buffer: bool,
+    },
     /// A length prefix points past the end of its enclosing message.
-    LengthPastEnd { length: u64, end: u64, in_buffer: bool },
+    LengthPastEnd {
+        length: u64,
+        end: u64,
+        in_buffer: bool,
+    },
     /// A varint with more than ten bytes, or one that overflows 64 bits.
     VarintOverflow,
     /// Field number 0, or one above the protobuf maximum.
@@ -20,7 +28,10 @@ pub enum DecodeErrorKind {
     /// Wire type 6 or 7.
     UnknownWireType { wire_type: u8 },
     /// A known field arrived with a wire type its declared type cannot have.
-    WrongWireType { wire_type: u8, expected: &'static str },
+    WrongWireType {
+        wire_type: u8,
+        expected: &'static str,
+    },
     /// A packed fixed-width field whose length is not a multiple of the width.
     PackedLength { length: u64, width: usize },
     /// A string field holding bytes that are not UTF-8.
@@ -58,27 +69,57 @@ fn place(in_buffer: bool) -> &'static str {
 impl fmt::Display for DecodeErrorKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            DecodeErrorKind::Truncated { what, end, in_buffer } => {
-                write!(f, "{what} runs past the end of {} at byte {end}", place(*in_buffer))
+            DecodeErrorKind::Truncated {
+                what,
+                end,
+                in_buffer,
+            } => {
+                write!(
+                    f,
+                    "{what} runs past the end of {} at byte {end}",
+                    place(*in_buffer)
+                )
             }
-            DecodeErrorKind::LengthPastEnd { length, end, in_buffer } => {
-                write!(f, "length {length} runs past the end of {} at byte {end}", place(*in_buffer))
+            DecodeErrorKind::LengthPastEnd {
+                length,
+                end,
+                in_buffer,
+            } => {
+                write!(
+                    f,
+                    "length {length} runs past the end of {} at byte {end}",
+                    place(*in_buffer)
+                )
             }
-            DecodeErrorKind::VarintOverflow => write!(f, "varint is longer than 10 bytes or overflows 64 bits"),
-            DecodeErrorKind::InvalidFieldNumber { number } => write!(f, "invalid field number {number}"),
-            DecodeErrorKind::UnknownWireType { wire_type } => write!(f, "invalid wire type {wire_type}"),
-            DecodeErrorKind::WrongWireType { wire_type, expected } => write!(
+            DecodeErrorKind::VarintOverflow => {
+                write!(f, "varint is longer than 10 bytes or overflows 64 bits")
+            }
+            DecodeErrorKind::InvalidFieldNumber { number } => {
+                write!(f, "invalid field number {number}")
+            }
+            DecodeErrorKind::UnknownWireType { wire_type } => {
+                write!(f, "invalid wire type {wire_type}")
+            }
+            DecodeErrorKind::WrongWireType {
+                wire_type,
+                expected,
+            } => write!(
                 f,
                 "wire type {wire_type} ({}) where {expected} was expected",
                 wire_type_name(*wire_type)
             ),
             DecodeErrorKind::PackedLength { length, width } => {
-                write!(f, "packed length {length} is not a multiple of the element width {width}")
+                write!(
+                    f,
+                    "packed length {length} is not a multiple of the element width {width}"
+                )
             }
             DecodeErrorKind::InvalidUtf8 { valid_up_to } => {
                 write!(f, "string is not valid UTF-8 (first bad byte at position {valid_up_to} of the string)")
             }
-            DecodeErrorKind::TooDeep { limit } => write!(f, "messages are nested deeper than {limit} levels"),
+            DecodeErrorKind::TooDeep { limit } => {
+                write!(f, "messages are nested deeper than {limit} levels")
+            }
             DecodeErrorKind::BadGroup { detail } => write!(f, "malformed group: {detail}"),
             DecodeErrorKind::MemoryBudget { projected, budget } => write!(
                 f,
@@ -88,7 +129,10 @@ impl fmt::Display for DecodeErrorKind {
                 budget / (1 << 20)
             ),
             DecodeErrorKind::Internal { detail } => {
-                write!(f, "internal decoder error ({detail}); please report this as a bug")
+                write!(
+                    f,
+                    "internal decoder error ({detail}); please report this as a bug"
+                )
             }
         }
     }

@@ -90,7 +90,10 @@ mod tests {
         assert_eq!(graph.kind, Kind::Message(ids::GRAPH_PROTO));
         let tensor = &MESSAGES[ids::TENSOR_PROTO];
         let (_, raw) = tensor.field(9).expect("raw_data field");
-        assert_eq!((raw.name, raw.kind, raw.repeated), ("raw_data", Kind::Bytes, false));
+        assert_eq!(
+            (raw.name, raw.kind, raw.repeated),
+            ("raw_data", Kind::Bytes, false)
+        );
         assert!(tensor.field(15).is_none());
         assert!(tensor.field(1 << 40).is_none());
         assert_eq!(MESSAGES[ids::TYPE_PROTO_TENSOR].name, "TypeProto.Tensor");

@@ -45,6 +45,7 @@ pub fn map_open_file(file: &File, path: &Path) -> Result<Bytes> {
 pub fn read_file(path: &Path) -> Result<Bytes> {
     let mut file = File::open(path).map_err(|e| Error::io(path, e))?;
     let mut data = Vec::new();
-    file.read_to_end(&mut data).map_err(|e| Error::io(path, e))?;
+    file.read_to_end(&mut data)
+        .map_err(|e| Error::io(path, e))?;
     Ok(Bytes::from(data))
 }

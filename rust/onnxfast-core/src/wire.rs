@@ -1,17 +1,19 @@
 //! A non-allocating walk over the protobuf wire format, driven by the schema
 //! table of `onnx.proto`.
 //!
-//! The scanner runs before prost decodes anything. It
-//! - proves the buffer is well-formed (so prost's own checks are a backstop),
-//!   and when it is not, reports the byte offset and the field path
-//!   (`graph.node[41].attribute[2].t.raw_data`) of the first fault;
-//! - bounds message nesting, iteratively (no recursion on input depth);
-//! - counts what the decoder will allocate (messages per type, string bytes,
-//!   repeated scalars), so a caller can refuse a memory bomb before
-//!   allocating anything.
+//! The scanner runs before prost decodes anything, in one of two modes:
+//! - **fast** ([`scan`]): proves the framing is sound (tags, varints,
+//!   lengths, wire types, nesting depth) and counts what the decoder will
+//!   allocate (messages per type, string bytes, repeated elements), so a
+//!   caller can refuse a memory bomb before allocating anything;
+//! - **diagnose** ([`diagnose`]): the same walk, also validating UTF-8 and
+//!   tracking the field path, run only once something has failed, to report
+//!   the byte offset and path (`graph.node[41].attribute[2].t.raw_data`) of
+//!   the first fault.
 //!
-//! It never touches the bytes of `bytes` fields (tensor `raw_data`): scanning
-//! a memory-mapped multi-gigabyte model reads only its small fields.
+//! Both are iterative (no recursion on input depth) and never read the bytes
+//! of `bytes` fields (tensor `raw_data`): scanning a memory-mapped
+//! multi-gigabyte model touches only its small fields.
 
 use crate::error::{DecodeError, DecodeErrorKind};
 use crate::schema::{FieldSchema, Kind, MessageSchema, MAX_FIELDS, MESSAGES};
@@ -35,409 +37,454 @@ pub struct ScanStats {
     pub max_depth: usize,
 }
 
-/// One open message on the scanner's stack.
-struct Frame {
+/// The state of an enclosing message, saved while a child is scanned.
+struct Saved {
     msg: usize,
-    /// Offset one past the message's last byte.
     end: usize,
-    /// Index, in the parent's schema, of the field holding this message.
-    parent_field: usize,
-    /// Position of this message among the parent's values of that field.
+}
+
+/// Where a nested message sits in its parent (diagnose mode only).
+struct PathStep {
+    field_index: usize,
     elem_index: u32,
-    /// Occurrences so far of each of this message's fields.
     counts: [u32; MAX_FIELDS],
 }
 
-struct Scanner<'a> {
-    buf: &'a [u8],
-    pos: usize,
-    stack: Vec<Frame>,
-    max_depth: usize,
-    stats: ScanStats,
-    /// Set while reading a field's payload: (field index, element index).
-    current: Option<(usize, u32)>,
-}
-
 /// Walks `buf` as a message of type `root` (an index into [`MESSAGES`]).
+///
+/// Does not validate UTF-8 (prost does while decoding); on any fault, the
+/// buffer is re-walked by [`diagnose`] to report the field path.
 pub fn scan(buf: &[u8], root: usize, max_depth: usize) -> Result<ScanStats, DecodeError> {
-    let mut scanner = Scanner {
-        buf,
-        pos: 0,
-        stack: Vec::with_capacity(16),
-        max_depth,
-        stats: ScanStats {
-            messages: vec![0; MESSAGES.len()],
-            repeated_elements: 0,
-            string_bytes: 0,
-            max_depth: 0,
-        },
-        current: None,
-    };
-    if let Some(slot) = scanner.stats.messages.get_mut(root) {
-        *slot += 1;
-    }
-    scanner.stack.push(Frame {
-        msg: root,
-        end: buf.len(),
-        parent_field: 0,
-        elem_index: 0,
-        counts: [0; MAX_FIELDS],
-    });
-    match scanner.run() {
-        Ok(()) => Ok(scanner.stats),
-        Err((offset, kind)) => Err(scanner.error(offset, kind, root)),
+    match walk::<false>(buf, root, max_depth, &mut Vec::new()) {
+        Ok(stats) => Ok(stats),
+        Err(_) => Err(
+            diagnose(buf, root, max_depth).unwrap_or_else(|| DecodeError {
+                offset: 0,
+                path: String::new(),
+                root: MESSAGES[root].name,
+                kind: DecodeErrorKind::Internal {
+                    detail: "fast and diagnostic scans disagree".to_string(),
+                },
+            }),
+        ),
     }
 }
 
-type Fault = (usize, DecodeErrorKind);
-
-impl Scanner<'_> {
-    fn frame(&self) -> &Frame {
-        // The stack is never empty while `run` loops.
-        let last = self.stack.len().saturating_sub(1);
-        &self.stack[last]
-    }
-
-    fn schema(&self) -> &'static MessageSchema {
-        &MESSAGES[self.frame().msg]
-    }
-
-    fn in_buffer(&self) -> bool {
-        self.stack.len() <= 1
-    }
-
-    fn truncated(&self, what: &'static str, at: usize) -> Fault {
-        (
-            at,
-            DecodeErrorKind::Truncated {
-                what,
-                end: self.frame().end as u64,
-                in_buffer: self.in_buffer(),
-            },
-        )
-    }
-
-    #[inline]
-    fn varint(&mut self, what: &'static str) -> Result<u64, Fault> {
-        let start = self.pos;
-        let end = self.frame().end;
-        let mut value: u64 = 0;
-        for i in 0..10 {
-            let at = start + i;
-            if at >= end {
-                return Err(self.truncated(what, start));
+/// Re-walks `buf` validating everything (UTF-8 included) and returns the
+/// first fault with its field path, or `None` when the buffer is sound.
+pub fn diagnose(buf: &[u8], root: usize, max_depth: usize) -> Option<DecodeError> {
+    let mut path = Vec::new();
+    match walk::<true>(buf, root, max_depth, &mut path) {
+        Ok(_) => None,
+        Err((offset, kind, current, stack)) => {
+            let mut text = String::new();
+            let mut parent = root;
+            for (step, &msg) in path.iter().zip(stack.iter()) {
+                push_segment(
+                    &mut text,
+                    &MESSAGES[parent],
+                    step.field_index,
+                    step.elem_index,
+                );
+                parent = msg;
             }
-            let byte = self.buf[at];
-            if i == 9 && byte > 1 {
-                return Err((start, DecodeErrorKind::VarintOverflow));
+            if let Some((index, count)) = current {
+                push_segment(&mut text, &MESSAGES[parent], index, count);
             }
-            value |= u64::from(byte & 0x7f) << (7 * i);
-            if byte < 0x80 {
-                self.pos = at + 1;
-                return Ok(value);
-            }
+            Some(DecodeError {
+                offset: offset as u64,
+                path: text,
+                root: MESSAGES[root].name,
+                kind,
+            })
         }
-        Err((start, DecodeErrorKind::VarintOverflow))
     }
+}
 
-    /// Reads a length prefix and returns the payload's [start, end).
-    #[inline]
-    fn length(&mut self) -> Result<(usize, usize), Fault> {
-        let at = self.pos;
-        let len = self.varint("length")?;
-        let end = self.frame().end;
-        let room = (end - self.pos) as u64;
-        if len > room {
+/// A fault in diagnose mode: offset, kind, the field being read (index in
+/// the innermost message, element index) and the message types on the path.
+type DiagFault = (usize, DecodeErrorKind, Option<(usize, u32)>, Vec<usize>);
+
+#[inline(always)]
+fn read_varint(buf: &[u8], pos: &mut usize, end: usize) -> Result<u64, Option<usize>> {
+    // Fast path: one byte.
+    let start = *pos;
+    if start < end {
+        let b = buf[start];
+        if b < 0x80 {
+            *pos = start + 1;
+            return Ok(u64::from(b));
+        }
+    }
+    let mut value: u64 = 0;
+    let mut at = start;
+    for i in 0..10 {
+        if at >= end {
+            return Err(None);
+        }
+        let byte = buf[at];
+        at += 1;
+        if i == 9 && byte > 1 {
+            return Err(Some(start));
+        }
+        value |= u64::from(byte & 0x7f) << (7 * i);
+        if byte < 0x80 {
+            *pos = at;
+            return Ok(value);
+        }
+    }
+    Err(Some(start))
+}
+
+fn wire_expectation(field: &FieldSchema, expected: u8) -> &'static str {
+    let packable = field.repeated && field.kind.is_scalar_numeric();
+    match (expected, packable) {
+        (0, false) => "a varint",
+        (0, true) => "a varint or a packed list",
+        (1, false) => "a 64-bit value",
+        (1, true) => "a 64-bit value or a packed list",
+        (5, false) => "a 32-bit value",
+        (5, true) => "a 32-bit value or a packed list",
+        _ => "a length-delimited value",
+    }
+}
+
+fn walk<const DIAG: bool>(
+    buf: &[u8],
+    root: usize,
+    max_depth: usize,
+    path: &mut Vec<PathStep>,
+) -> Result<ScanStats, DiagFault> {
+    let mut stats = ScanStats {
+        messages: vec![0; MESSAGES.len()],
+        repeated_elements: 0,
+        string_bytes: 0,
+        max_depth: 0,
+    };
+    stats.messages[root] += 1;
+    let mut saved: Vec<Saved> = Vec::with_capacity(16);
+    let mut msg = root;
+    let mut schema: &'static MessageSchema = &MESSAGES[root];
+    let mut end = buf.len();
+    let mut pos = 0usize;
+    let mut root_counts = [0u32; MAX_FIELDS];
+    // The field being read, for error paths (diagnose mode).
+    let mut current: Option<(usize, u32)>;
+
+    macro_rules! fail {
+        ($at:expr, $kind:expr) => {{
+            let stack: Vec<usize> = saved
+                .iter()
+                .skip(1)
+                .map(|s| s.msg)
+                .chain(std::iter::once(msg))
+                .collect();
             return Err((
-                at,
-                DecodeErrorKind::LengthPastEnd {
-                    length: len,
-                    end: end as u64,
-                    in_buffer: self.in_buffer(),
-                },
+                $at,
+                $kind,
+                current,
+                if saved.is_empty() { Vec::new() } else { stack },
             ));
-        }
-        let start = self.pos;
-        // `len <= room`, so this fits in usize and stays inside the frame.
-        let stop = start + len as usize;
-        Ok((start, stop))
+        }};
     }
-
-    fn skip_fixed(&mut self, width: usize, what: &'static str) -> Result<(), Fault> {
-        let end = self.frame().end;
-        if end - self.pos < width {
-            return Err(self.truncated(what, self.pos));
-        }
-        self.pos += width;
-        Ok(())
-    }
-
-    fn run(&mut self) -> Result<(), Fault> {
-        loop {
-            let end = self.frame().end;
-            if self.pos >= end {
-                if self.stack.len() == 1 {
-                    return Ok(());
+    macro_rules! truncated {
+        ($what:expr, $at:expr) => {
+            fail!(
+                $at,
+                DecodeErrorKind::Truncated {
+                    what: $what,
+                    end: end as u64,
+                    in_buffer: saved.is_empty(),
                 }
-                self.stack.pop();
-                continue;
+            )
+        };
+    }
+    macro_rules! varint {
+        ($what:expr) => {{
+            let at = pos;
+            match read_varint(buf, &mut pos, end) {
+                Ok(v) => v,
+                Err(None) => truncated!($what, at),
+                Err(Some(_)) => fail!(at, DecodeErrorKind::VarintOverflow),
             }
-            self.current = None;
-            let key_at = self.pos;
-            let key = self.varint("field tag")?;
-            let number = key >> 3;
-            let wire_type = (key & 7) as u8;
-            if number == 0 || number > MAX_FIELD_NUMBER {
-                return Err((key_at, DecodeErrorKind::InvalidFieldNumber { number }));
-            }
-            let schema = self.schema();
-            match schema.field(number) {
-                None => self.skip_unknown(number, wire_type, key_at)?,
-                Some((index, field)) => {
-                    let frame_idx = self.stack.len() - 1;
-                    let count = self.stack[frame_idx].counts[index];
-                    self.stack[frame_idx].counts[index] = count.saturating_add(1);
-                    self.current = Some((index, count));
-                    if field.repeated {
-                        self.stats.repeated_elements += 1;
+        }};
+    }
+    macro_rules! length {
+        () => {{
+            let at = pos;
+            let len = varint!("length");
+            let room = (end - pos) as u64;
+            if len > room {
+                fail!(
+                    at,
+                    DecodeErrorKind::LengthPastEnd {
+                        length: len,
+                        end: end as u64,
+                        in_buffer: saved.is_empty(),
                     }
-                    self.field(field, index, count, wire_type, key_at)?;
+                );
+            }
+            // `len <= room`: fits in usize and stays inside the message.
+            let start = pos;
+            (start, start + len as usize)
+        }};
+    }
+    macro_rules! skip_fixed {
+        ($width:expr, $what:expr) => {{
+            if end - pos < $width {
+                truncated!($what, pos);
+            }
+            pos += $width;
+        }};
+    }
+
+    loop {
+        if pos >= end {
+            match saved.pop() {
+                None => return Ok(stats),
+                Some(parent) => {
+                    msg = parent.msg;
+                    end = parent.end;
+                    schema = &MESSAGES[msg];
+                    if DIAG {
+                        path.pop();
+                    }
+                    continue;
                 }
             }
         }
-    }
-
-    fn expect_wire(&self, field: &FieldSchema, wire_type: u8, expected: u8, at: usize) -> Result<(), Fault> {
-        if wire_type == expected {
-            return Ok(());
+        current = None;
+        let key_at = pos;
+        let key = varint!("field tag");
+        let number = key >> 3;
+        let wire_type = (key & 7) as u8;
+        if number == 0 || number > MAX_FIELD_NUMBER {
+            fail!(key_at, DecodeErrorKind::InvalidFieldNumber { number });
         }
-        let expected_name = match expected {
-            0 => "a varint",
-            1 => "a 64-bit value",
-            2 => "a length-delimited value",
-            _ => "a 32-bit value",
-        };
-        let expected_name = if field.repeated && field.kind.is_scalar_numeric() {
-            match expected {
-                0 => "a varint or a packed list",
-                1 => "a 64-bit value or a packed list",
-                _ => "a 32-bit value or a packed list",
+        let Some((index, field)) = schema.field(number) else {
+            // Unknown field: skip it (forward compatibility).
+            match wire_type {
+                0 => {
+                    varint!("varint");
+                }
+                1 => skip_fixed!(8, "64-bit value"),
+                2 => {
+                    let (_, stop) = length!();
+                    pos = stop;
+                }
+                5 => skip_fixed!(4, "32-bit value"),
+                3 => {
+                    // A (deprecated) group: skip to its matching end tag.
+                    let mut open: Vec<u64> = vec![number];
+                    while let Some(&innermost) = open.last() {
+                        if saved.len() + open.len() > max_depth {
+                            fail!(key_at, DecodeErrorKind::TooDeep { limit: max_depth });
+                        }
+                        if pos >= end {
+                            fail!(
+                                key_at,
+                                DecodeErrorKind::BadGroup {
+                                    detail: "group is not closed before the end of its message",
+                                }
+                            );
+                        }
+                        let tag_at = pos;
+                        let key = varint!("field tag");
+                        let inner = key >> 3;
+                        if inner == 0 || inner > MAX_FIELD_NUMBER {
+                            fail!(
+                                tag_at,
+                                DecodeErrorKind::InvalidFieldNumber { number: inner }
+                            );
+                        }
+                        match (key & 7) as u8 {
+                            0 => {
+                                varint!("varint");
+                            }
+                            1 => skip_fixed!(8, "64-bit value"),
+                            2 => {
+                                let (_, stop) = length!();
+                                pos = stop;
+                            }
+                            5 => skip_fixed!(4, "32-bit value"),
+                            3 => open.push(inner),
+                            4 => {
+                                if inner != innermost {
+                                    fail!(
+                                        tag_at,
+                                        DecodeErrorKind::BadGroup {
+                                            detail: "end-group tag does not match its start-group",
+                                        }
+                                    );
+                                }
+                                open.pop();
+                            }
+                            other => fail!(
+                                tag_at,
+                                DecodeErrorKind::UnknownWireType { wire_type: other }
+                            ),
+                        }
+                    }
+                }
+                4 => fail!(
+                    key_at,
+                    DecodeErrorKind::BadGroup {
+                        detail: "end-group tag without a start-group",
+                    }
+                ),
+                other => fail!(
+                    key_at,
+                    DecodeErrorKind::UnknownWireType { wire_type: other }
+                ),
             }
-        } else {
-            expected_name
+            continue;
         };
-        Err((
-            at,
-            DecodeErrorKind::WrongWireType {
-                wire_type,
-                expected: expected_name,
-            },
-        ))
-    }
 
-    fn field(&mut self, field: &FieldSchema, index: usize, count: u32, wire_type: u8, key_at: usize) -> Result<(), Fault> {
-        let packed = field.repeated && wire_type == 2 && field.kind.is_scalar_numeric();
+        let mut elem = 0u32;
+        if DIAG {
+            let counts = match path.last_mut() {
+                Some(step) => &mut step.counts,
+                None => &mut root_counts,
+            };
+            elem = counts[index];
+            counts[index] = elem.saturating_add(1);
+            current = Some((index, elem));
+        }
+        if field.repeated {
+            stats.repeated_elements += 1;
+        }
+        let packed = wire_type == 2 && field.repeated && field.kind.is_scalar_numeric();
         match field.kind {
             Kind::Message(id) => {
-                self.expect_wire(field, wire_type, 2, key_at)?;
-                let (start, stop) = self.length()?;
-                let depth = self.stack.len();
-                if depth > self.max_depth {
-                    return Err((key_at, DecodeErrorKind::TooDeep { limit: self.max_depth }));
+                if wire_type != 2 {
+                    fail!(
+                        key_at,
+                        DecodeErrorKind::WrongWireType {
+                            wire_type,
+                            expected: wire_expectation(field, 2),
+                        }
+                    );
                 }
-                self.stats.max_depth = self.stats.max_depth.max(depth);
-                if let Some(slot) = self.stats.messages.get_mut(id) {
-                    *slot += 1;
+                let (start, stop) = length!();
+                let depth = saved.len() + 1;
+                if depth > max_depth {
+                    fail!(key_at, DecodeErrorKind::TooDeep { limit: max_depth });
                 }
-                self.pos = start;
-                self.stack.push(Frame {
-                    msg: id,
-                    end: stop,
-                    parent_field: index,
-                    elem_index: count,
-                    counts: [0; MAX_FIELDS],
-                });
+                stats.max_depth = stats.max_depth.max(depth);
+                stats.messages[id] += 1;
+                saved.push(Saved { msg, end });
+                if DIAG {
+                    path.push(PathStep {
+                        field_index: index,
+                        elem_index: elem,
+                        counts: [0; MAX_FIELDS],
+                    });
+                }
+                msg = id;
+                schema = &MESSAGES[id];
+                end = stop;
+                pos = start;
             }
-            Kind::String => {
-                self.expect_wire(field, wire_type, 2, key_at)?;
-                let (start, stop) = self.length()?;
-                if let Err(e) = std::str::from_utf8(&self.buf[start..stop]) {
-                    return Err((
-                        start,
-                        DecodeErrorKind::InvalidUtf8 {
-                            valid_up_to: e.valid_up_to(),
-                        },
-                    ));
+            Kind::String | Kind::Bytes => {
+                if wire_type != 2 {
+                    fail!(
+                        key_at,
+                        DecodeErrorKind::WrongWireType {
+                            wire_type,
+                            expected: wire_expectation(field, 2),
+                        }
+                    );
                 }
-                self.stats.string_bytes += (stop - start) as u64;
-                self.pos = stop;
-            }
-            Kind::Bytes => {
-                self.expect_wire(field, wire_type, 2, key_at)?;
-                let (_, stop) = self.length()?;
-                self.pos = stop;
+                let (start, stop) = length!();
+                if field.kind == Kind::String {
+                    if DIAG {
+                        if let Err(e) = std::str::from_utf8(&buf[start..stop]) {
+                            fail!(
+                                start,
+                                DecodeErrorKind::InvalidUtf8 {
+                                    valid_up_to: e.valid_up_to(),
+                                }
+                            );
+                        }
+                    }
+                    stats.string_bytes += (stop - start) as u64;
+                }
+                pos = stop;
             }
             Kind::Int32 | Kind::Int64 | Kind::Uint64 | Kind::Enum => {
                 if packed {
-                    let (start, stop) = self.length()?;
-                    self.packed_varints(start, stop)?;
+                    let (start, stop) = length!();
+                    let mut at = start;
+                    while at < stop {
+                        let begin = at;
+                        match read_varint(buf, &mut at, stop) {
+                            Ok(_) => stats.repeated_elements += 1,
+                            Err(None) => fail!(
+                                begin,
+                                DecodeErrorKind::Truncated {
+                                    what: "packed varint",
+                                    end: stop as u64,
+                                    in_buffer: false,
+                                }
+                            ),
+                            Err(Some(_)) => fail!(begin, DecodeErrorKind::VarintOverflow),
+                        }
+                    }
+                    pos = stop;
                 } else {
-                    self.expect_wire(field, wire_type, 0, key_at)?;
-                    self.varint("varint")?;
+                    if wire_type != 0 {
+                        fail!(
+                            key_at,
+                            DecodeErrorKind::WrongWireType {
+                                wire_type,
+                                expected: wire_expectation(field, 0),
+                            }
+                        );
+                    }
+                    varint!("varint");
                 }
             }
             Kind::Float | Kind::Double => {
-                let width = field.kind.fixed_width().unwrap_or(4);
+                let (width, wire) = if field.kind == Kind::Float {
+                    (4, 5)
+                } else {
+                    (8, 1)
+                };
                 if packed {
-                    let at = self.pos;
-                    let (start, stop) = self.length()?;
+                    let at = pos;
+                    let (start, stop) = length!();
                     let len = stop - start;
                     if len % width != 0 {
-                        return Err((
+                        fail!(
                             at,
                             DecodeErrorKind::PackedLength {
                                 length: len as u64,
                                 width,
-                            },
-                        ));
+                            }
+                        );
                     }
-                    self.stats.repeated_elements += (len / width) as u64;
-                    self.pos = stop;
+                    stats.repeated_elements += (len / width) as u64;
+                    pos = stop;
                 } else {
-                    let wire = if width == 4 { 5 } else { 1 };
-                    self.expect_wire(field, wire_type, wire, key_at)?;
-                    self.skip_fixed(width, if width == 4 { "32-bit value" } else { "64-bit value" })?;
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// Checks that [start, stop) is a whole number of well-formed varints.
-    fn packed_varints(&mut self, start: usize, stop: usize) -> Result<(), Fault> {
-        let mut at = start;
-        let mut elements = 0u64;
-        while at < stop {
-            let begin = at;
-            let mut i = 0;
-            loop {
-                if at >= stop {
-                    return Err((
-                        begin,
-                        DecodeErrorKind::Truncated {
-                            what: "packed varint",
-                            end: stop as u64,
-                            in_buffer: false,
-                        },
-                    ));
-                }
-                let byte = self.buf[at];
-                at += 1;
-                if i == 9 && byte > 1 {
-                    return Err((begin, DecodeErrorKind::VarintOverflow));
-                }
-                if byte < 0x80 {
-                    break;
-                }
-                i += 1;
-            }
-            elements += 1;
-        }
-        self.stats.repeated_elements += elements;
-        self.pos = stop;
-        Ok(())
-    }
-
-    /// Skips a field the schema does not know (forward compatibility).
-    fn skip_unknown(&mut self, number: u64, wire_type: u8, key_at: usize) -> Result<(), Fault> {
-        match wire_type {
-            0 => {
-                self.varint("varint")?;
-            }
-            1 => self.skip_fixed(8, "64-bit value")?,
-            2 => {
-                let (_, stop) = self.length()?;
-                self.pos = stop;
-            }
-            5 => self.skip_fixed(4, "32-bit value")?,
-            3 => self.skip_group(number, key_at)?,
-            4 => {
-                return Err((
-                    key_at,
-                    DecodeErrorKind::BadGroup {
-                        detail: "end-group tag without a start-group",
-                    },
-                ))
-            }
-            other => return Err((key_at, DecodeErrorKind::UnknownWireType { wire_type: other })),
-        }
-        Ok(())
-    }
-
-    /// Skips a (deprecated) group up to its matching end tag, iteratively.
-    fn skip_group(&mut self, number: u64, key_at: usize) -> Result<(), Fault> {
-        let mut open: Vec<u64> = vec![number];
-        while let Some(&innermost) = open.last() {
-            if self.stack.len() + open.len() > self.max_depth + 1 {
-                return Err((key_at, DecodeErrorKind::TooDeep { limit: self.max_depth }));
-            }
-            let tag_at = self.pos;
-            if tag_at >= self.frame().end {
-                return Err((
-                    key_at,
-                    DecodeErrorKind::BadGroup {
-                        detail: "group is not closed before the end of its message",
-                    },
-                ));
-            }
-            let key = self.varint("field tag")?;
-            let inner = key >> 3;
-            if inner == 0 || inner > MAX_FIELD_NUMBER {
-                return Err((tag_at, DecodeErrorKind::InvalidFieldNumber { number: inner }));
-            }
-            match (key & 7) as u8 {
-                0 => {
-                    self.varint("varint")?;
-                }
-                1 => self.skip_fixed(8, "64-bit value")?,
-                2 => {
-                    let (_, stop) = self.length()?;
-                    self.pos = stop;
-                }
-                5 => self.skip_fixed(4, "32-bit value")?,
-                3 => open.push(inner),
-                4 => {
-                    if inner != innermost {
-                        return Err((
-                            tag_at,
-                            DecodeErrorKind::BadGroup {
-                                detail: "end-group tag does not match its start-group",
-                            },
-                        ));
+                    if wire_type != wire {
+                        fail!(
+                            key_at,
+                            DecodeErrorKind::WrongWireType {
+                                wire_type,
+                                expected: wire_expectation(field, wire),
+                            }
+                        );
                     }
-                    open.pop();
+                    skip_fixed!(
+                        width,
+                        if width == 4 {
+                            "32-bit value"
+                        } else {
+                            "64-bit value"
+                        }
+                    );
                 }
-                other => return Err((tag_at, DecodeErrorKind::UnknownWireType { wire_type: other })),
             }
-        }
-        Ok(())
-    }
-
-    /// Builds the error with the field path of the current position.
-    fn error(&self, offset: usize, kind: DecodeErrorKind, root: usize) -> DecodeError {
-        let mut path = String::new();
-        for pair in self.stack.windows(2) {
-            let parent = &MESSAGES[pair[0].msg];
-            push_segment(&mut path, parent, pair[1].parent_field, pair[1].elem_index);
-        }
-        if let (Some((index, count)), Some(frame)) = (self.current, self.stack.last()) {
-            push_segment(&mut path, &MESSAGES[frame.msg], index, count);
-        }
-        DecodeError {
-            offset: offset as u64,
-            path,
-            root: MESSAGES[root].name,
-            kind,
         }
     }
 }
@@ -501,37 +548,54 @@ mod tests {
         ld(1, &node, &mut graph);
         let mut model = Vec::new();
         ld(7, &graph, &mut model);
-        let err = scan(&model, ids::MODEL_PROTO, DEFAULT_MAX_DEPTH).expect_err("truncated raw_data");
+        let err =
+            scan(&model, ids::MODEL_PROTO, DEFAULT_MAX_DEPTH).expect_err("truncated raw_data");
         assert_eq!(err.path, "graph.node[1].attribute[0].t.raw_data");
-        assert!(matches!(err.kind, DecodeErrorKind::LengthPastEnd { length: 4096, .. }), "{err}");
+        assert!(
+            matches!(
+                err.kind,
+                DecodeErrorKind::LengthPastEnd { length: 4096, .. }
+            ),
+            "{err}"
+        );
         assert_eq!(err.offset as usize, model.len() - 2 - 2);
+    }
+
+    fn nested(levels: usize) -> Vec<u8> {
+        // Under a ValueInfoProto root: type (TypeProto) -> sequence_type
+        // (Sequence) -> elem_type (TypeProto) -> ... `levels` messages deep.
+        let mut inner: Vec<u8> = Vec::new();
+        for i in (0..levels).rev() {
+            let mut out = Vec::new();
+            let field = if i == 0 {
+                2
+            } else if i % 2 == 1 {
+                4
+            } else {
+                1
+            };
+            ld(field, &inner, &mut out);
+            inner = out;
+        }
+        inner
     }
 
     #[test]
     fn depth_limit_is_exact() {
-        // TypeProto.sequence_type.elem_type nests two messages a level.
-        fn nested(levels: usize) -> Vec<u8> {
-            // Build a chain of `levels` nested messages under a ValueInfoProto root:
-            // type(TypeProto) -> sequence_type(Sequence) -> elem_type(TypeProto) ...
-            let mut inner: Vec<u8> = Vec::new();
-            for i in (0..levels).rev() {
-                let mut out = Vec::new();
-                // odd positions are Sequence messages, even are TypeProto.
-                let field = if i == 0 { 2 } else if i % 2 == 1 { 4 } else { 1 };
-                ld(field, &inner, &mut out);
-                inner = out;
-            }
-            inner
-        }
         assert!(scan(&nested(100), ids::VALUE_INFO_PROTO, 100).is_ok());
         let err = scan(&nested(101), ids::VALUE_INFO_PROTO, 100).expect_err("too deep");
         assert_eq!(err.kind, DecodeErrorKind::TooDeep { limit: 100 });
+        assert!(
+            err.path.starts_with("type.sequence_type.elem_type."),
+            "{}",
+            err.path
+        );
     }
 
     #[test]
     fn unknown_fields_and_groups_are_skipped() {
         let mut model = Vec::new();
-        varint((99 << 3) | 0, &mut model);
+        varint(99 << 3, &mut model);
         varint(5, &mut model);
         varint((98 << 3) | 3, &mut model);
         varint((1 << 3) | 5, &mut model);
@@ -544,11 +608,14 @@ mod tests {
     #[test]
     fn wrong_wire_type_and_overlong_varint() {
         let mut model = Vec::new();
-        varint((7 << 3) | 0, &mut model); // graph as a varint
+        varint(7 << 3, &mut model); // graph as a varint
         varint(1, &mut model);
         let err = scan(&model, ids::MODEL_PROTO, DEFAULT_MAX_DEPTH).expect_err("wire type");
         assert_eq!(err.path, "graph");
-        assert!(matches!(err.kind, DecodeErrorKind::WrongWireType { wire_type: 0, .. }));
+        assert!(matches!(
+            err.kind,
+            DecodeErrorKind::WrongWireType { wire_type: 0, .. }
+        ));
 
         let mut model = vec![(1 << 3) as u8];
         model.extend_from_slice(&[0xff; 11]);
@@ -559,11 +626,13 @@ mod tests {
     }
 
     #[test]
-    fn invalid_utf8() {
+    fn invalid_utf8_is_found_by_diagnose() {
         let mut model = Vec::new();
         ld(2, &[b'a', 0xff], &mut model);
-        let err = scan(&model, ids::MODEL_PROTO, DEFAULT_MAX_DEPTH).expect_err("utf8");
+        assert!(scan(&model, ids::MODEL_PROTO, DEFAULT_MAX_DEPTH).is_ok());
+        let err = diagnose(&model, ids::MODEL_PROTO, DEFAULT_MAX_DEPTH).expect("utf8 fault");
         assert_eq!(err.kind, DecodeErrorKind::InvalidUtf8 { valid_up_to: 1 });
         assert_eq!(err.path, "producer_name");
+        assert_eq!(err.offset, 2);
     }
 }

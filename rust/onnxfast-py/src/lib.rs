@@ -1,1 +1,233 @@
-//! placeholder
+//! `onnxfast._onnxfast`: the Python binding of onnxfast-core.
+//!
+//! Thin by design: conversions, Python classes over the decoded tree, and
+//! the one error-to-exception mapping (`errors.rs`). All decoding runs in
+//! onnxfast-core with the GIL released.
+
+mod errors;
+mod graph_index;
+mod lists;
+mod messages;
+mod repr;
+mod root;
+mod values;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+
+use onnxfast_core::{decode, proto, source, Bytes, DecodeOptions, Error};
+
+use crate::errors::IntoPyResult;
+
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+use crate::root::{Ptr, Root, RootMessage};
+
+/// Keeps a Python `bytes` object alive as the owner of a `Bytes` buffer.
+struct PyBytesOwner {
+    /// Owns the payload `ptr` points into; never read otherwise.
+    #[allow(dead_code)]
+    obj: Py<PyBytes>,
+    ptr: *const u8,
+    len: usize,
+}
+
+// SAFETY: the pointer targets the immutable payload of a `bytes` object that
+// `obj` keeps alive; reading it needs no lock and no GIL. Dropping `obj`
+// without the GIL is deferred by pyo3 to the next time a thread holds it.
+unsafe impl Send for PyBytesOwner {}
+// SAFETY: as above; the payload is never written.
+unsafe impl Sync for PyBytesOwner {}
+
+impl AsRef<[u8]> for PyBytesOwner {
+    fn as_ref(&self) -> &[u8] {
+        // SAFETY: `ptr`/`len` describe the payload of `obj` (see the Send
+        // impl); `bytes` objects are immutable and `obj` outlives `self`.
+        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+    }
+}
+
+fn bytes_from_py(py: Python<'_>, obj: &Bound<'_, PyBytes>) -> Bytes {
+    let data = obj.as_bytes();
+    let owner = PyBytesOwner {
+        ptr: data.as_ptr(),
+        len: data.len(),
+        obj: obj.clone().unbind(),
+    };
+    let _ = py;
+    Bytes::from_owner(owner)
+}
+
+#[derive(Clone, Copy)]
+enum Kind {
+    Model,
+    Tensor,
+    Sequence,
+    Map,
+    Optional,
+}
+
+impl Kind {
+    fn parse(kind: &str) -> PyResult<Kind> {
+        Ok(match kind {
+            "model" => Kind::Model,
+            "tensor" => Kind::Tensor,
+            "sequence" => Kind::Sequence,
+            "map" => Kind::Map,
+            "optional" => Kind::Optional,
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "unknown message kind {other:?}"
+                )))
+            }
+        })
+    }
+}
+
+fn decode_root(buf: Bytes, kind: Kind, options: &DecodeOptions) -> Result<RootMessage, Error> {
+    Ok(match kind {
+        Kind::Model => RootMessage::Model(decode::<proto::ModelProto>(buf, options)?),
+        Kind::Tensor => RootMessage::Tensor(decode::<proto::TensorProto>(buf, options)?),
+        Kind::Sequence => RootMessage::Sequence(decode::<proto::SequenceProto>(buf, options)?),
+        Kind::Map => RootMessage::Map(decode::<proto::MapProto>(buf, options)?),
+        Kind::Optional => RootMessage::Optional(decode::<proto::OptionalProto>(buf, options)?),
+    })
+}
+
+/// Default decode budget: 16 × the encoded size + 64 MiB.
+fn default_budget(len: usize) -> u64 {
+    (len as u64).saturating_mul(16).saturating_add(64 << 20)
+}
+
+fn wrap_root(py: Python<'_>, root: Arc<Root>) -> PyResult<Py<PyAny>> {
+    Ok(match &root.message {
+        RootMessage::Model(_) => Py::new(
+            py,
+            messages::Model(Ptr::new(root, |r| match &r.message {
+                RootMessage::Model(m) => m,
+                _ => unreachable_model(),
+            })),
+        )?
+        .into_any(),
+        RootMessage::Tensor(_) => Py::new(
+            py,
+            messages::Tensor(Ptr::new(root, |r| match &r.message {
+                RootMessage::Tensor(m) => m,
+                _ => unreachable_tensor(),
+            })),
+        )?
+        .into_any(),
+        RootMessage::Sequence(_) => Py::new(
+            py,
+            messages::SequenceValue(Ptr::new(root, |r| match &r.message {
+                RootMessage::Sequence(m) => m,
+                _ => unreachable_sequence(),
+            })),
+        )?
+        .into_any(),
+        RootMessage::Map(_) => Py::new(
+            py,
+            messages::MapValue(Ptr::new(root, |r| match &r.message {
+                RootMessage::Map(m) => m,
+                _ => unreachable_map(),
+            })),
+        )?
+        .into_any(),
+        RootMessage::Optional(_) => Py::new(
+            py,
+            messages::OptionalValue(Ptr::new(root, |r| match &r.message {
+                RootMessage::Optional(m) => m,
+                _ => unreachable_optional(),
+            })),
+        )?
+        .into_any(),
+    })
+}
+
+// The variant was matched just above; these statics only satisfy the types.
+fn unreachable_model() -> &'static proto::ModelProto {
+    static EMPTY: std::sync::OnceLock<proto::ModelProto> = std::sync::OnceLock::new();
+    EMPTY.get_or_init(Default::default)
+}
+fn unreachable_tensor() -> &'static proto::TensorProto {
+    static EMPTY: std::sync::OnceLock<proto::TensorProto> = std::sync::OnceLock::new();
+    EMPTY.get_or_init(Default::default)
+}
+fn unreachable_sequence() -> &'static proto::SequenceProto {
+    static EMPTY: std::sync::OnceLock<proto::SequenceProto> = std::sync::OnceLock::new();
+    EMPTY.get_or_init(Default::default)
+}
+fn unreachable_map() -> &'static proto::MapProto {
+    static EMPTY: std::sync::OnceLock<proto::MapProto> = std::sync::OnceLock::new();
+    EMPTY.get_or_init(Default::default)
+}
+fn unreachable_optional() -> &'static proto::OptionalProto {
+    static EMPTY: std::sync::OnceLock<proto::OptionalProto> = std::sync::OnceLock::new();
+    EMPTY.get_or_init(Default::default)
+}
+
+/// Decodes a serialized ONNX message from a path (memory-mapped unless
+/// `mmap=False`) or a `bytes` object (zero-copy), with the GIL released.
+///
+/// `kind` is one of "model", "tensor", "sequence", "map", "optional".
+#[pyfunction]
+#[pyo3(signature = (source, *, kind = "model", base_dir = None, mmap = true, max_memory = None, max_depth = 100))]
+fn decode_message(
+    py: Python<'_>,
+    source: &Bound<'_, PyAny>,
+    kind: &str,
+    base_dir: Option<PathBuf>,
+    mmap: bool,
+    max_memory: Option<u64>,
+    max_depth: usize,
+) -> PyResult<Py<PyAny>> {
+    let kind = Kind::parse(kind)?;
+    let (buf, base_dir) = if let Ok(data) = source.cast::<PyBytes>() {
+        (bytes_from_py(py, data), base_dir)
+    } else if let Ok(path) = source.extract::<PathBuf>() {
+        let loaded = py
+            .detach(|| {
+                if mmap {
+                    source::map_file(&path)
+                } else {
+                    source::read_file(&path)
+                }
+            })
+            .into_py_result(py)?;
+        let dir = base_dir.or_else(|| Some(parent_dir(&path)));
+        (loaded, dir)
+    } else {
+        return Err(PyTypeError::new_err(format!(
+            "expected a path or bytes, got {}",
+            source.get_type().name()?
+        )));
+    };
+    let options = DecodeOptions {
+        max_depth,
+        max_memory: Some(max_memory.unwrap_or_else(|| default_budget(buf.len()))),
+    };
+    let source_buf = buf.clone();
+    let message = py
+        .detach(move || decode_root(buf, kind, &options))
+        .into_py_result(py)?;
+    wrap_root(py, Root::new(source_buf, message, base_dir))
+}
+
+fn parent_dir(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+#[pymodule]
+fn _onnxfast(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_function(wrap_pyfunction!(decode_message, m)?)?;
+    messages::register(m)?;
+    Ok(())
+}

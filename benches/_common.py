@@ -1,0 +1,225 @@
+"""Shared bench helpers: input builders and isolated measurements.
+
+Every measurement runs in a fresh Python process so that peak RSS is that of
+one load, and reports (wall seconds, RSS growth in bytes over the process's
+baseline after imports). Timings are medians over repeats; page-cache state is
+warmed by a first untimed read of each file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+
+DATA = Path(
+    os.environ.get("ONNXFAST_BENCH_DATA", Path(__file__).resolve().parent.parent / "bench-data")
+)
+
+
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while True:
+        byte = value & 0x7F
+        value >>= 7
+        if value:
+            out.append(byte | 0x80)
+        else:
+            out.append(byte)
+            return bytes(out)
+
+
+def transformer_model(path: Path, *, layers: int = 15, d: int = 2048) -> Path:
+    """A transformer-shaped fp16 model with inline weights (~100 MB a layer at d=2048)."""
+    if path.exists():
+        return path
+    import onnx
+    from onnx import TensorProto, helper
+
+    rng = np.random.default_rng(0)
+    inits, nodes = [], []
+    x = "x"
+
+    def weight(name: str, *shape: int) -> str:
+        n = int(np.prod(shape))
+        raw = rng.integers(0, 0x3C00, size=n, dtype=np.uint16).astype(np.uint16).tobytes()
+        inits.append(helper.make_tensor(name, TensorProto.FLOAT16, shape, raw, raw=True))
+        return name
+
+    for i in range(layers):
+        p = f"l{i}."
+        ln = weight(p + "ln.w", d)
+        nodes.append(helper.make_node("LayerNormalization", [x, ln], [p + "ln"], axis=-1))
+        heads = []
+        for proj in ("q", "k", "v"):
+            w = weight(p + proj, d, d)
+            nodes.append(helper.make_node("MatMul", [p + "ln", w], [p + proj + "_out"]))
+            heads.append(p + proj + "_out")
+        nodes.append(helper.make_node("Add", [heads[0], heads[1]], [p + "qk"]))
+        nodes.append(helper.make_node("Add", [p + "qk", heads[2]], [p + "attn"]))
+        wo = weight(p + "o", d, d)
+        nodes.append(helper.make_node("MatMul", [p + "attn", wo], [p + "attn_o"]))
+        nodes.append(helper.make_node("Add", [x, p + "attn_o"], [p + "res1"]))
+        up = weight(p + "up", d, 4 * d)
+        down = weight(p + "down", 4 * d, d)
+        nodes.append(helper.make_node("MatMul", [p + "res1", up], [p + "up_out"]))
+        nodes.append(helper.make_node("Relu", [p + "up_out"], [p + "act"]))
+        nodes.append(helper.make_node("MatMul", [p + "act", down], [p + "down_out"]))
+        nodes.append(helper.make_node("Add", [p + "res1", p + "down_out"], [p + "out"]))
+        x = p + "out"
+    graph = helper.make_graph(
+        nodes,
+        "transformer",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT16, ["batch", "seq", d])],
+        [helper.make_tensor_value_info(x, TensorProto.FLOAT16, ["batch", "seq", d])],
+        initializer=inits,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    onnx.save(model, path)
+    return path
+
+
+def chain_model(path: Path, *, nodes: int = 200_000) -> Path:
+    """A graph of `nodes` alternating Add/Relu nodes (names, 1-2 inputs each)."""
+    if path.exists():
+        return path
+    import onnx
+    from onnx import TensorProto, helper
+
+    made = []
+    prev = "x"
+    for i in range(nodes):
+        out = f"t{i}"
+        if i % 2:
+            made.append(helper.make_node("Relu", [prev], [out], name=f"n{i}"))
+        else:
+            made.append(helper.make_node("Add", [prev, "b"], [out], name=f"n{i}"))
+        prev = out
+    vi = helper.make_tensor_value_info
+    graph = helper.make_graph(
+        made,
+        "chain",
+        [vi("x", TensorProto.FLOAT, [1, 16]), vi("b", TensorProto.FLOAT, [1, 16])],
+        [vi(prev, TensorProto.FLOAT, [1, 16])],
+    )
+    path.parent.mkdir(parents=True, exist_ok=True)
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)]), path)
+    return path
+
+
+def huge_model(path: Path, *, size: int = (2 << 30) + (512 << 20)) -> Path:
+    """A single-file model over 2 GiB (one big FLOAT initializer, real bytes)."""
+    if path.exists():
+        return path
+    from onnx import TensorProto, helper
+
+    n = size // 4
+    tensor = TensorProto(name="huge", data_type=TensorProto.FLOAT, dims=[n]).SerializeToString()
+    tensor_prefix = tensor + b"\x4a" + _varint(n * 4)  # field 9 raw_data
+    node = helper.make_node("Relu", ["huge"], ["y"], name="relu").SerializeToString()
+    out = helper.make_tensor_value_info("y", TensorProto.FLOAT, [n]).SerializeToString()
+    tail = b"\x0a" + _varint(len(node)) + node + b"\x62" + _varint(len(out)) + out
+    init_len = len(tensor_prefix) + n * 4
+    graph_head = b"\x2a" + _varint(init_len) + tensor_prefix
+    graph_len = len(graph_head) + n * 4 + len(tail)
+    opset = helper.make_opsetid("", 21).SerializeToString()
+    head = (
+        b"\x08\x0a"
+        + b"\x42"
+        + _varint(len(opset))
+        + opset
+        + b"\x3a"
+        + _varint(graph_len)
+        + graph_head
+    )
+    path.parent.mkdir(parents=True, exist_ok=True)
+    chunk = np.arange(1 << 22, dtype=np.float32).tobytes()  # 16 MiB
+    with open(path, "wb") as f:
+        f.write(head)
+        left = n * 4
+        while left:
+            piece = chunk[: min(len(chunk), left)]
+            f.write(piece)
+            left -= len(piece)
+        f.write(tail)
+    return path
+
+
+_RUNNER = textwrap.dedent(
+    """
+    import gc, json, sys, time
+    def rss():
+        with open("/proc/self/status") as f:
+            fields = dict(line.split(":", 1) for line in f)
+        return int(fields["VmRSS"].split()[0]) * 1024, int(fields["VmHWM"].split()[0]) * 1024
+    setup = {setup!r}
+    stmt = {stmt!r}
+    ns = {{}}
+    exec(setup, ns)
+    gc.collect()
+    base, _ = rss()
+    # reset the high-water mark so VmHWM measures this statement only
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+    except OSError:
+        pass
+    t = time.perf_counter()
+    exec(stmt, ns)
+    elapsed = time.perf_counter() - t
+    now, peak = rss()
+    growth = {{"peak_growth": max(peak, now) - base, "rss_growth": now - base}}
+    print(json.dumps({{"seconds": elapsed, **growth}}))
+    """
+)
+
+
+def measure(setup: str, stmt: str, *, repeat: int = 3) -> dict[str, float]:
+    """Runs `stmt` after `setup` in `repeat` fresh processes; median time, max memory."""
+    runs = []
+    for _ in range(repeat):
+        code = _RUNNER.format(setup=setup, stmt=stmt)
+        proc = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=False
+        )
+        if proc.returncode != 0:
+            return {
+                "error": proc.stderr.strip().splitlines()[-1]
+                if proc.stderr
+                else f"exit {proc.returncode}"
+            }
+        runs.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+    return {
+        "seconds": statistics.median(r["seconds"] for r in runs),
+        "peak_growth": max(r["peak_growth"] for r in runs),
+        "rss_growth": max(r["rss_growth"] for r in runs),
+    }
+
+
+def warm(path: Path) -> None:
+    """Reads a file once so every library starts from a warm page cache."""
+    with open(path, "rb") as f:
+        while f.read(64 << 20):
+            pass
+
+
+def fmt_seconds(s: float) -> str:
+    return f"{s * 1000:.1f} ms" if s < 1 else f"{s:.2f} s"
+
+
+def fmt_bytes(b: float) -> str:
+    return f"{b / (1 << 20):.0f} MiB"
+
+
+def table(rows: list[list[str]], header: list[str]) -> str:
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+    line = lambda r: "| " + " | ".join(str(c).ljust(w) for c, w in zip(r, widths)) + " |"  # noqa: E731
+    sep = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
+    return "\n".join([line(header), sep, *(line(r) for r in rows)])

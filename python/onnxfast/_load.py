@@ -1,0 +1,107 @@
+"""Entry points that turn paths, bytes and file objects into message objects."""
+
+from __future__ import annotations
+
+import os
+from typing import IO, TYPE_CHECKING, Any, Union
+
+from . import _onnxfast
+
+if TYPE_CHECKING:
+    from ._onnxfast import MapValue, Model, OptionalValue, SequenceValue, Tensor
+
+Source = Union[str, "os.PathLike[str]", bytes, bytearray, memoryview, IO[bytes], Any]
+
+
+def _resolve(f: Source, base_dir: str | os.PathLike[str] | None) -> tuple[Any, Any]:
+    """Returns what the decoder takes (a path or a bytes object) and the base dir."""
+    if isinstance(f, (str, os.PathLike)):
+        return os.fspath(f), base_dir
+    if isinstance(f, bytes):
+        return f, base_dir
+    if isinstance(f, (bytearray, memoryview)):
+        # Mutable buffers could change under the decoded tree: one copy.
+        return bytes(f), base_dir
+    serialize = getattr(f, "SerializeToString", None)
+    if callable(serialize) and hasattr(f, "DESCRIPTOR"):
+        # An onnx protobuf message.
+        return serialize(), base_dir
+    read = getattr(f, "read", None)
+    if callable(read):
+        data = read()
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            raise TypeError(f"file object must be opened in binary mode, read() gave {type(data)}")
+        if base_dir is None:
+            name = getattr(f, "name", None)
+            if isinstance(name, (str, os.PathLike)):
+                base_dir = os.path.dirname(os.fspath(name)) or "."
+        return bytes(data) if not isinstance(data, bytes) else data, base_dir
+    raise TypeError(
+        f"cannot load from {type(f).__name__}: expected a path, bytes, a binary file "
+        "object or an onnx protobuf message"
+    )
+
+
+def _decode(
+    kind: str,
+    f: Source,
+    base_dir: str | os.PathLike[str] | None,
+    mmap: bool,
+    max_memory: int | None,
+) -> Any:
+    source, base = _resolve(f, base_dir)
+    return _onnxfast.decode_message(
+        source,
+        kind=kind,
+        base_dir=os.fspath(base) if base is not None else None,
+        mmap=mmap,
+        max_memory=max_memory,
+    )
+
+
+def load(
+    f: Source,
+    *,
+    base_dir: str | os.PathLike[str] | None = None,
+    mmap: bool = True,
+    max_memory: int | None = None,
+) -> Model:
+    """Loads an ONNX model.
+
+    Args:
+        f: a path (memory-mapped), ``bytes`` (used in place, zero-copy),
+            ``bytearray``/``memoryview`` (copied once), a binary file object
+            (read once), or an ``onnx.ModelProto``.
+        base_dir: folder where external data is resolved. Defaults to the
+            model file's folder for paths and named file objects.
+        mmap: map the file (default) or read it into memory. A mapped file
+            must not be truncated or rewritten while the model is alive.
+        max_memory: refuse files whose decoded form would need more bytes
+            than this; defaults to 16 × the file size + 64 MiB.
+
+    Raises:
+        FileNotFoundError: the path does not exist.
+        DecodeError: the bytes are not a well-formed ModelProto; the message
+            names the byte offset and the field path.
+    """
+    return _decode("model", f, base_dir, mmap, max_memory)
+
+
+def load_tensor(f: Source, *, mmap: bool = True) -> Tensor:
+    """Loads a serialized ``TensorProto`` (e.g. a ``.pb`` test-data file)."""
+    return _decode("tensor", f, None, mmap, None)
+
+
+def load_sequence(f: Source, *, mmap: bool = True) -> SequenceValue:
+    """Loads a serialized ``SequenceProto``."""
+    return _decode("sequence", f, None, mmap, None)
+
+
+def load_map(f: Source, *, mmap: bool = True) -> MapValue:
+    """Loads a serialized ``MapProto``."""
+    return _decode("map", f, None, mmap, None)
+
+
+def load_optional(f: Source, *, mmap: bool = True) -> OptionalValue:
+    """Loads a serialized ``OptionalProto``."""
+    return _decode("optional", f, None, mmap, None)

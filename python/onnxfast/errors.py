@@ -1,0 +1,81 @@
+"""Exceptions raised by onnxfast.
+
+Every error onnxfast raises on purpose is an :class:`OnnxFastError`; the
+subclasses carry structured attributes (offsets, field paths, tensor names)
+in addition to a readable message. A missing file is a plain
+:class:`FileNotFoundError`, as with :func:`open`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "CheckError",
+    "DecodeError",
+    "ExternalDataError",
+    "InternalError",
+    "OnnxFastError",
+    "TensorError",
+]
+
+
+class OnnxFastError(Exception):
+    """Base class of every onnxfast error."""
+
+    def __init__(self, message: str, **details: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        for key, value in details.items():
+            setattr(self, key, value)
+
+
+class DecodeError(OnnxFastError, ValueError):
+    """The bytes are not a well-formed protobuf message of the expected type.
+
+    Attributes:
+        offset: byte offset of the faulty field or value in the buffer.
+        path: field path from the root message, e.g.
+            ``graph.node[41].attribute[2].t.raw_data`` (empty at top level).
+        reason: what is wrong, without the location.
+    """
+
+    offset: int
+    path: str
+    reason: str
+
+
+class TensorError(OnnxFastError, ValueError):
+    """A tensor's data does not match its declared type and shape.
+
+    Attributes:
+        tensor: the tensor's name.
+        reason: what is wrong.
+    """
+
+    tensor: str
+    reason: str
+
+
+class ExternalDataError(OnnxFastError):
+    """External tensor data could not be read, or was refused as unsafe.
+
+    Attributes:
+        tensor: the tensor's name.
+        location: the ``location`` key as written in the model.
+        reason: the rule that was broken.
+    """
+
+    tensor: str
+    location: str
+    reason: str
+
+
+class CheckError(OnnxFastError, ValueError):
+    """The checker found errors; ``report`` holds every diagnostic."""
+
+    report: Any
+
+
+class InternalError(OnnxFastError):
+    """A bug in onnxfast (a Rust panic was caught). Please report it."""

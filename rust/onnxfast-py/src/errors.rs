@@ -1,0 +1,89 @@
+//! The one place where core errors become Python exceptions.
+//!
+//! The exception classes live in `onnxfast/errors.py` (so they can inherit
+//! from both `OnnxFastError` and a builtin like `ValueError`); this module
+//! instantiates them with their structured attributes.
+
+use pyo3::exceptions::{PyOSError, PyRuntimeError};
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyDict, PyType};
+
+use onnxfast_core::{DecodeError, Error};
+
+static ERRORS_MODULE: PyOnceLock<Py<PyModule>> = PyOnceLock::new();
+
+/// The exception class `name` of `onnxfast.errors`.
+pub fn exception_class<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyType>> {
+    let module =
+        ERRORS_MODULE.get_or_try_init(py, || py.import("onnxfast.errors").map(Bound::unbind))?;
+    Ok(module.bind(py).getattr(name)?.cast_into::<PyType>()?)
+}
+
+/// Builds `onnxfast.errors.<name>(message, **attrs)`.
+pub fn make_error(py: Python<'_>, name: &str, message: String, attrs: &Bound<'_, PyDict>) -> PyErr {
+    let built = exception_class(py, name).and_then(|cls| cls.call((message.clone(),), Some(attrs)));
+    match built {
+        Ok(instance) => PyErr::from_value(instance),
+        // The errors module itself failed to import: still raise something useful.
+        Err(import_error) => {
+            PyRuntimeError::new_err(format!("{message} (while raising: {import_error})"))
+        }
+    }
+}
+
+pub fn decode_error(py: Python<'_>, err: &DecodeError) -> PyErr {
+    let attrs = PyDict::new(py);
+    let filled = attrs
+        .set_item("offset", err.offset)
+        .and_then(|()| attrs.set_item("path", &err.path))
+        .and_then(|()| attrs.set_item("reason", err.kind.to_string()));
+    if let Err(e) = filled {
+        return e;
+    }
+    make_error(py, "DecodeError", err.to_string(), &attrs)
+}
+
+/// An OS error with its errno and file name, so Python picks the right
+/// subclass (`FileNotFoundError`, `IsADirectoryError`, ...).
+pub fn os_error(py: Python<'_>, path: &std::path::Path, source: &std::io::Error) -> PyErr {
+    let errno = source.raw_os_error().unwrap_or(match source.kind() {
+        std::io::ErrorKind::NotFound => 2,
+        std::io::ErrorKind::PermissionDenied => 13,
+        std::io::ErrorKind::IsADirectory => 21,
+        _ => 5,
+    });
+    let reason = match source.raw_os_error() {
+        Some(_) => std::io::Error::from_raw_os_error(errno).to_string(),
+        None => source.to_string(),
+    };
+    // Strip Rust's " (os error N)" suffix: Python shows the errno itself.
+    let reason = reason
+        .rsplit_once(" (os error")
+        .map_or(reason.as_str(), |(text, _)| text)
+        .to_string();
+    let filename = path.to_string_lossy().into_owned();
+    let os_error = py.get_type::<PyOSError>();
+    match os_error.call1((errno, reason, filename)) {
+        Ok(instance) => PyErr::from_value(instance),
+        Err(e) => e,
+    }
+}
+
+/// Converts any core error.
+pub fn to_py(py: Python<'_>, err: &Error) -> PyErr {
+    match err {
+        Error::Decode(e) => decode_error(py, e),
+        Error::Io { path, source } => os_error(py, path, source),
+    }
+}
+
+pub trait IntoPyResult<T> {
+    fn into_py_result(self, py: Python<'_>) -> PyResult<T>;
+}
+
+impl<T> IntoPyResult<T> for Result<T, Error> {
+    fn into_py_result(self, py: Python<'_>) -> PyResult<T> {
+        self.map_err(|e| to_py(py, &e))
+    }
+}

@@ -1,0 +1,1127 @@
+//! Python classes for every ONNX message.
+//!
+//! Each class wraps a [`Ptr`] into a loaded tree. Attribute names are the
+//! onnx.proto field names; absent optional sub-messages read as `None`,
+//! absent scalars as the proto default; repeated message fields are lazy
+//! [`MessageList`]s, repeated scalars plain lists.
+
+use pyo3::exceptions::{PyImportError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict};
+
+use onnxfast_core::proto;
+use onnxfast_core::proto::{tensor_shape_proto, type_proto};
+
+use crate::lists::{MessageList, Wrap};
+use crate::repr::Repr;
+use crate::root::Ptr;
+
+/// Serialized form of a message: the source bytes for a root message (exact,
+/// unknown fields included), a fresh prost encoding otherwise.
+fn serialize<'py, T: prost::Message + Sync + 'static>(
+    py: Python<'py>,
+    ptr: &Ptr<T>,
+) -> Bound<'py, PyBytes> {
+    if ptr.is_root() {
+        return PyBytes::new(py, &ptr.root().source);
+    }
+    let owned = ptr.clone();
+    let encoded = py.detach(move || owned.encode_to_vec());
+    PyBytes::new(py, &encoded)
+}
+
+/// `onnx.<path>.FromString(data)`.
+fn to_onnx_message(
+    py: Python<'_>,
+    onnx_path: &str,
+    data: Bound<'_, PyBytes>,
+) -> PyResult<Py<PyAny>> {
+    let onnx = py.import("onnx").map_err(|e| {
+        PyImportError::new_err(format!(
+            "to_onnx() needs the onnx package (pip install 'onnxfast[onnx]'): {e}"
+        ))
+    })?;
+    let mut cls = onnx.into_any();
+    for part in onnx_path.split('.') {
+        cls = cls.getattr(part)?;
+    }
+    Ok(cls.call_method1("FromString", (data,))?.unbind())
+}
+
+macro_rules! field_name {
+    ($f:ident) => {
+        stringify!($f).trim_start_matches("r#")
+    };
+}
+
+macro_rules! message {
+    (
+        $(#[$doc:meta])*
+        $py:ident($proto:ty) = $pyname:literal, onnx $onnx:literal {
+            scalars: [$($sc:ident: $sct:ty),* $(,)?],
+            strs: [$($st:ident),* $(,)?],
+            bytes: [$($by:ident),* $(,)?],
+            str_lists: [$($sl:ident),* $(,)?],
+            num_lists: [$($nl:ident: $nlt:ty),* $(,)?],
+            bytes_lists: [$($bl:ident),* $(,)?],
+            messages: [$($me:ident: $met:ident),* $(,)?],
+            lists: [$($li:ident),* $(,)?],
+            has($m:ident): [$($hn:ident => $he:expr),* $(,)?],
+        }
+        $($extra:tt)*
+    ) => {
+        $(#[$doc])*
+        #[pyclass(module = "onnxfast", name = $pyname, frozen)]
+        pub struct $py(pub Ptr<$proto>);
+
+        impl Wrap for $proto {
+            const NAME: &'static str = $pyname;
+            fn wrap(ptr: Ptr<Self>, py: Python<'_>) -> PyResult<Py<PyAny>> {
+                Ok(Py::new(py, $py(ptr))?.into_any())
+            }
+        }
+
+        impl $py {
+            #[allow(unused_mut, dead_code)]
+            fn generic_repr(&self) -> String {
+                let mut r = Repr::new($pyname);
+                $( r.text(field_name!($st), self.0.$st.as_deref()); )*
+                $( r.scalar(field_name!($sc), self.0.$sc.as_ref()); )*
+                $( r.texts(field_name!($sl), &self.0.$sl); )*
+                $( r.nums(field_name!($nl), &self.0.$nl); )*
+                $( r.present(field_name!($me), self.0.$me.is_some()); )*
+                $( r.count(field_name!($li), self.0.$li.len()); )*
+                r.finish()
+            }
+        }
+
+        #[pymethods]
+        impl $py {
+            $(
+                #[getter]
+                fn $sc(&self) -> $sct {
+                    self.0.$sc()
+                }
+            )*
+            $(
+                #[getter]
+                fn $st(&self) -> &str {
+                    self.0.$st()
+                }
+            )*
+            $(
+                #[getter]
+                fn $by<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+                    PyBytes::new(py, self.0.$by())
+                }
+            )*
+            $(
+                #[getter]
+                fn $sl(&self) -> Vec<&str> {
+                    self.0.$sl.iter().map(String::as_str).collect()
+                }
+            )*
+            $(
+                #[getter]
+                fn $nl(&self) -> Vec<$nlt> {
+                    self.0.$nl.clone()
+                }
+            )*
+            $(
+                #[getter]
+                fn $bl<'py>(&self, py: Python<'py>) -> Vec<Bound<'py, PyBytes>> {
+                    self.0.$bl.iter().map(|b| PyBytes::new(py, b)).collect()
+                }
+            )*
+            $(
+                #[getter]
+                fn $me(&self) -> Option<$met> {
+                    self.0
+                        .try_project(|m| m.$me.as_ref().map(::std::borrow::Borrow::borrow))
+                        .map($met)
+                }
+            )*
+            $(
+                #[getter]
+                fn $li(&self) -> MessageList {
+                    MessageList::new(self.0.project(|m| &m.$li))
+                }
+            )*
+
+            /// Whether an optional field is present (as protobuf's `HasField`).
+            #[allow(non_snake_case)]
+            fn HasField(&self, field: &str) -> PyResult<bool> {
+                #[allow(unused_variables)]
+                let $m: &$proto = &self.0;
+                $( if field == field_name!($hn) { return Ok($he); } )*
+                Err(PyValueError::new_err(format!(
+                    "{} has no optional field {field:?}", $pyname
+                )))
+            }
+
+            /// The protobuf serialization of this message.
+            #[allow(non_snake_case)]
+            fn SerializeToString<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+                serialize(py, &self.0)
+            }
+
+            /// This message as the `onnx` package's protobuf class
+            #[doc = concat!("(`onnx.", $onnx, "`).")]
+            fn to_onnx(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+                to_onnx_message(py, $onnx, serialize(py, &self.0))
+            }
+
+            fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
+                match other.cast::<$py>() {
+                    Ok(other) => *self.0 == *other.get().0,
+                    Err(_) => false,
+                }
+            }
+
+            $($extra)*
+        }
+    };
+}
+
+// ---------------------------------------------------------------- model
+
+message! {
+    /// A model (`onnx.ModelProto`): metadata, opsets, the main graph, functions.
+    Model(proto::ModelProto) = "Model", onnx "ModelProto" {
+        scalars: [ir_version: i64, model_version: i64],
+        strs: [producer_name, producer_version, domain, doc_string],
+        bytes: [],
+        str_lists: [],
+        num_lists: [],
+        bytes_lists: [],
+        messages: [graph: Graph],
+        lists: [opset_import, metadata_props, training_info, functions, configuration],
+        has(m): [
+            ir_version => m.ir_version.is_some(),
+            model_version => m.model_version.is_some(),
+            producer_name => m.producer_name.is_some(),
+            producer_version => m.producer_version.is_some(),
+            domain => m.domain.is_some(),
+            doc_string => m.doc_string.is_some(),
+            graph => m.graph.is_some(),
+        ],
+    }
+
+    /// Opset versions by domain (`''` is the default `ai.onnx` domain).
+    #[getter]
+    fn opsets(&self) -> std::collections::HashMap<&str, i64> {
+        self.0.opset_import.iter().map(|o| (o.domain(), o.version())).collect()
+    }
+
+    fn __repr__(&self) -> String {
+        let m = &*self.0;
+        let mut r = Repr::new("Model");
+        r.scalar("ir_version", m.ir_version.as_ref());
+        r.text("producer_name", m.producer_name.as_deref());
+        let opsets: Vec<String> = m
+            .opset_import
+            .iter()
+            .map(|o| format!("{}:{}", if o.domain().is_empty() { "ai.onnx" } else { o.domain() }, o.version()))
+            .collect();
+        r.texts("opset_import", &opsets);
+        if let Some(g) = &m.graph {
+            r.raw("graph", &format!("<{} nodes, {} initializers>", g.node.len(), g.initializer.len()));
+        }
+        r.count("functions", m.functions.len());
+        r.finish()
+    }
+}
+
+message! {
+    /// A dataflow graph (`onnx.GraphProto`).
+    Graph(proto::GraphProto) = "Graph", onnx "GraphProto" {
+        scalars: [],
+        strs: [name, doc_string],
+        bytes: [],
+        str_lists: [],
+        num_lists: [],
+        bytes_lists: [],
+        messages: [],
+        lists: [node, initializer, sparse_initializer, input, output, value_info,
+                quantization_annotation, metadata_props],
+        has(m): [
+            name => m.name.is_some(),
+            doc_string => m.doc_string.is_some(),
+        ],
+    }
+
+    /// Initializers by name (a new dict; values are lazy `Tensor`s).
+    #[getter]
+    fn initializers<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let out = PyDict::new(py);
+        for (i, t) in self.0.initializer.iter().enumerate() {
+            out.set_item(t.name(), Tensor(self.0.project(|g| &g.initializer[i])))?;
+        }
+        Ok(out)
+    }
+
+    /// The node of this graph that outputs `name`, or None (graph inputs,
+    /// initializers and values of enclosing graphs have no producer here).
+    fn producer(&self, name: &str) -> Option<Node> {
+        let index = crate::graph_index::index(&self.0);
+        index.producer.get(name).map(|&i| Node(self.0.project(|g| &g.node[i])))
+    }
+
+    /// The nodes of this graph that read `name`, in graph order (a node
+    /// reading it twice is listed once; uses inside subgraphs are not listed).
+    fn consumers(&self, name: &str) -> Vec<Node> {
+        let index = crate::graph_index::index(&self.0);
+        index
+            .consumers
+            .get(name)
+            .map(|nodes| nodes.iter().map(|&i| Node(self.0.project(|g| &g.node[i]))).collect())
+            .unwrap_or_default()
+    }
+
+    fn __repr__(&self) -> String {
+        let g = &*self.0;
+        let mut r = Repr::new("Graph");
+        r.text("name", g.name.as_deref());
+        let names = |vis: &[proto::ValueInfoProto]| vis.iter().map(|v| v.name().to_string()).collect::<Vec<_>>();
+        r.texts("input", &names(&g.input));
+        r.texts("output", &names(&g.output));
+        r.count("node", g.node.len());
+        r.count("initializer", g.initializer.len());
+        r.finish()
+    }
+}
+
+message! {
+    /// One operator invocation (`onnx.NodeProto`).
+    Node(proto::NodeProto) = "Node", onnx "NodeProto" {
+        scalars: [],
+        strs: [name, op_type, domain, overload, doc_string],
+        bytes: [],
+        str_lists: [input, output],
+        num_lists: [],
+        bytes_lists: [],
+        messages: [],
+        lists: [attribute, metadata_props, device_configurations],
+        has(m): [
+            name => m.name.is_some(),
+            op_type => m.op_type.is_some(),
+            domain => m.domain.is_some(),
+            overload => m.overload.is_some(),
+            doc_string => m.doc_string.is_some(),
+        ],
+    }
+
+    /// Attribute values by name, as `onnx.helper.get_attribute_value` gives
+    /// them (bytes for strings; `Tensor`, `Graph`, ... objects for messages).
+    #[getter]
+    fn attrs<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let out = PyDict::new(py);
+        for i in 0..self.0.attribute.len() {
+            let attr = self.0.project(|n| &n.attribute[i]);
+            out.set_item(attr.name(), crate::values::attribute_value(py, &attr)?)?;
+        }
+        Ok(out)
+    }
+
+    fn __repr__(&self) -> String {
+        self.generic_repr()
+    }
+}
+
+message! {
+    /// A named attribute of a node or function (`onnx.AttributeProto`).
+    Attribute(proto::AttributeProto) = "Attribute", onnx "AttributeProto" {
+        scalars: [f: f32, i: i64],
+        strs: [name, ref_attr_name, doc_string],
+        bytes: [s],
+        str_lists: [],
+        num_lists: [floats: f32, ints: i64],
+        bytes_lists: [strings],
+        messages: [t: Tensor, g: Graph, sparse_tensor: SparseTensor, tp: Type],
+        lists: [tensors, graphs, sparse_tensors, type_protos],
+        has(m): [
+            name => m.name.is_some(),
+            ref_attr_name => m.ref_attr_name.is_some(),
+            doc_string => m.doc_string.is_some(),
+            r#type => m.r#type.is_some_and(|t| proto::attribute_proto::AttributeType::try_from(t).is_ok()),
+            f => m.f.is_some(),
+            i => m.i.is_some(),
+            s => m.s.is_some(),
+            t => m.t.is_some(),
+            g => m.g.is_some(),
+            sparse_tensor => m.sparse_tensor.is_some(),
+            tp => m.tp.is_some(),
+        ],
+    }
+
+    /// `AttributeProto.AttributeType` code (0 when absent or unknown).
+    #[getter(r#type)]
+    fn attr_type(&self) -> i32 {
+        self.0.r#type() as i32
+    }
+
+    /// The attribute's value (see `Node.attrs`).
+    #[getter]
+    fn value(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        crate::values::attribute_value(py, &self.0)
+    }
+
+    fn __repr__(&self) -> String {
+        let a = &*self.0;
+        let mut r = Repr::new("Attribute");
+        r.text("name", a.name.as_deref());
+        r.raw("type", a.r#type().as_str_name());
+        r.text("ref_attr_name", a.ref_attr_name.as_deref());
+        r.scalar("f", a.f.as_ref());
+        r.scalar("i", a.i.as_ref());
+        if let Some(s) = &a.s {
+            r.text("s", Some(&String::from_utf8_lossy(s)));
+        }
+        r.nums("floats", &a.floats);
+        r.nums("ints", &a.ints);
+        r.count("strings", a.strings.len());
+        r.present("t", a.t.is_some());
+        r.present("g", a.g.is_some());
+        r.present("sparse_tensor", a.sparse_tensor.is_some());
+        r.present("tp", a.tp.is_some());
+        r.count("tensors", a.tensors.len());
+        r.count("graphs", a.graphs.len());
+        r.finish()
+    }
+}
+
+message! {
+    /// The name and type of a value (`onnx.ValueInfoProto`).
+    ValueInfo(proto::ValueInfoProto) = "ValueInfo", onnx "ValueInfoProto" {
+        scalars: [],
+        strs: [name, doc_string],
+        bytes: [],
+        str_lists: [],
+        num_lists: [],
+        bytes_lists: [],
+        messages: [r#type: Type],
+        lists: [metadata_props],
+        has(m): [
+            name => m.name.is_some(),
+            doc_string => m.doc_string.is_some(),
+            r#type => m.r#type.is_some(),
+        ],
+    }
+
+    fn __repr__(&self) -> String {
+        let v = &*self.0;
+        let mut r = Repr::new("ValueInfo");
+        r.text("name", v.name.as_deref());
+        if let Some(t) = &v.r#type {
+            r.raw("type", &crate::values::describe_type(t));
+        }
+        r.finish()
+    }
+}
+
+message! {
+    /// A key/value pair (`onnx.StringStringEntryProto`).
+    StringStringEntry(proto::StringStringEntryProto) = "StringStringEntry", onnx "StringStringEntryProto" {
+        scalars: [],
+        strs: [key, value],
+        bytes: [],
+        str_lists: [],
+        num_lists: [],
+        bytes_lists: [],
+        messages: [],
+        lists: [],
+        has(m): [key => m.key.is_some(), value => m.value.is_some()],
+    }
+    fn __repr__(&self) -> String {
+        self.generic_repr()
+    }
+}
+
+message! {
+    /// An opset import (`onnx.OperatorSetIdProto`).
+    OperatorSetId(proto::OperatorSetIdProto) = "OperatorSetId", onnx "OperatorSetIdProto" {
+        scalars: [version: i64],
+        strs: [domain],
+        bytes: [],
+        str_lists: [],
+        num_lists: [],
+        bytes_lists: [],
+        messages: [],
+        lists: [],
+        has(m): [domain => m.domain.is_some(), version => m.version.is_some()],
+    }
+    fn __repr__(&self) -> String {
+        self.generic_repr()
+    }
+}
+
+message! {
+    /// Quantization parameters of a tensor (`onnx.TensorAnnotation`).
+    TensorAnnotation(proto::TensorAnnotation) = "TensorAnnotation", onnx "TensorAnnotation" {
+        scalars: [],
+        strs: [tensor_name],
+        bytes: [],
+        str_lists: [],
+        num_lists: [],
+        bytes_lists: [],
+        messages: [],
+        lists: [quant_parameter_tensor_names],
+        has(m): [tensor_name => m.tensor_name.is_some()],
+    }
+    fn __repr__(&self) -> String {
+        self.generic_repr()
+    }
+}
+
+message! {
+    /// Training information (`onnx.TrainingInfoProto`).
+    TrainingInfo(proto::TrainingInfoProto) = "TrainingInfo", onnx "TrainingInfoProto" {
+        scalars: [],
+        strs: [],
+        bytes: [],
+        str_lists: [],
+        num_lists: [],
+        bytes_lists: [],
+        messages: [initialization: Graph, algorithm: Graph],
+        lists: [initialization_binding, update_binding],
+        has(m): [initialization => m.initialization.is_some(), algorithm => m.algorithm.is_some()],
+    }
+    fn __repr__(&self) -> String {
+        self.generic_repr()
+    }
+}
+
+message! {
+    /// A model-local function (`onnx.FunctionProto`).
+    Function(proto::FunctionProto) = "Function", onnx "FunctionProto" {
+        scalars: [],
+        strs: [name, doc_string, domain, overload],
+        bytes: [],
+        str_lists: [input, output, attribute],
+        num_lists: [],
+        bytes_lists: [],
+        messages: [],
+        lists: [attribute_proto, node, opset_import, value_info, metadata_props],
+        has(m): [
+            name => m.name.is_some(),
+            doc_string => m.doc_string.is_some(),
+            domain => m.domain.is_some(),
+            overload => m.overload.is_some(),
+        ],
+    }
+    fn __repr__(&self) -> String {
+        self.generic_repr()
+    }
+}
+
+// ---------------------------------------------------------------- tensors
+
+message! {
+    /// A dense tensor (`onnx.TensorProto`).
+    Tensor(proto::TensorProto) = "Tensor", onnx "TensorProto" {
+        scalars: [data_type: i32],
+        strs: [name, doc_string],
+        bytes: [raw_data],
+        str_lists: [],
+        num_lists: [dims: i64, float_data: f32, int32_data: i32, int64_data: i64,
+                    double_data: f64, uint64_data: u64],
+        bytes_lists: [string_data],
+        messages: [segment: TensorSegment],
+        lists: [external_data, metadata_props],
+        has(m): [
+            data_type => m.data_type.is_some(),
+            name => m.name.is_some(),
+            doc_string => m.doc_string.is_some(),
+            raw_data => m.raw_data.is_some(),
+            segment => m.segment.is_some(),
+            data_location => m.data_location.is_some_and(
+                |v| proto::tensor_proto::DataLocation::try_from(v).is_ok()),
+        ],
+    }
+
+    /// `TensorProto.DataLocation` code: 0 DEFAULT, 1 EXTERNAL.
+    #[getter]
+    fn data_location(&self) -> i32 {
+        self.0.data_location() as i32
+    }
+
+    /// True when the data lives in an external file.
+    #[getter]
+    fn is_external(&self) -> bool {
+        self.0.data_location() == proto::tensor_proto::DataLocation::External
+    }
+
+    fn __repr__(&self) -> String {
+        let t = &*self.0;
+        let mut r = Repr::new("Tensor");
+        r.text("name", t.name.as_deref());
+        r.raw("data_type", &crate::values::data_type_name(t.data_type()));
+        r.nums("dims", &t.dims);
+        if self.is_external() {
+            r.raw("data_location", "EXTERNAL");
+        }
+        r.finish()
+    }
+}
+
+message! {
+    /// The [begin, end) slice a segmented tensor covers (`onnx.TensorProto.Segment`).
+    TensorSegment(proto::tensor_proto::Segment) = "TensorSegment", onnx "TensorProto.Segment" {
+        scalars: [begin: i64, end: i64],
+        strs: [],
+        bytes: [],
+        str_lists: [],
+        num_lists: [],
+        bytes_lists: [],
+        messages: [],
+        lists: [],
+        has(m): [begin => m.begin.is_some(), end => m.end.is_some()],
+    }
+    fn __repr__(&self) -> String {
+        self.generic_repr()
+    }
+}
+
+message! {
+    /// A sparse tensor in coordinate form (`onnx.SparseTensorProto`).
+    SparseTensor(proto::SparseTensorProto) = "SparseTensor", onnx "SparseTensorProto" {
+        scalars: [],
+        strs: [],
+        bytes: [],
+        str_lists: [],
+        num_lists: [dims: i64],
+        bytes_lists: [],
+        messages: [values: Tensor, indices: Tensor],
+        lists: [],
+        has(m): [values => m.values.is_some(), indices => m.indices.is_some()],
+    }
+    fn __repr__(&self) -> String {
+        self.generic_repr()
+    }
+}
+
+// ---------------------------------------------------------------- types
+
+message! {
+    /// A shape: a list of dimensions (`onnx.TensorShapeProto`).
+    TensorShape(proto::TensorShapeProto) = "TensorShape", onnx "TensorShapeProto" {
+        scalars: [],
+        strs: [],
+        bytes: [],
+        str_lists: [],
+        num_lists: [],
+        bytes_lists: [],
+        messages: [],
+        lists: [dim],
+        has(m): [],
+    }
+
+    fn __repr__(&self) -> String {
+        format!("TensorShape({})", crate::values::describe_shape(&self.0))
+    }
+}
+
+message! {
+    /// One dimension: a value, a symbolic name, or unknown
+    /// (`onnx.TensorShapeProto.Dimension`).
+    Dimension(proto::tensor_shape_proto::Dimension) = "Dimension", onnx "TensorShapeProto.Dimension" {
+        scalars: [],
+        strs: [denotation],
+        bytes: [],
+        str_lists: [],
+        num_lists: [],
+        bytes_lists: [],
+        messages: [],
+        lists: [],
+        has(m): [
+            denotation => m.denotation.is_some(),
+            dim_value => matches!(m.value, Some(tensor_shape_proto::dimension::Value::DimValue(_))),
+            dim_param => matches!(m.value, Some(tensor_shape_proto::dimension::Value::DimParam(_))),
+        ],
+    }
+
+    #[getter]
+    fn dim_value(&self) -> i64 {
+        match &self.0.value {
+            Some(tensor_shape_proto::dimension::Value::DimValue(v)) => *v,
+            _ => 0,
+        }
+    }
+
+    #[getter]
+    fn dim_param(&self) -> &str {
+        match &self.0.value {
+            Some(tensor_shape_proto::dimension::Value::DimParam(p)) => p,
+            _ => "",
+        }
+    }
+
+    /// Which member of the `value` oneof is set: `'dim_value'`, `'dim_param'` or None.
+    #[allow(non_snake_case)]
+    fn WhichOneof(&self, group: &str) -> PyResult<Option<&'static str>> {
+        if group != "value" {
+            return Err(PyValueError::new_err(format!("Dimension has no oneof {group:?}")));
+        }
+        Ok(match &self.0.value {
+            Some(tensor_shape_proto::dimension::Value::DimValue(_)) => Some("dim_value"),
+            Some(tensor_shape_proto::dimension::Value::DimParam(_)) => Some("dim_param"),
+            None => None,
+        })
+    }
+
+    fn __repr__(&self) -> String {
+        format!("Dimension({})", crate::values::describe_dim(&self.0))
+    }
+}
+
+message! {
+    /// The type of a value (`onnx.TypeProto`): exactly one of `tensor_type`,
+    /// `sequence_type`, `map_type`, `optional_type`, `sparse_tensor_type`,
+    /// `opaque_type` is set; the others read as None.
+    Type(proto::TypeProto) = "Type", onnx "TypeProto" {
+        scalars: [],
+        strs: [denotation],
+        bytes: [],
+        str_lists: [],
+        num_lists: [],
+        bytes_lists: [],
+        messages: [],
+        lists: [],
+        has(m): [
+            denotation => m.denotation.is_some(),
+            tensor_type => matches!(m.value, Some(type_proto::Value::TensorType(_))),
+            sequence_type => matches!(m.value, Some(type_proto::Value::SequenceType(_))),
+            map_type => matches!(m.value, Some(type_proto::Value::MapType(_))),
+            optional_type => matches!(m.value, Some(type_proto::Value::OptionalType(_))),
+            sparse_tensor_type => matches!(m.value, Some(type_proto::Value::SparseTensorType(_))),
+            opaque_type => matches!(m.value, Some(type_proto::Value::OpaqueType(_))),
+        ],
+    }
+
+    #[getter]
+    fn tensor_type(&self) -> Option<TensorType> {
+        self.0
+            .try_project(|t| match &t.value {
+                Some(type_proto::Value::TensorType(v)) => Some(v),
+                _ => None,
+            })
+            .map(TensorType)
+    }
+
+    #[getter]
+    fn sequence_type(&self) -> Option<SequenceType> {
+        self.0
+            .try_project(|t| match &t.value {
+                Some(type_proto::Value::SequenceType(v)) => Some(&**v),
+                _ => None,
+            })
+            .map(SequenceType)
+    }
+
+    #[getter]
+    fn map_type(&self) -> Option<MapType> {
+        self.0
+            .try_project(|t| match &t.value {
+                Some(type_proto::Value::MapType(v)) => Some(&**v),
+                _ => None,
+            })
+            .map(MapType)
+    }
+
+    #[getter]
+    fn optional_type(&self) -> Option<OptionalType> {
+        self.0
+            .try_project(|t| match &t.value {
+                Some(type_proto::Value::OptionalType(v)) => Some(&**v),
+                _ => None,
+            })
+            .map(OptionalType)
+    }
+
+    #[getter]
+    fn sparse_tensor_type(&self) -> Option<SparseTensorType> {
+        self.0
+            .try_project(|t| match &t.value {
+                Some(type_proto::Value::SparseTensorType(v)) => Some(v),
+                _ => None,
+            })
+            .map(SparseTensorType)
+    }
+
+    #[getter]
+    fn opaque_type(&self) -> Option<OpaqueType> {
+        self.0
+            .try_project(|t| match &t.value {
+                Some(type_proto::Value::OpaqueType(v)) => Some(v),
+                _ => None,
+            })
+            .map(OpaqueType)
+    }
+
+    /// Which member of the `value` oneof is set, or None.
+    #[allow(non_snake_case)]
+    fn WhichOneof(&self, group: &str) -> PyResult<Option<&'static str>> {
+        if group != "value" {
+            return Err(PyValueError::new_err(format!("Type has no oneof {group:?}")));
+        }
+        Ok(self.0.value.as_ref().map(|v| match v {
+            type_proto::Value::TensorType(_) => "tensor_type",
+            type_proto::Value::SequenceType(_) => "sequence_type",
+            type_proto::Value::MapType(_) => "map_type",
+            type_proto::Value::OptionalType(_) => "optional_type",
+            type_proto::Value::SparseTensorType(_) => "sparse_tensor_type",
+            type_proto::Value::OpaqueType(_) => "opaque_type",
+        }))
+    }
+
+    fn __repr__(&self) -> String {
+        format!("Type({})", crate::values::describe_type(&self.0))
+    }
+}
+
+message! {
+    /// A tensor type: element type and optional shape (`onnx.TypeProto.Tensor`).
+    /// `shape is None` means unknown rank; an empty shape is a scalar.
+    TensorType(type_proto::Tensor) = "TensorType", onnx "TypeProto.Tensor" {
+        scalars: [elem_type: i32],
+        strs: [],
+        bytes: [],
+        str_lists: [],
+        num_lists: [],
+        bytes_lists: [],
+        messages: [shape: TensorShape],
+        lists: [],
+        has(m): [elem_type => m.elem_type.is_some(), shape => m.shape.is_some()],
+    }
+    fn __repr__(&self) -> String {
+        self.generic_repr()
+    }
+}
+
+message! {
+    /// A sparse tensor type (`onnx.TypeProto.SparseTensor`).
+    SparseTensorType(type_proto::SparseTensor) = "SparseTensorType", onnx "TypeProto.SparseTensor" {
+        scalars: [elem_type: i32],
+        strs: [],
+        bytes: [],
+        str_lists: [],
+        num_lists: [],
+        bytes_lists: [],
+        messages: [shape: TensorShape],
+        lists: [],
+        has(m): [elem_type => m.elem_type.is_some(), shape => m.shape.is_some()],
+    }
+    fn __repr__(&self) -> String {
+        self.generic_repr()
+    }
+}
+
+message! {
+    /// A sequence type (`onnx.TypeProto.Sequence`).
+    SequenceType(type_proto::Sequence) = "SequenceType", onnx "TypeProto.Sequence" {
+        scalars: [],
+        strs: [],
+        bytes: [],
+        str_lists: [],
+        num_lists: [],
+        bytes_lists: [],
+        messages: [elem_type: Type],
+        lists: [],
+        has(m): [elem_type => m.elem_type.is_some()],
+    }
+    fn __repr__(&self) -> String {
+        self.generic_repr()
+    }
+}
+
+message! {
+    /// A map type (`onnx.TypeProto.Map`).
+    MapType(type_proto::Map) = "MapType", onnx "TypeProto.Map" {
+        scalars: [key_type: i32],
+        strs: [],
+        bytes: [],
+        str_lists: [],
+        num_lists: [],
+        bytes_lists: [],
+        messages: [value_type: Type],
+        lists: [],
+        has(m): [key_type => m.key_type.is_some(), value_type => m.value_type.is_some()],
+    }
+    fn __repr__(&self) -> String {
+        self.generic_repr()
+    }
+}
+
+message! {
+    /// An optional type (`onnx.TypeProto.Optional`).
+    OptionalType(type_proto::Optional) = "OptionalType", onnx "TypeProto.Optional" {
+        scalars: [],
+        strs: [],
+        bytes: [],
+        str_lists: [],
+        num_lists: [],
+        bytes_lists: [],
+        messages: [elem_type: Type],
+        lists: [],
+        has(m): [elem_type => m.elem_type.is_some()],
+    }
+    fn __repr__(&self) -> String {
+        self.generic_repr()
+    }
+}
+
+message! {
+    /// An opaque type (`onnx.TypeProto.Opaque`).
+    OpaqueType(type_proto::Opaque) = "OpaqueType", onnx "TypeProto.Opaque" {
+        scalars: [],
+        strs: [domain, name],
+        bytes: [],
+        str_lists: [],
+        num_lists: [],
+        bytes_lists: [],
+        messages: [],
+        lists: [],
+        has(m): [domain => m.domain.is_some(), name => m.name.is_some()],
+    }
+    fn __repr__(&self) -> String {
+        self.generic_repr()
+    }
+}
+
+// ---------------------------------------------------------------- devices (IR 11)
+
+message! {
+    /// A device configuration of the model (`onnx.DeviceConfigurationProto`).
+    DeviceConfiguration(proto::DeviceConfigurationProto) = "DeviceConfiguration", onnx "DeviceConfigurationProto" {
+        scalars: [num_devices: i32],
+        strs: [name],
+        bytes: [],
+        str_lists: [device],
+        num_lists: [],
+        bytes_lists: [],
+        messages: [],
+        lists: [],
+        has(m): [name => m.name.is_some(), num_devices => m.num_devices.is_some()],
+    }
+    fn __repr__(&self) -> String {
+        self.generic_repr()
+    }
+}
+
+message! {
+    /// How a node runs under a device configuration (`onnx.NodeDeviceConfigurationProto`).
+    NodeDeviceConfiguration(proto::NodeDeviceConfigurationProto) = "NodeDeviceConfiguration",
+        onnx "NodeDeviceConfigurationProto" {
+        scalars: [pipeline_stage: i32],
+        strs: [configuration_id],
+        bytes: [],
+        str_lists: [],
+        num_lists: [],
+        bytes_lists: [],
+        messages: [],
+        lists: [sharding_spec],
+        has(m): [
+            configuration_id => m.configuration_id.is_some(),
+            pipeline_stage => m.pipeline_stage.is_some(),
+        ],
+    }
+    fn __repr__(&self) -> String {
+        self.generic_repr()
+    }
+}
+
+message! {
+    /// Sharding of one tensor (`onnx.ShardingSpecProto`).
+    ShardingSpec(proto::ShardingSpecProto) = "ShardingSpec", onnx "ShardingSpecProto" {
+        scalars: [],
+        strs: [tensor_name],
+        bytes: [],
+        str_lists: [],
+        num_lists: [device: i64],
+        bytes_lists: [],
+        messages: [],
+        lists: [index_to_device_group_map, sharded_dim],
+        has(m): [tensor_name => m.tensor_name.is_some()],
+    }
+    fn __repr__(&self) -> String {
+        self.generic_repr()
+    }
+}
+
+message! {
+    /// A key and a list of ints (`onnx.IntIntListEntryProto`).
+    IntIntListEntry(proto::IntIntListEntryProto) = "IntIntListEntry", onnx "IntIntListEntryProto" {
+        scalars: [key: i64],
+        strs: [],
+        bytes: [],
+        str_lists: [],
+        num_lists: [value: i64],
+        bytes_lists: [],
+        messages: [],
+        lists: [],
+        has(m): [key => m.key.is_some()],
+    }
+    fn __repr__(&self) -> String {
+        self.generic_repr()
+    }
+}
+
+message! {
+    /// Sharding along one axis (`onnx.ShardedDimProto`).
+    ShardedDim(proto::ShardedDimProto) = "ShardedDim", onnx "ShardedDimProto" {
+        scalars: [axis: i64],
+        strs: [],
+        bytes: [],
+        str_lists: [],
+        num_lists: [],
+        bytes_lists: [],
+        messages: [],
+        lists: [simple_sharding],
+        has(m): [axis => m.axis.is_some()],
+    }
+    fn __repr__(&self) -> String {
+        self.generic_repr()
+    }
+}
+
+message! {
+    /// One simple sharding of a dimension (`onnx.SimpleShardedDimProto`).
+    SimpleShardedDim(proto::SimpleShardedDimProto) = "SimpleShardedDim", onnx "SimpleShardedDimProto" {
+        scalars: [num_shards: i64],
+        strs: [],
+        bytes: [],
+        str_lists: [],
+        num_lists: [],
+        bytes_lists: [],
+        messages: [],
+        lists: [],
+        has(m): [
+            num_shards => m.num_shards.is_some(),
+            dim_value => matches!(m.dim, Some(proto::simple_sharded_dim_proto::Dim::DimValue(_))),
+            dim_param => matches!(m.dim, Some(proto::simple_sharded_dim_proto::Dim::DimParam(_))),
+        ],
+    }
+
+    #[getter]
+    fn dim_value(&self) -> i64 {
+        match &self.0.dim {
+            Some(proto::simple_sharded_dim_proto::Dim::DimValue(v)) => *v,
+            _ => 0,
+        }
+    }
+
+    #[getter]
+    fn dim_param(&self) -> &str {
+        match &self.0.dim {
+            Some(proto::simple_sharded_dim_proto::Dim::DimParam(p)) => p,
+            _ => "",
+        }
+    }
+
+    fn __repr__(&self) -> String {
+        self.generic_repr()
+    }
+}
+
+// ---------------------------------------------------------------- test data
+
+message! {
+    /// A sequence value (`onnx.SequenceProto`, test data).
+    SequenceValue(proto::SequenceProto) = "SequenceValue", onnx "SequenceProto" {
+        scalars: [elem_type: i32],
+        strs: [name],
+        bytes: [],
+        str_lists: [],
+        num_lists: [],
+        bytes_lists: [],
+        messages: [],
+        lists: [tensor_values, sparse_tensor_values, sequence_values, map_values, optional_values],
+        has(m): [name => m.name.is_some(), elem_type => m.elem_type.is_some()],
+    }
+    fn __repr__(&self) -> String {
+        self.generic_repr()
+    }
+}
+
+message! {
+    /// A map value (`onnx.MapProto`, test data).
+    MapValue(proto::MapProto) = "MapValue", onnx "MapProto" {
+        scalars: [key_type: i32],
+        strs: [name],
+        bytes: [],
+        str_lists: [],
+        num_lists: [keys: i64],
+        bytes_lists: [string_keys],
+        messages: [values: SequenceValue],
+        lists: [],
+        has(m): [name => m.name.is_some(), key_type => m.key_type.is_some(), values => m.values.is_some()],
+    }
+    fn __repr__(&self) -> String {
+        self.generic_repr()
+    }
+}
+
+message! {
+    /// An optional value (`onnx.OptionalProto`, test data).
+    OptionalValue(proto::OptionalProto) = "OptionalValue", onnx "OptionalProto" {
+        scalars: [elem_type: i32],
+        strs: [name],
+        bytes: [],
+        str_lists: [],
+        num_lists: [],
+        bytes_lists: [],
+        messages: [tensor_value: Tensor, sparse_tensor_value: SparseTensor,
+                   sequence_value: SequenceValue, map_value: MapValue, optional_value: OptionalValue],
+        lists: [],
+        has(m): [
+            name => m.name.is_some(),
+            elem_type => m.elem_type.is_some(),
+            tensor_value => m.tensor_value.is_some(),
+            sparse_tensor_value => m.sparse_tensor_value.is_some(),
+            sequence_value => m.sequence_value.is_some(),
+            map_value => m.map_value.is_some(),
+            optional_value => m.optional_value.is_some(),
+        ],
+    }
+    fn __repr__(&self) -> String {
+        self.generic_repr()
+    }
+}
+
+/// Registers every message class on the module.
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Model>()?;
+    m.add_class::<Graph>()?;
+    m.add_class::<Node>()?;
+    m.add_class::<Attribute>()?;
+    m.add_class::<ValueInfo>()?;
+    m.add_class::<StringStringEntry>()?;
+    m.add_class::<OperatorSetId>()?;
+    m.add_class::<TensorAnnotation>()?;
+    m.add_class::<TrainingInfo>()?;
+    m.add_class::<Function>()?;
+    m.add_class::<Tensor>()?;
+    m.add_class::<TensorSegment>()?;
+    m.add_class::<SparseTensor>()?;
+    m.add_class::<TensorShape>()?;
+    m.add_class::<Dimension>()?;
+    m.add_class::<Type>()?;
+    m.add_class::<TensorType>()?;
+    m.add_class::<SparseTensorType>()?;
+    m.add_class::<SequenceType>()?;
+    m.add_class::<MapType>()?;
+    m.add_class::<OptionalType>()?;
+    m.add_class::<OpaqueType>()?;
+    m.add_class::<DeviceConfiguration>()?;
+    m.add_class::<NodeDeviceConfiguration>()?;
+    m.add_class::<ShardingSpec>()?;
+    m.add_class::<IntIntListEntry>()?;
+    m.add_class::<ShardedDim>()?;
+    m.add_class::<SimpleShardedDim>()?;
+    m.add_class::<SequenceValue>()?;
+    m.add_class::<MapValue>()?;
+    m.add_class::<OptionalValue>()?;
+    m.add_class::<MessageList>()?;
+    m.add_class::<crate::lists::MessageListIter>()?;
+    Ok(())
+}

@@ -1,0 +1,157 @@
+//! Ownership of a decoded message tree and pointers into it.
+//!
+//! A loaded file becomes one [`Root`]: the source buffer (a memory map or the
+//! caller's `bytes`) plus the decoded prost tree, whose bytes fields are
+//! slices of that buffer. Python objects hold a [`Ptr`]: an `Arc` of the root
+//! and a pointer to one message inside it. The tree is never mutated after
+//! the root is built, so these pointers stay valid as long as the `Arc` lives.
+
+use std::collections::HashMap;
+use std::ops::Deref;
+use std::path::PathBuf;
+use std::ptr::NonNull;
+use std::sync::{Arc, Mutex};
+
+use onnxfast_core::proto;
+use onnxfast_core::Bytes;
+
+/// The top-level message of a loaded file (one per root; size differences
+/// between variants do not matter).
+#[allow(clippy::large_enum_variant)]
+pub enum RootMessage {
+    Model(proto::ModelProto),
+    Tensor(proto::TensorProto),
+    Sequence(proto::SequenceProto),
+    Map(proto::MapProto),
+    Optional(proto::OptionalProto),
+}
+
+/// Def-use index of one graph: which node produces / consumes each value.
+#[derive(Default)]
+pub struct GraphIndex {
+    pub producer: HashMap<String, usize>,
+    pub consumers: HashMap<String, Vec<usize>>,
+}
+
+pub struct Root {
+    /// The buffer the tree was decoded from (keeps every slice alive).
+    pub source: Bytes,
+    pub message: RootMessage,
+    /// Where external data of this model is resolved.
+    pub base_dir: Option<PathBuf>,
+    /// Lazily built def-use indexes, keyed by the graph's address.
+    pub graph_indexes: Mutex<HashMap<usize, Arc<GraphIndex>>>,
+}
+
+impl Drop for Root {
+    fn drop(&mut self) {
+        // A big tree takes tens of milliseconds to free; do it off this thread.
+        if let RootMessage::Model(model) = &mut self.message {
+            if model
+                .graph
+                .as_ref()
+                .is_some_and(|g| g.node.len() >= onnxfast_core::decode::PARALLEL_MIN)
+            {
+                onnxfast_core::decode::drop_in_background(std::mem::take(model));
+            }
+        }
+    }
+}
+
+impl Root {
+    pub fn new(source: Bytes, message: RootMessage, base_dir: Option<PathBuf>) -> Arc<Root> {
+        Arc::new(Root {
+            source,
+            message,
+            base_dir,
+            graph_indexes: Mutex::new(HashMap::new()),
+        })
+    }
+}
+
+/// A shared pointer to a message inside a [`Root`].
+pub struct Ptr<T: 'static> {
+    root: Arc<Root>,
+    ptr: NonNull<T>,
+}
+
+// SAFETY: a `Ptr<T>` only hands out `&T`. The pointee lives inside the `Arc`'d
+// root, which is immutable after construction and kept alive by `root`, so
+// sharing or sending the pointer is as safe as sharing `&T`, which requires
+// `T: Sync`.
+unsafe impl<T: Sync> Send for Ptr<T> {}
+// SAFETY: as above.
+unsafe impl<T: Sync> Sync for Ptr<T> {}
+
+impl<T> Clone for Ptr<T> {
+    fn clone(&self) -> Self {
+        Ptr {
+            root: Arc::clone(&self.root),
+            ptr: self.ptr,
+        }
+    }
+}
+
+impl<T> Ptr<T> {
+    /// Points at something inside `root` (the closure's signature ties the
+    /// reference to the root's lifetime).
+    pub fn new(root: Arc<Root>, select: impl for<'a> FnOnce(&'a Root) -> &'a T) -> Self {
+        let ptr = NonNull::from(select(root.as_ref()));
+        Ptr { root, ptr }
+    }
+
+    /// Points at a part of the current pointee.
+    pub fn project<U>(&self, select: impl for<'a> FnOnce(&'a T) -> &'a U) -> Ptr<U> {
+        Ptr {
+            root: Arc::clone(&self.root),
+            ptr: NonNull::from(select(self)),
+        }
+    }
+
+    /// Like [`Ptr::project`], for optional parts.
+    pub fn try_project<U>(
+        &self,
+        select: impl for<'a> FnOnce(&'a T) -> Option<&'a U>,
+    ) -> Option<Ptr<U>> {
+        select(self).map(|target| Ptr {
+            root: Arc::clone(&self.root),
+            ptr: NonNull::from(target),
+        })
+    }
+
+    pub fn root(&self) -> &Arc<Root> {
+        &self.root
+    }
+
+    /// Stable identity of the pointee (used as a cache key).
+    pub fn addr(&self) -> usize {
+        self.ptr.as_ptr() as usize
+    }
+}
+
+impl<T> Deref for Ptr<T> {
+    type Target = T;
+
+    fn deref(&self) -> &T {
+        // SAFETY: `ptr` was derived from a reference into `root` (see `new`
+        // and `project`), the root is never mutated, and `self.root` keeps
+        // it alive for at least as long as `self`.
+        unsafe { self.ptr.as_ref() }
+    }
+}
+
+impl<T: 'static> Ptr<T> {
+    /// True when this pointer designates the root message itself (whose
+    /// serialized form is the whole source buffer).
+    pub fn is_root(&self) -> bool {
+        use std::any::{Any, TypeId};
+        let (root_type, root_addr) = match &self.root.message {
+            RootMessage::Model(m) => (m.type_id(), m as *const _ as usize),
+            RootMessage::Tensor(m) => (m.type_id(), m as *const _ as usize),
+            RootMessage::Sequence(m) => (m.type_id(), m as *const _ as usize),
+            RootMessage::Map(m) => (m.type_id(), m as *const _ as usize),
+            RootMessage::Optional(m) => (m.type_id(), m as *const _ as usize),
+        };
+        root_type == TypeId::of::<T>() && root_addr == self.addr()
+    }
+}

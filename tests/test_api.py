@@ -1,0 +1,288 @@
+"""The Python object model: onnx field names and values, laziness, conveniences."""
+
+from __future__ import annotations
+
+import io
+import pathlib
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+import onnxfast
+
+from conftest import wheel_models
+
+
+@pytest.fixture(scope="module")
+def rich_model() -> onnx.ModelProto:
+    """A model using most message kinds: subgraphs, functions, sparse tensors, training info."""
+    then_g = helper.make_graph(
+        [helper.make_node("Identity", ["x"], ["t_out"])],
+        "then",
+        [],
+        [helper.make_tensor_value_info("t_out", TensorProto.FLOAT, None)],
+    )
+    else_g = helper.make_graph(
+        [helper.make_node("Neg", ["x"], ["e_out"])],
+        "else",
+        [],
+        [helper.make_tensor_value_info("e_out", TensorProto.FLOAT, ["N", 3])],
+    )
+    w = helper.make_tensor(
+        "w", TensorProto.FLOAT, [2, 3], np.arange(6, dtype=np.float32).tobytes(), raw=True
+    )
+    sparse = helper.make_sparse_tensor(
+        helper.make_tensor("sv", TensorProto.FLOAT, [2], [1.5, 2.5]),
+        helper.make_tensor("si", TensorProto.INT64, [2], [1, 4]),
+        [2, 3],
+    )
+    nodes = [
+        helper.make_node(
+            "If", ["cond"], ["y"], name="branch", then_branch=then_g, else_branch=else_g
+        ),
+        helper.make_node(
+            "Custom",
+            ["y", "w"],
+            ["z"],
+            name="custom",
+            domain="my.domain",
+            alpha=0.5,
+            count=3,
+            mode="fast",
+            sizes=[1, 2, 3],
+            scales=[0.25, 0.5],
+            names=["a", "b"],
+            tensor=w,
+        ),
+        helper.make_node("Relu", ["z"], ["out"], name="relu"),
+        helper.make_node("Relu", ["z"], ["out2"], name="relu2"),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "main",
+        [
+            helper.make_tensor_value_info("cond", TensorProto.BOOL, []),
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3]),
+        ],
+        [
+            helper.make_tensor_value_info("out", TensorProto.FLOAT, None),
+            helper.make_tensor_value_info("out2", TensorProto.FLOAT, [None, 3]),
+        ],
+        initializer=[w],
+        sparse_initializer=[sparse],
+        value_info=[helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 3])],
+    )
+    seq_vi = helper.make_tensor_sequence_value_info("s", TensorProto.INT64, [4])
+    graph.value_info.append(seq_vi)
+    func = helper.make_function(
+        "my.domain",
+        "Fn",
+        ["a"],
+        ["b"],
+        [helper.make_node("Relu", ["a"], ["b"])],
+        [helper.make_opsetid("", 18)],
+        attributes=["k"],
+    )
+    model = helper.make_model(
+        graph,
+        opset_imports=[helper.make_opsetid("", 18), helper.make_opsetid("my.domain", 1)],
+        functions=[func],
+        producer_name="tests",
+    )
+    helper.set_model_props(model, {"author": "me", "license": "none"})
+    train = onnx.TrainingInfoProto()
+    train.algorithm.CopyFrom(helper.make_graph([], "algo", [], []))
+    b = train.update_binding.add()
+    b.key, b.value = "w", "w_new"
+    model.training_info.append(train)
+    return model
+
+
+@pytest.fixture(scope="module")
+def model(rich_model):
+    return onnxfast.load(rich_model.SerializeToString())
+
+
+def test_field_names_and_values(model, rich_model) -> None:
+    assert model.ir_version == rich_model.ir_version
+    assert model.producer_name == "tests"
+    assert model.opset_import[0].domain == ""
+    assert model.opset_import[0].version == 18
+    assert model.opsets == {"": 18, "my.domain": 1}
+    assert model.metadata_props[0].key == "author"
+    node = model.graph.node[1]
+    assert node.op_type == "Custom"
+    assert node.domain == "my.domain"
+    assert node.input == ["y", "w"]
+    assert node.output == ["z"]
+    attr = node.attribute[0]
+    assert attr.name == "alpha"
+    assert attr.type == onnx.AttributeProto.FLOAT
+    assert attr.f == 0.5
+    assert model.functions[0].name == "Fn"
+    assert model.functions[0].attribute == ["k"]
+    assert model.training_info[0].update_binding[0].value == "w_new"
+    assert model.training_info[0].initialization is None
+    assert model.graph.sparse_initializer[0].values.float_data == [1.5, 2.5]
+
+
+def test_absent_messages_are_none_and_shapes_distinguish_rank(model) -> None:
+    out = model.graph.output[0]
+    assert out.type.tensor_type.shape is None  # unknown rank
+    cond = model.graph.input[0]
+    assert cond.type.tensor_type.shape is not None
+    assert len(cond.type.tensor_type.shape.dim) == 0  # a scalar
+    assert cond.type.sequence_type is None
+    dims = model.graph.output[1].type.tensor_type.shape.dim
+    assert dims[0].HasField("dim_value") is False
+    assert dims[0].HasField("dim_param") is False
+    assert dims[0].WhichOneof("value") is None
+    assert dims[1].dim_value == 3
+    x_dims = model.graph.input[1].type.tensor_type.shape.dim
+    assert x_dims[0].dim_param == "N"
+    assert x_dims[0].dim_value == 0
+    seq = model.graph.value_info[1].type
+    assert seq.WhichOneof("value") == "sequence_type"
+    assert seq.sequence_type.elem_type.tensor_type.elem_type == TensorProto.INT64
+    assert model.graph.node[0].attribute[0].t is None
+
+
+def test_repeated_fields_are_sequences(model) -> None:
+    nodes = model.graph.node
+    assert len(nodes) == 4
+    assert nodes[-1].name == "relu2"
+    assert [n.name for n in nodes[1:3]] == ["custom", "relu"]
+    assert [n.name for n in nodes[::-2]] == ["relu2", "custom"]
+    assert [n.op_type for n in nodes] == ["If", "Custom", "Relu", "Relu"]
+    with pytest.raises(IndexError):
+        nodes[4]
+    with pytest.raises(IndexError):
+        nodes[-5]
+    with pytest.raises(TypeError):
+        nodes["a"]
+    assert nodes == model.graph.node
+    assert nodes[0] == model.graph.node[0]
+    assert nodes[0] != nodes[1]
+    assert "4 Node" in repr(nodes)
+
+
+def test_attrs_match_onnx_helper(model, rich_model) -> None:
+    for ours, theirs in zip(model.graph.node, rich_model.graph.node):
+        expected = {a.name: helper.get_attribute_value(a) for a in theirs.attribute}
+        got = ours.attrs
+        assert set(got) == set(expected)
+        for name, value in expected.items():
+            mine = got[name]
+            if isinstance(value, (onnx.TensorProto, onnx.GraphProto)):
+                assert mine.to_onnx() == value
+            else:
+                assert mine == value, name
+    custom = model.graph.node[1].attrs
+    assert custom["mode"] == b"fast"
+    assert custom["names"] == [b"a", b"b"]
+    assert custom["sizes"] == [1, 2, 3]
+    assert isinstance(custom["tensor"], onnxfast.Tensor)
+    assert isinstance(model.graph.node[0].attrs["then_branch"], onnxfast.Graph)
+    assert model.graph.node[0].attribute[0].value.name == "else"
+
+
+def test_old_attributes_without_type_infer_their_kind() -> None:
+    attr = onnx.AttributeProto(name="k", i=7)  # IR 1 style: no `type`
+    node = onnx.NodeProto(op_type="X", input=["a"], output=["b"], attribute=[attr])
+    model = onnx.ModelProto(ir_version=1, graph=onnx.GraphProto(node=[node]))
+    ours = onnxfast.load(model.SerializeToString())
+    assert ours.graph.node[0].attribute[0].type == 0
+    assert ours.graph.node[0].attrs == {"k": 7}
+
+
+def test_graph_conveniences(model) -> None:
+    g = model.graph
+    assert list(g.initializers) == ["w"]
+    assert g.initializers["w"].dims == [2, 3]
+    assert g.producer("z").name == "custom"
+    assert g.producer("x") is None
+    assert [n.name for n in g.consumers("z")] == ["relu", "relu2"]
+    assert g.consumers("nothing") == []
+
+
+def test_reprs_are_readable(model) -> None:
+    assert repr(model).startswith("Model(ir_version=")
+    assert "main" in repr(model.graph)
+    assert repr(model.graph.node[1]).startswith("Node(name='custom', op_type='Custom'")
+    assert "FLOAT" in repr(model.graph.input[1])
+    assert repr(model.graph.initializer[0]) == "Tensor(name='w', data_type=FLOAT, dims=[2, 3])"
+
+
+def test_repr_escapes_control_characters() -> None:
+    node = onnx.NodeProto(op_type="Relu\x1b[31m", input=["a"], output=["b"])
+    model = onnxfast.load(onnx.ModelProto(graph=onnx.GraphProto(node=[node])).SerializeToString())
+    assert "\x1b" not in repr(model.graph.node[0])
+
+
+def test_to_onnx_is_exact(model, rich_model) -> None:
+    assert model.to_onnx() == rich_model
+    assert model.graph.to_onnx() == rich_model.graph
+    assert model.graph.node[1].to_onnx() == rich_model.graph.node[1]
+    assert (
+        model.graph.input[1].type.tensor_type.to_onnx()
+        == rich_model.graph.input[1].type.tensor_type
+    )
+
+
+def test_read_only(model) -> None:
+    with pytest.raises(AttributeError):
+        model.ir_version = 3
+    with pytest.raises(AttributeError):
+        model.graph.node[0].name = "x"
+
+
+def test_sources(tmp_path, rich_model) -> None:
+    data = rich_model.SerializeToString()
+    path = tmp_path / "m.onnx"
+    path.write_bytes(data)
+    expected = onnxfast.load(data)
+    assert onnxfast.load(str(path)) == expected
+    assert onnxfast.load(path) == expected
+    assert onnxfast.load(pathlib.PurePath(path)) == expected
+    assert onnxfast.load(bytearray(data)) == expected
+    assert onnxfast.load(memoryview(data)) == expected
+    assert onnxfast.load(io.BytesIO(data)) == expected
+    with open(path, "rb") as f:
+        assert onnxfast.load(f) == expected
+    assert onnxfast.load(rich_model) == expected
+    assert onnxfast.load(path, mmap=False) == expected
+    with pytest.raises(TypeError):
+        onnxfast.load(12)
+    with pytest.raises(TypeError, match="binary"):
+        onnxfast.load(io.StringIO("text"))
+
+
+def test_root_serialization_is_the_source() -> None:
+    data = onnx.helper.make_model(onnx.helper.make_graph([], "g", [], [])).SerializeToString()
+    model = onnxfast.load(data)
+    assert model.SerializeToString() == data
+
+
+def test_model_outlives_its_source_objects(tmp_path, rich_model) -> None:
+    path = tmp_path / "m.onnx"
+    path.write_bytes(rich_model.SerializeToString())
+    node = onnxfast.load(path).graph.node[1]  # the model object is gone
+    path.unlink()
+    assert node.attrs["tensor"].raw_data == np.arange(6, dtype=np.float32).tobytes()
+
+
+@pytest.mark.parametrize("path", wheel_models()[:5], ids=lambda p: p.name)
+def test_real_models(path) -> None:
+    ours = onnxfast.load(path)
+    theirs = onnx.load(path)
+    assert len(ours.graph.node) == len(theirs.graph.node)
+    assert ours.to_onnx() == theirs
+
+
+def test_errors_module() -> None:
+    assert onnxfast.errors.DecodeError is onnxfast.DecodeError
+    for name in ("DecodeError", "TensorError", "ExternalDataError", "CheckError", "InternalError"):
+        assert issubclass(getattr(onnxfast, name), onnxfast.OnnxFastError)
+    assert issubclass(onnxfast.CheckError, ValueError)
