@@ -44,6 +44,7 @@ from ._onnxfast import (
     ValueInfo,
     __version__,
 )
+from ._tensors import to_array
 from .errors import (
     CheckError,
     DecodeError,
@@ -99,4 +100,5 @@ __all__ = [
     "load_optional",
     "load_sequence",
     "load_tensor",
+    "to_array",
 ]

@@ -4,6 +4,8 @@
 from collections.abc import Iterator
 from typing import Any, Generic, TypeVar, final, overload
 
+import numpy as np
+
 _T = TypeVar("_T")
 
 __version__: str
@@ -41,6 +43,7 @@ __all__ = [
     "TrainingInfo",
     "Type",
     "ValueInfo",
+    "_Buffer",
     "__version__",
     "decode_message",
 ]
@@ -64,6 +67,14 @@ class RepeatedMessages(Generic[_T]):
     def __getitem__(self, index: slice, /) -> list[_T]: ...
     def __iter__(self) -> Iterator[_T]: ...
     def __eq__(self, value: object, /) -> bool: ...
+
+@final
+class _Buffer:
+    @property
+    def __array_interface__(self) -> dict[str, Any]: ...
+    @property
+    def is_view(self) -> bool: ...
+    def __len__(self) -> int: ...
 
 @final
 class RepeatedMessagesIterator:
@@ -340,6 +351,27 @@ class Tensor:
     def metadata_props(self) -> RepeatedMessages[StringStringEntry]: ...
     @property
     def is_external(self) -> bool: ...
+    @property
+    def dtype(self) -> np.dtype[Any] | None: ...
+    @property
+    def shape(self) -> tuple[int, ...]: ...
+    @property
+    def nbytes(self) -> int: ...
+    def numpy(self, copy: bool | None = None, dtype: Any = None) -> np.ndarray:
+        """The tensor as a numpy array (dtype and shape as onnx's to_array).
+
+        copy=None: a read-only zero-copy view of the model's bytes when the
+        stored bytes already are the array (raw_data or external data of a
+        byte-addressable type, little-endian host), else a new array.
+        copy=True: always a new, writable array. copy=False: raise
+        TensorError when a copy is unavoidable (typed fields, packed 4-/2-/6-bit
+        types, dtype conversions, big-endian hosts).
+
+        dtype=np.float32 converts float16, bfloat16, every float8/float6/float4
+        type, float8e8m0 and the packed integer types in one Rust pass (no
+        ml_dtypes, multi-threaded, GIL released); dtype=np.int8 does the same
+        for int4/uint4/int2/uint2.
+        """
 
 @final
 class TensorSegment:

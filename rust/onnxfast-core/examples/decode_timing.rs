@@ -10,7 +10,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let path = std::env::args().nth(1).ok_or("usage: decode_timing FILE")?;
     for _ in 0..8 {
         let t = Instant::now();
-        let buf = source::map_file(path.as_ref())?;
+        let buf = source::map_file(path.as_ref())?.bytes;
         let t_map = t.elapsed();
         let t = Instant::now();
         let stats = wire::scan(&buf, ids::MODEL_PROTO, wire::DEFAULT_MAX_DEPTH)?;

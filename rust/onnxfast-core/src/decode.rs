@@ -6,16 +6,20 @@ use prost::Message;
 use crate::error::{DecodeError, DecodeErrorKind};
 use crate::proto;
 use crate::schema::{ids, MESSAGES, STRUCT_SIZES};
+use crate::source::{PageReleaser, RELEASE_WINDOW};
 use crate::wire::{self, ScanStats, DEFAULT_MAX_DEPTH};
 
 /// Limits applied while decoding untrusted bytes.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct DecodeOptions {
     /// Deepest message nesting accepted (the root is depth 0).
     pub max_depth: usize,
     /// Upper bound on the memory the decoded message may take, in bytes;
     /// `None` means no bound.
     pub max_memory: Option<u64>,
+    /// For memory-mapped input: releases pages behind the walk (see
+    /// [`PageReleaser`]).
+    pub pages: Option<PageReleaser>,
 }
 
 impl Default for DecodeOptions {
@@ -23,6 +27,7 @@ impl Default for DecodeOptions {
         DecodeOptions {
             max_depth: DEFAULT_MAX_DEPTH,
             max_memory: None,
+            pages: None,
         }
     }
 }
@@ -33,7 +38,11 @@ pub trait RootMessage: Message + Default + Sized {
     const SCHEMA: usize;
 
     /// Decodes `buf` into `self` (protobuf merge semantics).
-    fn merge_from(&mut self, buf: Bytes) -> Result<(), prost::DecodeError> {
+    fn merge_from(
+        &mut self,
+        buf: Bytes,
+        _pages: Option<&PageReleaser>,
+    ) -> Result<(), prost::DecodeError> {
         self.merge(buf)
     }
 }
@@ -47,8 +56,12 @@ macro_rules! roots {
 impl RootMessage for proto::ModelProto {
     const SCHEMA: usize = ids::MODEL_PROTO;
 
-    fn merge_from(&mut self, buf: Bytes) -> Result<(), prost::DecodeError> {
-        merge_model(self, buf)
+    fn merge_from(
+        &mut self,
+        buf: Bytes,
+        pages: Option<&PageReleaser>,
+    ) -> Result<(), prost::DecodeError> {
+        merge_model(self, buf, pages)
     }
 }
 
@@ -95,7 +108,7 @@ pub fn projected_memory(stats: &ScanStats) -> u64 {
 
 /// Decodes `buf` as an `M`, zero-copy for bytes fields.
 pub fn decode<M: RootMessage>(buf: Bytes, options: &DecodeOptions) -> Result<M, DecodeError> {
-    let stats = wire::scan(&buf, M::SCHEMA, options.max_depth)?;
+    let stats = wire::scan_releasing(&buf, M::SCHEMA, options.max_depth, options.pages.as_ref())?;
     if let Some(budget) = options.max_memory {
         let projected = projected_memory(&stats);
         if projected > budget {
@@ -109,7 +122,11 @@ pub fn decode<M: RootMessage>(buf: Bytes, options: &DecodeOptions) -> Result<M, 
     }
     let scanned = buf.clone();
     let mut message = M::default();
-    message.merge_from(buf).map(|()| message).map_err(|e| {
+    let merged = message.merge_from(buf, options.pages.as_ref());
+    if let Some(pages) = &options.pages {
+        pages.release_all();
+    }
+    merged.map(|()| message).map_err(|e| {
         // The fast scan checks framing only; prost also checks UTF-8. Locate
         // whatever prost refused.
         wire::diagnose(&scanned, M::SCHEMA, options.max_depth).unwrap_or_else(|| DecodeError {
@@ -125,14 +142,25 @@ pub fn decode<M: RootMessage>(buf: Bytes, options: &DecodeOptions) -> Result<M, 
 
 /// Decodes a model like prost would, except that the main graph's nodes and
 /// initializers (independent messages) are decoded in parallel when numerous.
-fn merge_model(model: &mut proto::ModelProto, mut buf: Bytes) -> Result<(), prost::DecodeError> {
+fn merge_model(
+    model: &mut proto::ModelProto,
+    mut buf: Bytes,
+    pages: Option<&PageReleaser>,
+) -> Result<(), prost::DecodeError> {
     use prost::encoding::{decode_key, DecodeContext, WireType};
+    let base = buf.as_ptr() as usize;
     while buf.has_remaining() {
         let (tag, wire_type) = decode_key(&mut buf)?;
         if tag == 7 && wire_type == WireType::LengthDelimited {
             let len = length_prefix(&mut buf)?;
+            let offset = buf.as_ptr() as usize - base;
             let body = buf.split_to(len);
-            merge_graph(model.graph.get_or_insert_with(Default::default), body)?;
+            merge_graph(
+                model.graph.get_or_insert_with(Default::default),
+                body,
+                offset,
+                pages,
+            )?;
         } else {
             model.merge_field(tag, wire_type, &mut buf, DecodeContext::default())?;
         }
@@ -153,12 +181,26 @@ fn length_prefix(buf: &mut Bytes) -> Result<usize, prost::DecodeError> {
 /// Where each value of one repeated message field sits in a buffer.
 struct Spans(Vec<(usize, usize)>);
 
-fn merge_graph(graph: &mut proto::GraphProto, mut buf: Bytes) -> Result<(), prost::DecodeError> {
+/// `offset`: where the graph starts in the mapped buffer (for releasing pages).
+fn merge_graph(
+    graph: &mut proto::GraphProto,
+    mut buf: Bytes,
+    offset: usize,
+    pages: Option<&PageReleaser>,
+) -> Result<(), prost::DecodeError> {
     use prost::encoding::{decode_key, DecodeContext, WireType};
     let whole = buf.clone();
     let mut nodes = Spans(Vec::new());
     let mut inits = Spans(Vec::new());
+    let mut released = 0usize;
     while buf.has_remaining() {
+        let here = whole.len() - buf.remaining();
+        if here - released >= RELEASE_WINDOW {
+            if let Some(pages) = pages {
+                pages.release(offset + released, offset + here);
+            }
+            released = here;
+        }
         let (tag, wire_type) = decode_key(&mut buf)?;
         if (tag == 1 || tag == 5) && wire_type == WireType::LengthDelimited {
             let len = length_prefix(&mut buf)?;
@@ -173,8 +215,9 @@ fn merge_graph(graph: &mut proto::GraphProto, mut buf: Bytes) -> Result<(), pros
             graph.merge_field(tag, wire_type, &mut buf, DecodeContext::default())?;
         }
     }
-    decode_spans(&whole, &nodes, &mut graph.node)?;
-    decode_spans(&whole, &inits, &mut graph.initializer)?;
+    let release = pages.map(|p| (p, offset));
+    decode_spans(&whole, &nodes, &mut graph.node, release)?;
+    decode_spans(&whole, &inits, &mut graph.initializer, release)?;
     Ok(())
 }
 
@@ -186,6 +229,7 @@ fn decode_spans<M: Message + Default + Send>(
     whole: &Bytes,
     spans: &Spans,
     out: &mut Vec<M>,
+    release: Option<(&PageReleaser, usize)>,
 ) -> Result<(), prost::DecodeError> {
     use rayon::prelude::*;
     let spans = &spans.0;
@@ -195,10 +239,17 @@ fn decode_spans<M: Message + Default + Send>(
     let run = |slots: &mut [M], spans: &[(usize, usize)]| -> Result<(), prost::DecodeError> {
         let mut cursor = whole.clone();
         let mut consumed = 0;
+        let mut released = spans.first().map_or(0, |s| s.0);
         for (slot, &(offset, len)) in slots.iter_mut().zip(spans) {
             cursor.advance(offset - consumed);
             slot.merge((&mut cursor).take(len))?;
             consumed = offset + len;
+            if let Some((pages, base)) = release {
+                if consumed - released >= RELEASE_WINDOW {
+                    pages.release(base + released, base + consumed);
+                    released = consumed;
+                }
+            }
         }
         Ok(())
     };

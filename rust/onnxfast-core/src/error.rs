@@ -163,11 +163,131 @@ impl fmt::Display for DecodeError {
 
 impl std::error::Error for DecodeError {}
 
+/// What is wrong with a tensor.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TensorErrorKind {
+    UndefinedType,
+    UnknownType {
+        code: i32,
+    },
+    NegativeDim {
+        index: usize,
+        value: i64,
+    },
+    CountOverflow {
+        dims: Vec<i64>,
+    },
+    Segmented,
+    StringInRaw,
+    MultipleDataFields {
+        fields: Vec<&'static str>,
+    },
+    SizeMismatch {
+        field: &'static str,
+        got: usize,
+        expected: usize,
+        unit: &'static str,
+    },
+    WrongField {
+        field: &'static str,
+        expected: &'static str,
+    },
+    NoData {
+        expected: usize,
+    },
+    ExternalNotLoaded,
+    StringNotBytes,
+    NotString,
+    InvalidUtf8 {
+        index: usize,
+    },
+    Unsupported {
+        detail: String,
+    },
+}
+
+impl fmt::Display for TensorErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TensorErrorKind::UndefinedType => write!(f, "data_type is UNDEFINED (0)"),
+            TensorErrorKind::UnknownType { code } => {
+                write!(f, "data_type {code} is not a known element type")
+            }
+            TensorErrorKind::NegativeDim { index, value } => {
+                write!(f, "dims[{index}] is negative ({value})")
+            }
+            TensorErrorKind::CountOverflow { dims } => {
+                write!(
+                    f,
+                    "dims {dims:?} hold more elements than this machine can address"
+                )
+            }
+            TensorErrorKind::Segmented => write!(
+                f,
+                "segmented tensors (the `segment` field) are not supported"
+            ),
+            TensorErrorKind::StringInRaw => {
+                write!(f, "STRING tensors cannot store their data in raw_data")
+            }
+            TensorErrorKind::MultipleDataFields { fields } => {
+                write!(
+                    f,
+                    "data is stored in more than one place ({})",
+                    fields.join(", ")
+                )
+            }
+            TensorErrorKind::SizeMismatch {
+                field,
+                got,
+                expected,
+                unit,
+            } => write!(
+                f,
+                "{field} holds {got} {unit}, but the dims and data_type need {expected}"
+            ),
+            TensorErrorKind::WrongField { field, expected } => {
+                write!(
+                    f,
+                    "data is in {field}, but this data_type stores it in {expected}"
+                )
+            }
+            TensorErrorKind::NoData { expected } => {
+                write!(f, "no data for its {expected} elements")
+            }
+            TensorErrorKind::ExternalNotLoaded => write!(f, "data is external and was not read"),
+            TensorErrorKind::StringNotBytes => write!(f, "STRING tensors have no byte layout"),
+            TensorErrorKind::NotString => write!(f, "not a STRING tensor"),
+            TensorErrorKind::InvalidUtf8 { index } => {
+                write!(f, "string_data[{index}] is not valid UTF-8")
+            }
+            TensorErrorKind::Unsupported { detail } => write!(f, "{detail}"),
+        }
+    }
+}
+
+/// A tensor whose data cannot be turned into an array.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TensorError {
+    /// The tensor's name (may be empty).
+    pub tensor: String,
+    pub kind: TensorErrorKind,
+}
+
+impl fmt::Display for TensorError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "tensor '{}': {}", self.tensor, self.kind)
+    }
+}
+
+impl std::error::Error for TensorError {}
+
 /// Every error the core crate returns.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     #[error(transparent)]
     Decode(#[from] DecodeError),
+    #[error(transparent)]
+    Tensor(#[from] TensorError),
     /// The model file (or a file it names) cannot be read.
     #[error("{}: {source}", path.display())]
     Io { path: PathBuf, source: io::Error },

@@ -6,14 +6,18 @@
 //!   locates faults (offset + field path), bounds nesting and projects memory.
 //! - [`decode`]: scan, then decode with prost.
 //! - [`source`]: memory-mapped or owned file contents.
+//! - [`tensor`]: element types, validation, numpy-layout bytes.
+//! - [`convert`]: sub-byte unpacking and small-float → f32 / i8 kernels.
 
+pub mod convert;
 pub mod decode;
 pub mod error;
 pub mod proto;
 pub mod schema;
 pub mod source;
+pub mod tensor;
 pub mod wire;
 
 pub use bytes::Bytes;
 pub use decode::{decode, DecodeOptions, RootMessage};
-pub use error::{DecodeError, DecodeErrorKind, Error, Result};
+pub use error::{DecodeError, DecodeErrorKind, Error, Result, TensorError, TensorErrorKind};

@@ -17,6 +17,7 @@
 
 use crate::error::{DecodeError, DecodeErrorKind};
 use crate::schema::{FieldSchema, Kind, MessageSchema, MAX_FIELDS, MESSAGES};
+use crate::source::{PageReleaser, RELEASE_WINDOW};
 
 /// Protobuf's own default recursion limit, also onnx's (C++ protobuf).
 pub const DEFAULT_MAX_DEPTH: usize = 100;
@@ -55,7 +56,17 @@ struct PathStep {
 /// Does not validate UTF-8 (prost does while decoding); on any fault, the
 /// buffer is re-walked by [`diagnose`] to report the field path.
 pub fn scan(buf: &[u8], root: usize, max_depth: usize) -> Result<ScanStats, DecodeError> {
-    match walk::<false>(buf, root, max_depth, &mut Vec::new()) {
+    scan_releasing(buf, root, max_depth, None)
+}
+
+/// [`scan`], releasing the pages of a mapped buffer behind the walk.
+pub fn scan_releasing(
+    buf: &[u8],
+    root: usize,
+    max_depth: usize,
+    pages: Option<&PageReleaser>,
+) -> Result<ScanStats, DecodeError> {
+    match walk::<false>(buf, root, max_depth, &mut Vec::new(), pages) {
         Ok(stats) => Ok(stats),
         Err(_) => Err(
             diagnose(buf, root, max_depth).unwrap_or_else(|| DecodeError {
@@ -74,7 +85,7 @@ pub fn scan(buf: &[u8], root: usize, max_depth: usize) -> Result<ScanStats, Deco
 /// first fault with its field path, or `None` when the buffer is sound.
 pub fn diagnose(buf: &[u8], root: usize, max_depth: usize) -> Option<DecodeError> {
     let mut path = Vec::new();
-    match walk::<true>(buf, root, max_depth, &mut path) {
+    match walk::<true>(buf, root, max_depth, &mut path, None) {
         Ok(_) => None,
         Err((offset, kind, current, stack)) => {
             let mut text = String::new();
@@ -154,7 +165,10 @@ fn walk<const DIAG: bool>(
     root: usize,
     max_depth: usize,
     path: &mut Vec<PathStep>,
+    pages: Option<&PageReleaser>,
 ) -> Result<ScanStats, DiagFault> {
+    let mut released = 0usize;
+    let mut next_release = RELEASE_WINDOW;
     let mut stats = ScanStats {
         messages: vec![0; MESSAGES.len()],
         repeated_elements: 0,
@@ -239,9 +253,21 @@ fn walk<const DIAG: bool>(
     }
 
     loop {
+        if pos >= next_release {
+            if let Some(pages) = pages {
+                pages.release(released, pos);
+            }
+            released = pos;
+            next_release = pos.saturating_add(RELEASE_WINDOW);
+        }
         if pos >= end {
             match saved.pop() {
-                None => return Ok(stats),
+                None => {
+                    if let Some(pages) = pages {
+                        pages.release(released, buf.len());
+                    }
+                    return Ok(stats);
+                }
                 Some(parent) => {
                     msg = parent.msg;
                     end = parent.end;

@@ -9,7 +9,7 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyType};
 
-use onnxfast_core::{DecodeError, Error};
+use onnxfast_core::{DecodeError, Error, TensorError};
 
 static ERRORS_MODULE: PyOnceLock<Py<PyModule>> = PyOnceLock::new();
 
@@ -44,6 +44,17 @@ pub fn decode_error(py: Python<'_>, err: &DecodeError) -> PyErr {
     make_error(py, "DecodeError", err.to_string(), &attrs)
 }
 
+pub fn tensor_error(py: Python<'_>, err: &TensorError) -> PyErr {
+    let attrs = PyDict::new(py);
+    let filled = attrs
+        .set_item("tensor", &err.tensor)
+        .and_then(|()| attrs.set_item("reason", err.kind.to_string()));
+    if let Err(e) = filled {
+        return e;
+    }
+    make_error(py, "TensorError", err.to_string(), &attrs)
+}
+
 /// An OS error with its errno and file name, so Python picks the right
 /// subclass (`FileNotFoundError`, `IsADirectoryError`, ...).
 pub fn os_error(py: Python<'_>, path: &std::path::Path, source: &std::io::Error) -> PyErr {
@@ -74,6 +85,7 @@ pub fn os_error(py: Python<'_>, path: &std::path::Path, source: &std::io::Error)
 pub fn to_py(py: Python<'_>, err: &Error) -> PyErr {
     match err {
         Error::Decode(e) => decode_error(py, e),
+        Error::Tensor(e) => tensor_error(py, e),
         Error::Io { path, source } => os_error(py, path, source),
     }
 }

@@ -4,6 +4,7 @@
 //! the one error-to-exception mapping (`errors.rs`). All decoding runs in
 //! onnxfast-core with the GIL released.
 
+mod arrays;
 mod errors;
 mod graph_index;
 mod lists;
@@ -186,20 +187,20 @@ fn decode_message(
     max_depth: usize,
 ) -> PyResult<Py<PyAny>> {
     let kind = Kind::parse(kind)?;
-    let (buf, base_dir) = if let Ok(data) = source.cast::<PyBytes>() {
-        (bytes_from_py(py, data), base_dir)
+    let (buf, pages, base_dir) = if let Ok(data) = source.cast::<PyBytes>() {
+        (bytes_from_py(py, data), None, base_dir)
     } else if let Ok(path) = source.extract::<PathBuf>() {
         let loaded = py
             .detach(|| {
                 if mmap {
                     source::map_file(&path)
                 } else {
-                    source::read_file(&path)
+                    source::read_file(&path).map(|bytes| source::Mapped { bytes, pages: None })
                 }
             })
             .into_py_result(py)?;
         let dir = base_dir.or_else(|| Some(parent_dir(&path)));
-        (loaded, dir)
+        (loaded.bytes, loaded.pages, dir)
     } else {
         return Err(PyTypeError::new_err(format!(
             "expected a path or bytes, got {}",
@@ -209,6 +210,7 @@ fn decode_message(
     let options = DecodeOptions {
         max_depth,
         max_memory: Some(max_memory.unwrap_or_else(|| default_budget(buf.len()))),
+        pages,
     };
     let source_buf = buf.clone();
     let message = py

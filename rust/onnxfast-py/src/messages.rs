@@ -551,6 +551,34 @@ message! {
         self.0.data_location() == proto::tensor_proto::DataLocation::External
     }
 
+    /// The tensor as a numpy array, with the dtype and shape
+    /// `onnx.numpy_helper.to_array` gives. See the type stubs for `copy`
+    /// and `dtype`.
+    #[pyo3(signature = (copy = None, dtype = None))]
+    fn numpy(&self, py: Python<'_>, copy: Option<bool>, dtype: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
+        crate::arrays::tensor_to_numpy(py, &self.0, copy, dtype, None)
+    }
+
+    /// numpy dtype of `numpy()` (None for an undefined or unknown data_type).
+    #[getter]
+    fn dtype(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        crate::arrays::tensor_dtype(py, &self.0)
+    }
+
+    /// `tuple(dims)`.
+    #[getter]
+    fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyTuple>> {
+        crate::arrays::shape(py, &self.0)
+    }
+
+    /// Bytes of the array `numpy()` returns (elements × itemsize), from the
+    /// metadata alone.
+    #[getter]
+    fn nbytes(&self, py: Python<'_>) -> PyResult<usize> {
+        let plan = onnxfast_core::tensor::plan(&self.0).map_err(|e| crate::errors::tensor_error(py, &e))?;
+        Ok(plan.nbytes())
+    }
+
     fn __repr__(&self) -> String {
         let t = &*self.0;
         let mut r = Repr::new("Tensor");
@@ -1122,6 +1150,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<MapValue>()?;
     m.add_class::<OptionalValue>()?;
     m.add_class::<MessageList>()?;
+    m.add_class::<crate::arrays::BufferOwner>()?;
     m.add_class::<crate::lists::MessageListIter>()?;
     Ok(())
 }
