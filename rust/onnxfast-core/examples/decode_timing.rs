@@ -8,7 +8,11 @@ use onnxfast_core::{decode, proto, schema::ids, source, wire, DecodeOptions};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let path = std::env::args().nth(1).ok_or("usage: decode_timing FILE")?;
-    for _ in 0..8 {
+    for _ in 0..std::env::var("N")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(8)
+    {
         let t = Instant::now();
         let buf = source::map_file(path.as_ref())?.bytes;
         let t_map = t.elapsed();

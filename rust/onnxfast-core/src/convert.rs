@@ -247,6 +247,48 @@ fn table(elem: &ElemType) -> Option<&'static [u32; 256]> {
     tables.get(index)
 }
 
+/// [`table`] as f32 values.
+fn table_f32(elem: &ElemType) -> Option<&'static [f32; 256]> {
+    static TABLES: OnceLock<Vec<[f32; 256]>> = OnceLock::new();
+    let tables = TABLES.get_or_init(|| {
+        (17..=28)
+            .map(|code| {
+                let mut t = [0f32; 256];
+                if let Some(bits) = crate::tensor::elem_type(code).and_then(table) {
+                    for (dst, b) in t.iter_mut().zip(bits) {
+                        *dst = f32::from_bits(*b);
+                    }
+                }
+                t
+            })
+            .collect()
+    });
+    table(elem)?;
+    tables.get(usize::try_from(elem.code - 17).ok()?)
+}
+
+/// [`table`] as i8 values (packed integer types only).
+fn table_i8(elem: &ElemType) -> Option<&'static [i8; 256]> {
+    static TABLES: OnceLock<Vec<[i8; 256]>> = OnceLock::new();
+    if !elem.packed_int {
+        return None;
+    }
+    let tables = TABLES.get_or_init(|| {
+        (17..=28)
+            .map(|code| {
+                let mut t = [0i8; 256];
+                if let Some(bits) = crate::tensor::elem_type(code).and_then(table) {
+                    for (dst, b) in t.iter_mut().zip(bits) {
+                        *dst = f32::from_bits(*b) as i8;
+                    }
+                }
+                t
+            })
+            .collect()
+    });
+    tables.get(usize::try_from(elem.code - 17).ok()?)
+}
+
 /// Can `elem` go through [`to_f32`]?
 pub fn converts_to_f32(elem: &ElemType) -> bool {
     elem.small_float || elem.packed_int || elem.code == 1
@@ -293,50 +335,88 @@ fn convert_f32_range(elem: &ElemType, src: &[u8], packed: bool, start: usize, ou
             }
         }
         _ => {
-            let Some(lut) = table(elem) else {
+            let Some(lut) = table_f32(elem) else {
                 return;
             };
-            if packed && elem.bits < 8 {
-                let mut codes = vec![0u8; out.len()];
-                unpack_range(elem, src, start, &mut codes);
-                for (dst, &c) in out.iter_mut().zip(&codes) {
-                    *dst = f32::from_bits(lut[usize::from(c)]);
-                }
-            } else {
-                let bytes = src.get(start..).unwrap_or(&[]);
-                for (dst, &c) in out.iter_mut().zip(bytes) {
-                    *dst = f32::from_bits(lut[usize::from(c)]);
-                }
-            }
+            decode_codes(elem, src, packed, start, out, lut);
         }
     }
 }
 
-/// Unpacks elements [start, start + out.len()) of a packed stream; `start`
-/// is a multiple of 4 (see [`CHUNK`]).
-fn unpack_range(elem: &ElemType, packed: &[u8], start: usize, out: &mut [u8]) {
-    let byte_start = start * elem.bits as usize / 8;
-    unpack_bits(elem, packed.get(byte_start..).unwrap_or(&[]), out);
+/// Maps each element code of `src` through `lut`: packed streams are
+/// decoded in place (a byte at a time, no intermediate buffer).
+fn decode_codes<T: Copy>(
+    elem: &ElemType,
+    src: &[u8],
+    packed: bool,
+    start: usize,
+    out: &mut [T],
+    lut: &[T; 256],
+) {
+    let code = |c: u8| lut[usize::from(c)];
+    if !(packed && elem.bits < 8) {
+        let bytes = src.get(start..).unwrap_or(&[]);
+        for (dst, &c) in out.iter_mut().zip(bytes) {
+            *dst = code(c);
+        }
+        return;
+    }
+    let n = out.len();
+    match elem.bits {
+        4 => {
+            let bytes = src.get(start / 2..).unwrap_or(&[]);
+            let mut pairs = out.chunks_exact_mut(2);
+            for (dst, &b) in (&mut pairs).zip(bytes) {
+                dst[0] = code(b & 0x0f);
+                dst[1] = code(b >> 4);
+            }
+            if let ([last], Some(&b)) = (pairs.into_remainder(), bytes.get(n / 2)) {
+                *last = code(b & 0x0f);
+            }
+        }
+        2 => {
+            let bytes = src.get(start / 4..).unwrap_or(&[]);
+            let mut quads = out.chunks_exact_mut(4);
+            for (dst, &b) in (&mut quads).zip(bytes) {
+                dst[0] = code(b & 0x03);
+                dst[1] = code((b >> 2) & 0x03);
+                dst[2] = code((b >> 4) & 0x03);
+                dst[3] = code(b >> 6);
+            }
+            let tail = quads.into_remainder();
+            if let Some(&b) = bytes.get(n / 4) {
+                for (k, dst) in tail.iter_mut().enumerate() {
+                    *dst = code((b >> (2 * k)) & 0x03);
+                }
+            }
+        }
+        6 => {
+            let bytes = src.get(start / 4 * 3..).unwrap_or(&[]);
+            for (g, dst) in out.chunks_mut(4).enumerate() {
+                let at = |k: usize| bytes.get(3 * g + k).copied().unwrap_or(0);
+                let (b0, b1, b2) = (at(0), at(1), at(2));
+                let values = [
+                    b0 & 0x3f,
+                    (b0 >> 6) | ((b1 & 0x0f) << 2),
+                    (b1 >> 4) | ((b2 & 0x03) << 4),
+                    b2 >> 2,
+                ];
+                for (d, v) in dst.iter_mut().zip(values) {
+                    *d = code(v);
+                }
+            }
+        }
+        _ => {}
+    }
 }
 
 /// Converts `out.len()` packed-integer elements (int4, uint4, int2, uint2)
 /// to i8. `src` as in [`to_f32`].
 pub fn to_i8(elem: &ElemType, src: &[u8], packed: bool, out: &mut [i8]) {
-    let run = |start: usize, out: &mut [i8]| {
-        let Some(lut) = table(elem) else {
-            return;
-        };
-        let mut codes = vec![0u8; out.len()];
-        if packed {
-            unpack_range(elem, src, start, &mut codes);
-        } else {
-            let n = codes.len().min(src.len().saturating_sub(start));
-            codes[..n].copy_from_slice(&src[start..start + n]);
-        }
-        for (dst, &c) in out.iter_mut().zip(&codes) {
-            *dst = f32::from_bits(lut[usize::from(c)]) as i8;
-        }
+    let Some(lut) = table_i8(elem) else {
+        return;
     };
+    let run = |start: usize, out: &mut [i8]| decode_codes(elem, src, packed, start, out, lut);
     if out.len() < PARALLEL_MIN_ELEMENTS {
         run(0, out);
     } else {

@@ -9,6 +9,23 @@ use crate::schema::{ids, MESSAGES, STRUCT_SIZES};
 use crate::source::{PageReleaser, RELEASE_WINDOW};
 use crate::wire::{self, ScanStats, DEFAULT_MAX_DEPTH};
 
+/// Why prost (or our fast paths) refused the input. Only used to trigger
+/// [`wire::diagnose`], which reports the fault with its offset and path.
+#[derive(Debug)]
+pub struct Malformed(String);
+
+impl From<prost::DecodeError> for Malformed {
+    fn from(e: prost::DecodeError) -> Self {
+        Malformed(e.to_string())
+    }
+}
+
+impl std::fmt::Display for Malformed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
 /// Limits applied while decoding untrusted bytes.
 #[derive(Debug, Clone)]
 pub struct DecodeOptions {
@@ -38,12 +55,8 @@ pub trait RootMessage: Message + Default + Sized {
     const SCHEMA: usize;
 
     /// Decodes `buf` into `self` (protobuf merge semantics).
-    fn merge_from(
-        &mut self,
-        buf: Bytes,
-        _pages: Option<&PageReleaser>,
-    ) -> Result<(), prost::DecodeError> {
-        self.merge(buf)
+    fn merge_from(&mut self, buf: Bytes, _pages: Option<&PageReleaser>) -> Result<(), Malformed> {
+        Ok(self.merge(buf)?)
     }
 }
 
@@ -56,11 +69,7 @@ macro_rules! roots {
 impl RootMessage for proto::ModelProto {
     const SCHEMA: usize = ids::MODEL_PROTO;
 
-    fn merge_from(
-        &mut self,
-        buf: Bytes,
-        pages: Option<&PageReleaser>,
-    ) -> Result<(), prost::DecodeError> {
+    fn merge_from(&mut self, buf: Bytes, pages: Option<&PageReleaser>) -> Result<(), Malformed> {
         merge_model(self, buf, pages)
     }
 }
@@ -146,7 +155,7 @@ fn merge_model(
     model: &mut proto::ModelProto,
     mut buf: Bytes,
     pages: Option<&PageReleaser>,
-) -> Result<(), prost::DecodeError> {
+) -> Result<(), Malformed> {
     use prost::encoding::{decode_key, DecodeContext, WireType};
     let base = buf.as_ptr() as usize;
     while buf.has_remaining() {
@@ -169,12 +178,11 @@ fn merge_model(
 }
 
 /// Reads a length prefix and checks it against what is left.
-fn length_prefix(buf: &mut Bytes) -> Result<usize, prost::DecodeError> {
+fn length_prefix(buf: &mut Bytes) -> Result<usize, Malformed> {
     let len = prost::encoding::decode_varint(buf)?;
     match usize::try_from(len) {
         Ok(len) if len <= buf.remaining() => Ok(len),
-        // Unreachable after a successful scan; prost's own wording.
-        _ => prost::Message::decode(&[0x0a_u8, 0x05][..]).map(|_: proto::NodeProto| 0),
+        _ => Err(Malformed("length runs past the buffer".into())),
     }
 }
 
@@ -187,7 +195,7 @@ fn merge_graph(
     mut buf: Bytes,
     offset: usize,
     pages: Option<&PageReleaser>,
-) -> Result<(), prost::DecodeError> {
+) -> Result<(), Malformed> {
     use prost::encoding::{decode_key, DecodeContext, WireType};
     let whole = buf.clone();
     let mut nodes = Spans(Vec::new());
@@ -225,25 +233,26 @@ fn merge_graph(
 /// order, on several threads when there are many. Each thread walks one
 /// clone of `whole`, so bytes fields stay zero-copy slices and no reference
 /// count is touched per message.
-fn decode_spans<M: Message + Default + Send>(
+fn decode_spans<M: SpanMerge>(
     whole: &Bytes,
     spans: &Spans,
     out: &mut Vec<M>,
     release: Option<(&PageReleaser, usize)>,
-) -> Result<(), prost::DecodeError> {
+) -> Result<(), Malformed> {
     use rayon::prelude::*;
     let spans = &spans.0;
     let start = out.len();
     out.resize_with(start + spans.len(), M::default);
     let slots = &mut out[start..];
-    let run = |slots: &mut [M], spans: &[(usize, usize)]| -> Result<(), prost::DecodeError> {
-        let mut cursor = whole.clone();
-        let mut consumed = 0;
+    let run = |slots: &mut [M], spans: &[(usize, usize)]| -> Result<(), Malformed> {
+        let mut cursor = Cursor {
+            bytes: whole.clone(),
+            at: 0,
+        };
         let mut released = spans.first().map_or(0, |s| s.0);
         for (slot, &(offset, len)) in slots.iter_mut().zip(spans) {
-            cursor.advance(offset - consumed);
-            slot.merge((&mut cursor).take(len))?;
-            consumed = offset + len;
+            slot.merge_span(whole, &mut cursor, offset, len)?;
+            let consumed = offset + len;
             if let Some((pages, base)) = release {
                 if consumed - released >= RELEASE_WINDOW {
                     pages.release(base + released, base + consumed);
@@ -264,6 +273,118 @@ fn decode_spans<M: Message + Default + Send>(
         .par_chunks_mut(chunk)
         .zip(spans.par_chunks(chunk))
         .try_for_each(|(slots, spans)| run(slots, spans))
+}
+
+/// A clone of the source positioned at `at`, moved forward only: zero-copy
+/// bytes fields without touching a reference count per message.
+struct Cursor {
+    bytes: Bytes,
+    at: usize,
+}
+
+impl Cursor {
+    fn seek(&mut self, to: usize) -> Result<(), Malformed> {
+        let step = to
+            .checked_sub(self.at)
+            .filter(|&s| s <= self.bytes.remaining())
+            .ok_or_else(|| Malformed("cursor moved backwards".into()))?;
+        self.bytes.advance(step);
+        self.at = to;
+        Ok(())
+    }
+}
+
+/// Decoding one message found at a span of the source.
+trait SpanMerge: Message + Default + Send {
+    fn merge_span(
+        &mut self,
+        _whole: &Bytes,
+        cursor: &mut Cursor,
+        offset: usize,
+        len: usize,
+    ) -> Result<(), Malformed> {
+        cursor.seek(offset)?;
+        self.merge((&mut cursor.bytes).take(len))?;
+        cursor.at = offset + len;
+        Ok(())
+    }
+}
+
+impl SpanMerge for proto::TensorProto {}
+
+impl SpanMerge for proto::NodeProto {
+    /// Nodes are the bulk of large graphs and mostly strings: their string
+    /// fields are read straight from the slice; everything else (attributes,
+    /// metadata, device configurations, unknown fields) goes through prost.
+    fn merge_span(
+        &mut self,
+        whole: &Bytes,
+        cursor: &mut Cursor,
+        offset: usize,
+        len: usize,
+    ) -> Result<(), Malformed> {
+        use prost::encoding::{DecodeContext, WireType};
+        let end = offset
+            .checked_add(len)
+            .filter(|&e| e <= whole.len())
+            .ok_or_else(|| Malformed("node span past the buffer".into()))?;
+        let buf = &whole[offset..end];
+        let mut pos = 0usize;
+        while pos < buf.len() {
+            let key = slice_varint(buf, &mut pos)?;
+            let tag =
+                u32::try_from(key >> 3).map_err(|_| Malformed("field number overflows".into()))?;
+            let wire = key & 7;
+            if wire == 2 && matches!(tag, 1..=4 | 6..=8) {
+                let n = usize::try_from(slice_varint(buf, &mut pos)?)
+                    .map_err(|_| Malformed("length overflows".into()))?;
+                let text = buf
+                    .get(pos..pos.saturating_add(n))
+                    .ok_or_else(|| Malformed("string past the end".into()))?;
+                let text = std::str::from_utf8(text)
+                    .map_err(|_| Malformed("invalid UTF-8".into()))?
+                    .to_owned();
+                pos += n;
+                match tag {
+                    1 => self.input.push(text),
+                    2 => self.output.push(text),
+                    3 => self.name = Some(text),
+                    4 => self.op_type = Some(text),
+                    6 => self.doc_string = Some(text),
+                    7 => self.domain = Some(text),
+                    _ => self.overload = Some(text),
+                }
+            } else {
+                let wire_type =
+                    WireType::try_from(wire).map_err(|_| Malformed("invalid wire type".into()))?;
+                cursor.seek(offset + pos)?;
+                let before = cursor.bytes.remaining();
+                let mut limited = (&mut cursor.bytes).take(len - pos);
+                self.merge_field(tag, wire_type, &mut limited, DecodeContext::default())?;
+                let used = before - cursor.bytes.remaining();
+                cursor.at += used;
+                pos += used;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A varint from a slice (the scan has already checked it).
+#[inline]
+fn slice_varint(buf: &[u8], pos: &mut usize) -> Result<u64, Malformed> {
+    let mut value = 0u64;
+    for i in 0..10 {
+        let byte = *buf
+            .get(*pos)
+            .ok_or_else(|| Malformed("varint past the end".into()))?;
+        *pos += 1;
+        value |= u64::from(byte & 0x7f) << (7 * i);
+        if byte < 0x80 {
+            return Ok(value);
+        }
+    }
+    Err(Malformed("varint too long".into()))
 }
 
 #[cfg(test)]

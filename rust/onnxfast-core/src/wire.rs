@@ -39,7 +39,7 @@ pub struct ScanStats {
 }
 
 /// The state of an enclosing message, saved while a child is scanned.
-struct Saved {
+pub(crate) struct Saved {
     msg: usize,
     end: usize,
 }
@@ -66,9 +66,9 @@ pub fn scan_releasing(
     max_depth: usize,
     pages: Option<&PageReleaser>,
 ) -> Result<ScanStats, DecodeError> {
-    match walk::<false>(buf, root, max_depth, &mut Vec::new(), pages) {
-        Ok(stats) => Ok(stats),
-        Err(_) => Err(
+    match fast_scan(buf, root, max_depth, pages) {
+        Some(stats) => Ok(stats),
+        None => Err(
             diagnose(buf, root, max_depth).unwrap_or_else(|| DecodeError {
                 offset: 0,
                 path: String::new(),
@@ -81,12 +81,124 @@ pub fn scan_releasing(
     }
 }
 
+/// Nodes of a model's main graph are at this depth.
+const NODE_DEPTH: usize = 2;
+
+/// Below this many main-graph nodes, they are scanned inline.
+const PARALLEL_NODES: usize = 4096;
+
+/// The fast scan; `None` on any fault. For a model, the main graph's nodes
+/// (the bulk of big graphs) are scanned in parallel after the rest.
+fn fast_scan(
+    buf: &[u8],
+    root: usize,
+    max_depth: usize,
+    pages: Option<&PageReleaser>,
+) -> Option<ScanStats> {
+    use rayon::prelude::*;
+    let mut stats = ScanStats::new();
+    let mut saved = Vec::with_capacity(16);
+    if root != crate::schema::ids::MODEL_PROTO || max_depth < NODE_DEPTH {
+        walk::<false>(
+            buf,
+            root,
+            max_depth,
+            &mut Vec::new(),
+            pages,
+            None,
+            &mut stats,
+            &mut saved,
+        )
+        .ok()?;
+        return Some(stats);
+    }
+    let mut nodes = Vec::new();
+    walk::<false>(
+        buf,
+        root,
+        max_depth,
+        &mut Vec::new(),
+        pages,
+        Some(&mut nodes),
+        &mut stats,
+        &mut saved,
+    )
+    .ok()?;
+    let inner_depth = max_depth - NODE_DEPTH;
+    // Scans a run of nodes, each as a root; their own count is already in `stats`.
+    let scan_run = |run: &[(usize, usize)]| -> Option<ScanStats> {
+        let mut acc = ScanStats::new();
+        let mut saved = Vec::with_capacity(16);
+        for &(start, stop) in run {
+            let node = buf.get(start..stop)?;
+            walk::<false>(
+                node,
+                crate::schema::ids::NODE_PROTO,
+                inner_depth,
+                &mut Vec::new(),
+                None,
+                None,
+                &mut acc,
+                &mut saved,
+            )
+            .ok()?;
+        }
+        acc.messages[crate::schema::ids::NODE_PROTO] -= run.len() as u64;
+        acc.max_depth += NODE_DEPTH;
+        Some(acc)
+    };
+    let inner = if nodes.len() < PARALLEL_NODES {
+        scan_run(&nodes)?
+    } else {
+        let chunk = nodes.len().div_ceil(rayon::current_num_threads() * 4);
+        nodes
+            .par_chunks(chunk)
+            .map(scan_run)
+            .try_reduce(ScanStats::new, |a, b| Some(a.merged(b)))?
+    };
+    if !nodes.is_empty() {
+        stats = stats.merged(inner);
+    }
+    Some(stats)
+}
+
+impl ScanStats {
+    fn new() -> Self {
+        ScanStats {
+            messages: vec![0; MESSAGES.len()],
+            repeated_elements: 0,
+            string_bytes: 0,
+            max_depth: 0,
+        }
+    }
+
+    fn merged(mut self, other: ScanStats) -> ScanStats {
+        for (a, b) in self.messages.iter_mut().zip(other.messages) {
+            *a += b;
+        }
+        self.repeated_elements += other.repeated_elements;
+        self.string_bytes += other.string_bytes;
+        self.max_depth = self.max_depth.max(other.max_depth);
+        self
+    }
+}
+
 /// Re-walks `buf` validating everything (UTF-8 included) and returns the
 /// first fault with its field path, or `None` when the buffer is sound.
 pub fn diagnose(buf: &[u8], root: usize, max_depth: usize) -> Option<DecodeError> {
     let mut path = Vec::new();
-    match walk::<true>(buf, root, max_depth, &mut path, None) {
-        Ok(_) => None,
+    let mut stats = ScanStats::new();
+    match walk::<true>(
+        buf,
+        root,
+        max_depth,
+        &mut path,
+        None,
+        None,
+        &mut stats,
+        &mut Vec::new(),
+    ) {
+        Ok(()) => None,
         Err((offset, kind, current, stack)) => {
             let mut text = String::new();
             let mut parent = root;
@@ -160,30 +272,28 @@ fn wire_expectation(field: &FieldSchema, expected: u8) -> &'static str {
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn walk<const DIAG: bool>(
     buf: &[u8],
     root: usize,
     max_depth: usize,
     path: &mut Vec<PathStep>,
     pages: Option<&PageReleaser>,
-) -> Result<ScanStats, DiagFault> {
+    mut defer_nodes: Option<&mut Vec<(usize, usize)>>,
+    stats: &mut ScanStats,
+    saved: &mut Vec<Saved>,
+) -> Result<(), DiagFault> {
     let mut released = 0usize;
     let mut next_release = RELEASE_WINDOW;
-    let mut stats = ScanStats {
-        messages: vec![0; MESSAGES.len()],
-        repeated_elements: 0,
-        string_bytes: 0,
-        max_depth: 0,
-    };
     stats.messages[root] += 1;
-    let mut saved: Vec<Saved> = Vec::with_capacity(16);
+    saved.clear();
     let mut msg = root;
     let mut schema: &'static MessageSchema = &MESSAGES[root];
     let mut end = buf.len();
     let mut pos = 0usize;
     let mut root_counts = [0u32; MAX_FIELDS];
     // The field being read, for error paths (diagnose mode).
-    let mut current: Option<(usize, u32)>;
+    let mut current: Option<(usize, u32)> = None;
 
     macro_rules! fail {
         ($at:expr, $kind:expr) => {{
@@ -253,20 +363,13 @@ fn walk<const DIAG: bool>(
     }
 
     loop {
-        if pos >= next_release {
-            if let Some(pages) = pages {
-                pages.release(released, pos);
-            }
-            released = pos;
-            next_release = pos.saturating_add(RELEASE_WINDOW);
-        }
         if pos >= end {
             match saved.pop() {
                 None => {
                     if let Some(pages) = pages {
                         pages.release(released, buf.len());
                     }
-                    return Ok(stats);
+                    return Ok(());
                 }
                 Some(parent) => {
                     msg = parent.msg;
@@ -279,7 +382,9 @@ fn walk<const DIAG: bool>(
                 }
             }
         }
-        current = None;
+        if DIAG {
+            current = None;
+        }
         let key_at = pos;
         let key = varint!("field tag");
         let number = key >> 3;
@@ -396,8 +501,29 @@ fn walk<const DIAG: bool>(
                 if depth > max_depth {
                     fail!(key_at, DecodeErrorKind::TooDeep { limit: max_depth });
                 }
+                if depth == NODE_DEPTH
+                    && id == crate::schema::ids::NODE_PROTO
+                    && msg == crate::schema::ids::GRAPH_PROTO
+                {
+                    if let Some(deferred) = defer_nodes.as_deref_mut() {
+                        // Scanned later (in parallel) as roots of their own.
+                        stats.messages[id] += 1;
+                        deferred.push((start, stop));
+                        pos = stop;
+                        continue;
+                    }
+                }
                 stats.max_depth = stats.max_depth.max(depth);
                 stats.messages[id] += 1;
+                // Release mapped pages behind us at message boundaries (where
+                // a walk over weights jumps from one tensor to the next).
+                if start >= next_release {
+                    if let Some(pages) = pages {
+                        pages.release(released, start);
+                    }
+                    released = start;
+                    next_release = start.saturating_add(RELEASE_WINDOW);
+                }
                 saved.push(Saved { msg, end });
                 if DIAG {
                     path.push(PathStep {
