@@ -54,8 +54,9 @@ def main() -> None:
         )
         for tag, params in (("I", s.inputs), ("O", s.outputs)):
             for p in params:
+                option = _OPTION[p.option]
                 lines.append(
-                    f"{tag} {_token(p.name)} {_OPTION[p.option]} {p.min_arity} {int(p.is_homogeneous)}"
+                    f"{tag} {_token(p.name)} {option} {p.min_arity} {int(p.is_homogeneous)}"
                 )
         for name, attr in sorted(s.attributes.items()):
             lines.append(f"A {_token(name)} {int(attr.type.value)} {int(attr.required)}")

@@ -48,6 +48,7 @@ def _decode(
     base_dir: str | os.PathLike[str] | None,
     mmap: bool,
     max_memory: int | None,
+    **external: bool,
 ) -> Any:
     source, base = _resolve(f, base_dir)
     return _onnxfast.decode_message(
@@ -56,6 +57,7 @@ def _decode(
         base_dir=os.fspath(base) if base is not None else None,
         mmap=mmap,
         max_memory=max_memory,
+        **external,
     )
 
 
@@ -65,6 +67,9 @@ def load(
     base_dir: str | os.PathLike[str] | None = None,
     mmap: bool = True,
     max_memory: int | None = None,
+    load_external_data: bool = False,
+    allow_hardlinks: bool = False,
+    verify_checksum: bool = False,
 ) -> Model:
     """Loads an ONNX model.
 
@@ -73,18 +78,41 @@ def load(
             ``bytearray``/``memoryview`` (copied once), a binary file object
             (read once), or an ``onnx.ModelProto``.
         base_dir: folder where external data is resolved. Defaults to the
-            model file's folder for paths and named file objects.
-        mmap: map the file (default) or read it into memory. A mapped file
-            must not be truncated or rewritten while the model is alive.
+            model file's folder for paths and named file objects, and to the
+            current directory otherwise (pinned at load time).
+        mmap: map files (default) or read them into memory: the model file
+            at load, external data with positional reads when accessed. A
+            mapped file must not be truncated or rewritten while the model is
+            alive (the process would get SIGBUS); use mmap=False in pipelines
+            that cannot guarantee that.
         max_memory: refuse files whose decoded form would need more bytes
             than this; defaults to 16 × the file size + 64 MiB.
+        load_external_data: read every external tensor now and make it
+            inline (raw_data), as onnx.load does; the default reads (maps)
+            each external file lazily, on the first access to its data.
+        allow_hardlinks: accept external files with more than one hard link
+            (refused by default: a hard link can expose a file from outside
+            the model's folder).
+        verify_checksum: check each external tensor's SHA-1 `checksum`
+            (when present) whenever its data is read.
 
     Raises:
         FileNotFoundError: the path does not exist.
         DecodeError: the bytes are not a well-formed ModelProto; the message
             names the byte offset and the field path.
+        ExternalDataError: with load_external_data=True, an external tensor
+            could not be read or was refused (see Tensor.numpy()).
     """
-    return _decode("model", f, base_dir, mmap, max_memory)
+    return _decode(
+        "model",
+        f,
+        base_dir,
+        mmap,
+        max_memory,
+        load_external_data=load_external_data,
+        allow_hardlinks=allow_hardlinks,
+        verify_checksum=verify_checksum,
+    )
 
 
 def load_tensor(f: Source, *, mmap: bool = True) -> Tensor:

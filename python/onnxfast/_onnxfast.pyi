@@ -6,6 +6,8 @@ from typing import Any, Generic, TypeVar, final, overload
 
 import numpy as np
 
+from ._external import ExternalFile, ExternalInfo
+
 _T = TypeVar("_T")
 
 __version__: str
@@ -56,6 +58,9 @@ def decode_message(
     mmap: bool = True,
     max_memory: int | None = None,
     max_depth: int = 100,
+    load_external_data: bool = False,
+    allow_hardlinks: bool = False,
+    verify_checksum: bool = False,
 ) -> Any: ...
 
 @final
@@ -113,6 +118,7 @@ class Model:
     def configuration(self) -> RepeatedMessages[DeviceConfiguration]: ...
     @property
     def opsets(self) -> dict[str, int]: ...
+    def external_files(self) -> list[ExternalFile]: ...
 
 @final
 class Graph:
@@ -351,6 +357,8 @@ class Tensor:
     def metadata_props(self) -> RepeatedMessages[StringStringEntry]: ...
     @property
     def is_external(self) -> bool: ...
+    @property
+    def external_info(self) -> ExternalInfo | None: ...
     @property
     def dtype(self) -> np.dtype[Any] | None: ...
     @property

@@ -14,6 +14,7 @@ __all__ = [
     "CheckError",
     "DecodeError",
     "ExternalDataError",
+    "ExternalDataWarning",
     "InternalError",
     "OnnxFastError",
     "TensorError",
@@ -69,6 +70,10 @@ class ExternalDataError(OnnxFastError):
     tensor: str
     location: str
     reason: str
+
+
+class ExternalDataWarning(UserWarning):
+    """External data entries that onnxfast ignores (keys outside the spec)."""
 
 
 class CheckError(OnnxFastError, ValueError):

@@ -288,6 +288,8 @@ pub enum Error {
     Decode(#[from] DecodeError),
     #[error(transparent)]
     Tensor(#[from] TensorError),
+    #[error(transparent)]
+    External(#[from] crate::external::ExternalDataError),
     /// The model file (or a file it names) cannot be read.
     #[error("{}: {source}", path.display())]
     Io { path: PathBuf, source: io::Error },

@@ -9,13 +9,16 @@
 //! - [`tensor`]: element types, validation, numpy-layout bytes.
 //! - [`convert`]: sub-byte unpacking and small-float → f32 / i8 kernels.
 
+pub mod checker;
 pub mod convert;
 pub mod decode;
 pub mod error;
+pub mod external;
 pub mod proto;
 pub mod schema;
 pub mod source;
 pub mod tensor;
+pub mod visit;
 pub mod wire;
 
 pub use bytes::Bytes;

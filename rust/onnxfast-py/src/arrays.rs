@@ -135,7 +135,6 @@ pub fn tensor_to_numpy(
     t: &Ptr<TensorProto>,
     copy: Option<bool>,
     dtype: Option<&Bound<'_, PyAny>>,
-    external: Option<Bytes>,
 ) -> PyResult<Py<PyAny>> {
     let plan = tensor::plan(t).map_err(|e| tensor_error(py, &e))?;
     if plan.elem.storage == tensor::Storage::StringData {
@@ -165,7 +164,7 @@ pub fn tensor_to_numpy(
 
     let stored: Option<Bytes> = match &plan.source {
         Source::Raw(raw) => Some(raw.clone()),
-        Source::External => external,
+        Source::External => Some(read_external(py, t, &plan)?),
         _ => None,
     };
     match target(py, &plan, dtype)? {
@@ -252,6 +251,37 @@ pub fn tensor_to_numpy(
             Ok(out.unbind())
         }
     }
+}
+
+/// Reads (maps) the external bytes of `t`, with the GIL released; warns
+/// about `external_data` keys that are ignored.
+pub fn read_external(py: Python<'_>, t: &Ptr<TensorProto>, plan: &TensorPlan) -> PyResult<Bytes> {
+    let expected = plan.elem.raw_len(plan.count).ok_or_else(|| {
+        tensor_error(
+            py,
+            &TensorError {
+                tensor: t.name().to_string(),
+                kind: TensorErrorKind::CountOverflow {
+                    dims: t.dims.clone(),
+                },
+            },
+        )
+    })?;
+    if let Ok(info) = onnxfast_core::external::parse_info(t) {
+        if !info.ignored_keys.is_empty() {
+            let category = crate::errors::exception_class(py, "ExternalDataWarning")?;
+            let msg = format!(
+                "tensor '{}': external_data keys {:?} are not part of the ONNX spec and were ignored",
+                onnxfast_core::checker::report::clean(t.name()),
+                info.ignored_keys
+            );
+            let msg = std::ffi::CString::new(msg.replace('\0', "")).unwrap_or_default();
+            PyErr::warn(py, &category, &msg, 1)?;
+        }
+    }
+    let ptr = t.clone();
+    py.detach(move || ptr.root().external.read(&ptr, expected))
+        .map_err(|e| crate::errors::external_error(py, &e))
 }
 
 /// `Tensor.dtype`: the numpy dtype `numpy()` returns, or None for unknown types.

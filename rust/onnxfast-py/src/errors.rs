@@ -55,6 +55,18 @@ pub fn tensor_error(py: Python<'_>, err: &TensorError) -> PyErr {
     make_error(py, "TensorError", err.to_string(), &attrs)
 }
 
+pub fn external_error(py: Python<'_>, err: &onnxfast_core::external::ExternalDataError) -> PyErr {
+    let attrs = PyDict::new(py);
+    let filled = attrs
+        .set_item("tensor", &err.tensor)
+        .and_then(|()| attrs.set_item("location", &err.location))
+        .and_then(|()| attrs.set_item("reason", &err.rule));
+    if let Err(e) = filled {
+        return e;
+    }
+    make_error(py, "ExternalDataError", err.to_string(), &attrs)
+}
+
 /// An OS error with its errno and file name, so Python picks the right
 /// subclass (`FileNotFoundError`, `IsADirectoryError`, ...).
 pub fn os_error(py: Python<'_>, path: &std::path::Path, source: &std::io::Error) -> PyErr {
@@ -86,6 +98,7 @@ pub fn to_py(py: Python<'_>, err: &Error) -> PyErr {
     match err {
         Error::Decode(e) => decode_error(py, e),
         Error::Tensor(e) => tensor_error(py, e),
+        Error::External(e) => external_error(py, e),
         Error::Io { path, source } => os_error(py, path, source),
     }
 }

@@ -20,6 +20,7 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
+use onnxfast_core::external::{ExternalOptions, ExternalStore};
 use onnxfast_core::{decode, proto, source, Bytes, DecodeOptions, Error};
 
 use crate::errors::IntoPyResult;
@@ -176,7 +177,11 @@ fn unreachable_optional() -> &'static proto::OptionalProto {
 ///
 /// `kind` is one of "model", "tensor", "sequence", "map", "optional".
 #[pyfunction]
-#[pyo3(signature = (source, *, kind = "model", base_dir = None, mmap = true, max_memory = None, max_depth = 100))]
+#[pyo3(signature = (
+    source, *, kind = "model", base_dir = None, mmap = true, max_memory = None, max_depth = 100,
+    load_external_data = false, allow_hardlinks = false, verify_checksum = false,
+))]
+#[allow(clippy::too_many_arguments)]
 fn decode_message(
     py: Python<'_>,
     source: &Bound<'_, PyAny>,
@@ -185,6 +190,9 @@ fn decode_message(
     mmap: bool,
     max_memory: Option<u64>,
     max_depth: usize,
+    load_external_data: bool,
+    allow_hardlinks: bool,
+    verify_checksum: bool,
 ) -> PyResult<Py<PyAny>> {
     let kind = Kind::parse(kind)?;
     let (buf, pages, base_dir) = if let Ok(data) = source.cast::<PyBytes>() {
@@ -213,10 +221,29 @@ fn decode_message(
         pages,
     };
     let source_buf = buf.clone();
-    let message = py
-        .detach(move || decode_root(buf, kind, &options))
+    let store = ExternalStore::new(
+        base_dir,
+        ExternalOptions {
+            mmap,
+            allow_hardlinks,
+            verify_checksum,
+        },
+    );
+    let (message, store) = py
+        .detach(move || -> Result<(RootMessage, ExternalStore), Error> {
+            let mut message = decode_root(buf, kind, &options)?;
+            if load_external_data {
+                if let RootMessage::Model(model) = &mut message {
+                    onnxfast_core::external::inline_all(model, &store)?;
+                }
+            }
+            Ok((message, store))
+        })
         .into_py_result(py)?;
-    wrap_root(py, Root::new(source_buf, message, base_dir))
+    wrap_root(
+        py,
+        Root::new(source_buf, message, store, !load_external_data),
+    )
 }
 
 fn parent_dir(path: &Path) -> PathBuf {

@@ -207,6 +207,54 @@ message! {
         ],
     }
 
+    /// The external files this model's tensors use: a list of
+    /// `ExternalFile(location, size, tensors, error)` in first-use order.
+    /// Files are opened with every safety rule (nothing is read); `size` is
+    /// None and `error` says why when a file cannot be used.
+    fn external_files(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let model = self.0.clone();
+        let found = py.detach(move || {
+            let mut order: Vec<String> = Vec::new();
+            let mut by_location: std::collections::HashMap<String, Vec<String>> = std::collections::HashMap::new();
+            let mut refused: Vec<(String, String, String)> = Vec::new();
+            onnxfast_core::visit::for_each_tensor(&model, &mut |t| {
+                if !onnxfast_core::external::is_external(t) {
+                    return;
+                }
+                match onnxfast_core::external::parse_info(t) {
+                    Ok(info) => {
+                        let entry = by_location.entry(info.location.clone()).or_insert_with(|| {
+                            order.push(info.location.clone());
+                            Vec::new()
+                        });
+                        entry.push(t.name().to_string());
+                    }
+                    Err(e) => refused.push((e.location, t.name().to_string(), e.rule)),
+                }
+            });
+            let store = &model.root().external;
+            let mut out = Vec::new();
+            for location in order {
+                let tensors = by_location.remove(&location).unwrap_or_default();
+                let (size, error) = match store.file_size(&location) {
+                    Ok(size) => (Some(size), None),
+                    Err(e) => (None, Some(e)),
+                };
+                out.push((location, size, tensors, error));
+            }
+            for (location, tensor, rule) in refused {
+                out.push((location, None, vec![tensor], Some(rule)));
+            }
+            out
+        });
+        let cls = py.import("onnxfast._external")?.getattr("ExternalFile")?;
+        let items = found
+            .into_iter()
+            .map(|(location, size, tensors, error)| cls.call1((location, size, tensors, error)))
+            .collect::<PyResult<Vec<_>>>()?;
+        Ok(pyo3::types::PyList::new(py, items)?.into_any().unbind())
+    }
+
     /// Opset versions by domain (`''` is the default `ai.onnx` domain).
     #[getter]
     fn opsets(&self) -> std::collections::HashMap<&str, i64> {
@@ -556,7 +604,20 @@ message! {
     /// and `dtype`.
     #[pyo3(signature = (copy = None, dtype = None))]
     fn numpy(&self, py: Python<'_>, copy: Option<bool>, dtype: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
-        crate::arrays::tensor_to_numpy(py, &self.0, copy, dtype, None)
+        crate::arrays::tensor_to_numpy(py, &self.0, copy, dtype)
+    }
+
+    /// `(location, offset, length, checksum)` of external data, or None when
+    /// the data is inline. Raises ExternalDataError if the entries break the
+    /// rules (see `onnxfast.load`).
+    #[getter]
+    fn external_info(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
+        if !self.is_external() {
+            return Ok(None);
+        }
+        let info = onnxfast_core::external::parse_info(&self.0).map_err(|e| crate::errors::external_error(py, &e))?;
+        let cls = py.import("onnxfast._external")?.getattr("ExternalInfo")?;
+        Ok(Some(cls.call1((info.location, info.offset, info.length, info.checksum))?.unbind()))
     }
 
     /// numpy dtype of `numpy()` (None for an undefined or unknown data_type).

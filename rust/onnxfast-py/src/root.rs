@@ -8,10 +8,10 @@
 
 use std::collections::HashMap;
 use std::ops::Deref;
-use std::path::PathBuf;
 use std::ptr::NonNull;
 use std::sync::{Arc, Mutex};
 
+use onnxfast_core::external::ExternalStore;
 use onnxfast_core::proto;
 use onnxfast_core::Bytes;
 
@@ -37,8 +37,11 @@ pub struct Root {
     /// The buffer the tree was decoded from (keeps every slice alive).
     pub source: Bytes,
     pub message: RootMessage,
-    /// Where external data of this model is resolved.
-    pub base_dir: Option<PathBuf>,
+    /// Resolves and reads the external data of this model.
+    pub external: ExternalStore,
+    /// False when the tree was changed after decoding (external data made
+    /// inline): `source` then no longer serializes it.
+    pub source_is_exact: bool,
     /// Lazily built def-use indexes, keyed by the graph's address.
     pub graph_indexes: Mutex<HashMap<usize, Arc<GraphIndex>>>,
 }
@@ -59,11 +62,17 @@ impl Drop for Root {
 }
 
 impl Root {
-    pub fn new(source: Bytes, message: RootMessage, base_dir: Option<PathBuf>) -> Arc<Root> {
+    pub fn new(
+        source: Bytes,
+        message: RootMessage,
+        external: ExternalStore,
+        source_is_exact: bool,
+    ) -> Arc<Root> {
         Arc::new(Root {
             source,
             message,
-            base_dir,
+            external,
+            source_is_exact,
             graph_indexes: Mutex::new(HashMap::new()),
         })
     }
@@ -152,6 +161,6 @@ impl<T: 'static> Ptr<T> {
             RootMessage::Map(m) => (m.type_id(), m as *const _ as usize),
             RootMessage::Optional(m) => (m.type_id(), m as *const _ as usize),
         };
-        root_type == TypeId::of::<T>() && root_addr == self.addr()
+        self.root.source_is_exact && root_type == TypeId::of::<T>() && root_addr == self.addr()
     }
 }
