@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 from . import errors
+from ._check import Diagnostic, Report, check, check_model
 from ._load import load, load_map, load_optional, load_sequence, load_tensor
 from ._onnxfast import (
     Attribute,
@@ -59,6 +60,7 @@ __all__ = [
     "CheckError",
     "DecodeError",
     "DeviceConfiguration",
+    "Diagnostic",
     "Dimension",
     "ExternalDataError",
     "Function",
@@ -76,6 +78,7 @@ __all__ = [
     "OptionalType",
     "OptionalValue",
     "RepeatedMessages",
+    "Report",
     "SequenceType",
     "SequenceValue",
     "ShardedDim",
@@ -94,6 +97,8 @@ __all__ = [
     "Type",
     "ValueInfo",
     "__version__",
+    "check",
+    "check_model",
     "errors",
     "load",
     "load_map",

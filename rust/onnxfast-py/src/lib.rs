@@ -5,6 +5,7 @@
 //! onnxfast-core with the GIL released.
 
 mod arrays;
+mod checking;
 mod errors;
 mod graph_index;
 mod lists;
@@ -257,6 +258,7 @@ fn parent_dir(path: &Path) -> PathBuf {
 fn _onnxfast(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(decode_message, m)?)?;
+    m.add_function(wrap_pyfunction!(checking::check_model, m)?)?;
     messages::register(m)?;
     Ok(())
 }

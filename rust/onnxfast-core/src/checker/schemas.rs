@@ -2,7 +2,7 @@
 //! `data/op_schemas.txt`, which `scripts/gen_op_schemas.py` generates from
 //! the installed onnx package.
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 use std::sync::OnceLock;
 
 /// How a formal input or output may be bound.
@@ -54,7 +54,8 @@ impl OpSchema {
 /// All schemas, by (domain, op_type), each list sorted by since_version.
 #[derive(Debug, Default)]
 pub struct SchemaRegistry {
-    by_op: HashMap<(String, String), Vec<OpSchema>>,
+    /// domain → op_type → versions.
+    by_op: HashMap<String, HashMap<String, Vec<OpSchema>>>,
     /// Opset version range each known domain has.
     pub domains: HashMap<String, (i64, i64)>,
     /// The onnx release the table comes from.
@@ -93,7 +94,9 @@ impl SchemaRegistry {
         let flush = |reg: &mut SchemaRegistry, s: Option<OpSchema>| {
             if let Some(s) = s {
                 reg.by_op
-                    .entry((s.domain.clone(), s.name.clone()))
+                    .entry(s.domain.clone())
+                    .or_default()
+                    .entry(s.name.clone())
                     .or_default()
                     .push(s);
             }
@@ -147,8 +150,10 @@ impl SchemaRegistry {
             }
         }
         flush(&mut reg, current);
-        for list in reg.by_op.values_mut() {
-            list.sort_by_key(|s| s.since_version);
+        for ops in reg.by_op.values_mut() {
+            for list in ops.values_mut() {
+                list.sort_by_key(|s| s.since_version);
+            }
         }
         reg
     }
@@ -162,23 +167,24 @@ impl SchemaRegistry {
     /// The schema of `op_type` in `domain` in effect at opset `version`: the
     /// one with the highest since_version ≤ version.
     pub fn get(&self, op_type: &str, version: i64, domain: &str) -> Option<&OpSchema> {
-        let list = self.by_op.get(&(domain.to_string(), op_type.to_string()))?;
+        let list = self.by_op.get(domain)?.get(op_type)?;
         list.iter().rev().find(|s| s.since_version <= version)
     }
 
     /// Every version of `op_type` in `domain`.
     pub fn versions(&self, op_type: &str, domain: &str) -> &[OpSchema] {
         self.by_op
-            .get(&(domain.to_string(), op_type.to_string()))
+            .get(domain)
+            .and_then(|ops| ops.get(op_type))
             .map_or(&[], Vec::as_slice)
     }
 
     /// Operator names of a domain (for suggestions).
     pub fn op_names<'a>(&'a self, domain: &'a str) -> impl Iterator<Item = &'a str> + 'a {
         self.by_op
-            .keys()
-            .filter(move |(d, _)| d == domain)
-            .map(|(_, n)| n.as_str())
+            .get(domain)
+            .into_iter()
+            .flat_map(|ops| ops.keys().map(String::as_str))
     }
 
     pub fn is_known_domain(&self, domain: &str) -> bool {

@@ -1,0 +1,151 @@
+"""The checker's Python side: Report and Diagnostic, check() and check_model()."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from . import _onnxfast
+from .errors import CheckError
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """One finding: a stable ``code`` (see docs/checks.md), ``severity``
+    ("error" or "warning"), a ``message``, and where it is (``location``,
+    e.g. ``graph 'main' › node[12] 'conv1' (Conv) › input[1] 'w'``)."""
+
+    code: str
+    severity: str
+    message: str
+    location: str
+    suggestion: str | None = None
+
+    def __str__(self) -> str:
+        text = f"{self.severity}[{self.code}]: {self.message}"
+        if self.location:
+            text += f"\n  --> {self.location}"
+        if self.suggestion:
+            text += f"\n  = help: {self.suggestion}"
+        return text
+
+
+class Report:
+    """Everything the checker found in one model.
+
+    ``ok`` is True when there is no error (warnings from ``strict`` checks do
+    not make a model invalid). Iterate or index it for the diagnostics.
+    """
+
+    __slots__ = ("diagnostics",)
+
+    def __init__(self, diagnostics: list[Diagnostic]) -> None:
+        self.diagnostics = diagnostics
+
+    @property
+    def ok(self) -> bool:
+        return not any(d.severity == "error" for d in self.diagnostics)
+
+    @property
+    def errors(self) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if d.severity == "error"]
+
+    @property
+    def warnings(self) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if d.severity == "warning"]
+
+    def __len__(self) -> int:
+        return len(self.diagnostics)
+
+    def __iter__(self) -> Iterator[Diagnostic]:
+        return iter(self.diagnostics)
+
+    def __getitem__(self, index: int) -> Diagnostic:
+        return self.diagnostics[index]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"ok": self.ok, "diagnostics": [asdict(d) for d in self.diagnostics]}
+
+    def to_json(self, **kwargs: Any) -> str:
+        return json.dumps(self.to_dict(), **kwargs)
+
+    def summary(self) -> str:
+        e, w = len(self.errors), len(self.warnings)
+        if not e and not w:
+            return "valid: no findings"
+        parts = []
+        if e:
+            parts.append(f"{e} error{'s' if e != 1 else ''}")
+        if w:
+            parts.append(f"{w} warning{'s' if w != 1 else ''}")
+        return ("invalid: " if e else "valid: ") + ", ".join(parts)
+
+    def __str__(self) -> str:
+        blocks = [str(d) for d in self.diagnostics]
+        blocks.append(self.summary())
+        return "\n\n".join(blocks)
+
+    def __repr__(self) -> str:
+        return f"<Report {self.summary()}>"
+
+
+def _model_and_dir(model_or_path: Any) -> tuple[Any, str | None]:
+    from ._load import load
+
+    if isinstance(model_or_path, _onnxfast.Model):
+        return model_or_path, None
+    if isinstance(model_or_path, (str, os.PathLike)):
+        path = os.fspath(model_or_path)
+        return load(path), os.path.dirname(os.path.abspath(path))
+    return load(model_or_path), None
+
+
+def check(
+    model_or_path: Any,
+    *,
+    strict: bool = False,
+    skip_opset_compatibility_check: bool = False,
+    check_custom_domain: bool = False,
+) -> Report:
+    """Checks a model and returns every finding; never raises for an invalid model.
+
+    ``model_or_path``: an onnxfast ``Model``, a path (memory-mapped: weights
+    are not read), bytes, or an ``onnx.ModelProto``. External-data locations
+    resolve against the model's folder (the current directory for in-memory
+    models, as onnx does). ``strict=True`` adds the checks onnx lacks.
+    """
+    model, model_dir = _model_and_dir(model_or_path)
+    found = _onnxfast.check_model(
+        model,
+        strict=strict,
+        model_dir=model_dir,
+        skip_opset_compatibility_check=skip_opset_compatibility_check,
+        check_custom_domain=check_custom_domain,
+    )
+    return Report([Diagnostic(*d) for d in found])
+
+
+def check_model(
+    model_or_path: Any,
+    *,
+    strict: bool = False,
+    skip_opset_compatibility_check: bool = False,
+    check_custom_domain: bool = False,
+) -> None:
+    """Drop-in for ``onnx.checker.check_model``: raises :class:`CheckError`
+    (a ValueError) carrying the full report when the model has any error."""
+    report = check(
+        model_or_path,
+        strict=strict,
+        skip_opset_compatibility_check=skip_opset_compatibility_check,
+        check_custom_domain=check_custom_domain,
+    )
+    if not report.ok:
+        raise CheckError(str(report), report=report)
+    if report.warnings and strict:
+        for d in report.warnings:
+            print(f"onnxfast: {d}", file=sys.stderr)

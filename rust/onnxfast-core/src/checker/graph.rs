@@ -1,0 +1,345 @@
+//! Graphs: value infos, initializers, SSA form, topological order, outputs.
+
+use foldhash::HashSet;
+
+use rayon::prelude::*;
+
+use super::node;
+use super::report::{closest, Location, Step};
+use super::tensor;
+use super::{q, Checker, OpsetMap};
+use crate::proto::{type_proto, GraphProto, NodeProto, ValueInfoProto};
+
+/// Lexical scopes, innermost last: the names each enclosing graph had
+/// defined when the node holding the current subgraph was reached.
+#[derive(Default)]
+pub(crate) struct Scope<'a> {
+    levels: Vec<HashSet<&'a str>>,
+}
+
+impl<'a> Scope<'a> {
+    pub fn push(&mut self) {
+        self.push_with_capacity(0);
+    }
+
+    pub fn push_with_capacity(&mut self, capacity: usize) {
+        let mut level = HashSet::default();
+        level.reserve(capacity);
+        self.levels.push(level);
+    }
+
+    pub fn pop(&mut self) {
+        self.levels.pop();
+    }
+
+    /// Adds to the innermost level; false if it was already there.
+    pub fn add(&mut self, name: &'a str) -> bool {
+        match self.levels.last_mut() {
+            Some(level) => level.insert(name),
+            None => true,
+        }
+    }
+
+    pub fn in_innermost(&self, name: &str) -> bool {
+        self.levels.last().is_some_and(|l| l.contains(name))
+    }
+
+    pub fn in_any(&self, name: &str) -> bool {
+        self.levels.iter().rev().any(|l| l.contains(name))
+    }
+
+    /// Every visible name (for suggestions).
+    pub fn names(&self) -> impl Iterator<Item = &'a str> + '_ {
+        self.levels.iter().flat_map(|l| l.iter().copied())
+    }
+}
+
+/// Below this many nodes, node-local checks run on the calling thread.
+const PARALLEL_NODES: usize = 512;
+
+/// Checks a graph; `parent` is where it sits (empty for the main graph).
+pub(crate) fn check_graph<'a>(
+    c: &mut Checker<'_>,
+    g: &'a GraphProto,
+    opsets: &OpsetMap,
+    is_main: bool,
+    scope: &mut Scope<'a>,
+    parent: &Location,
+) {
+    let here = parent.child(Step::Graph(g.name().to_string()));
+    if g.name().is_empty() {
+        c.error(
+            "E201",
+            &here,
+            "the graph has no name (graph names are required)".into(),
+        );
+    }
+    for (i, vi) in g.input.iter().enumerate() {
+        check_value_info(c, vi, is_main, &here.child(item("input", i, vi.name())));
+    }
+    for (i, vi) in g.output.iter().enumerate() {
+        check_value_info(c, vi, is_main, &here.child(item("output", i, vi.name())));
+    }
+    let outputs: usize = g.node.iter().map(|n| n.output.len()).sum();
+    scope.push_with_capacity(
+        g.input.len() + g.initializer.len() + g.sparse_initializer.len() + outputs,
+    );
+    for (i, vi) in g.input.iter().enumerate() {
+        if !scope.add(vi.name()) {
+            c.error(
+                "E206",
+                &here.child(item("input", i, vi.name())),
+                format!(
+                    "graph input {} is declared more than once (SSA form)",
+                    q(vi.name())
+                ),
+            );
+        }
+    }
+
+    // Initializers and sparse initializers share one name set.
+    let mut init_names: HashSet<&str> = HashSet::default();
+    let init_diags = tensor_checks_in_parallel(c, g, &here);
+    for (i, t) in g.initializer.iter().enumerate() {
+        let loc = here.child(item("initializer", i, t.name()));
+        if t.name.is_none() || t.name().is_empty() {
+            c.error("E207", &loc, "initializer has no name".into());
+        } else if !init_names.insert(t.name()) {
+            c.error(
+                "E208",
+                &loc,
+                format!("initializer name {} is used more than once", q(t.name())),
+            );
+        }
+        if c.ir_version <= 3 {
+            if !t.name().is_empty() && !scope.in_innermost(t.name()) {
+                c.error(
+                    "E209",
+                    &loc,
+                    format!(
+                        "initializer {} is not a graph input (required for IR version {} ≤ 3)",
+                        q(t.name()),
+                        c.ir_version
+                    ),
+                );
+            }
+        } else {
+            scope.add(t.name());
+        }
+    }
+    c.out.extend(init_diags);
+    for (i, s) in g.sparse_initializer.iter().enumerate() {
+        let name = s.values.as_ref().map_or("", |v| v.name());
+        let loc = here.child(item("sparse_initializer", i, name));
+        let has_name = s.values.as_ref().is_some_and(|v| v.name.is_some());
+        if !has_name || name.is_empty() {
+            c.error(
+                "E210",
+                &loc,
+                "sparse initializer has no name (values.name)".into(),
+            );
+        } else if !init_names.insert(name) {
+            c.error(
+                "E211",
+                &loc,
+                format!(
+                    "sparse initializer name {} is already used by another initializer",
+                    q(name)
+                ),
+            );
+        }
+        if s.values.is_some() {
+            tensor::check_sparse(c, s, &|| loc.clone());
+        }
+        scope.add(name);
+    }
+
+    // Node-local checks (no scope involved) can run in parallel.
+    let local: Vec<Vec<super::Diagnostic>> = if g.node.len() >= PARALLEL_NODES {
+        let base = c.fork();
+        g.node
+            .par_iter()
+            .enumerate()
+            .map(|(i, n)| {
+                let mut fork = base.fork();
+                node::check_node_local(&mut fork, n, opsets, is_main, &|| {
+                    here.child(node_step(i, n))
+                });
+                fork.out
+            })
+            .collect()
+    } else {
+        g.node
+            .iter()
+            .enumerate()
+            .map(|(i, n)| {
+                let mut fork = c.fork();
+                node::check_node_local(&mut fork, n, opsets, is_main, &|| {
+                    here.child(node_step(i, n))
+                });
+                fork.out
+            })
+            .collect()
+    };
+
+    for ((i, n), diags) in g.node.iter().enumerate().zip(local) {
+        let loc = || here.child(node_step(i, n));
+        for (k, input) in n.input.iter().enumerate() {
+            if !input.is_empty() && !scope.in_any(input) {
+                let hint = closest(input, scope.names()).map(|s| format!("did you mean {}?", q(s)));
+                c.error_hint(
+                    "E212",
+                    &loc().child(item("input", k, input)),
+                    format!(
+                        "input {} is not defined before this node (not a graph input, an \
+                         initializer, or an output of an earlier node)",
+                        q(input)
+                    ),
+                    hint,
+                );
+            }
+        }
+        c.out.extend(diags);
+        if n.attribute
+            .iter()
+            .any(|a| a.g.is_some() || !a.graphs.is_empty())
+        {
+            node::check_subgraphs(c, n, opsets, scope, &loc());
+        }
+        for (k, output) in n.output.iter().enumerate() {
+            if output.is_empty() {
+                continue;
+            }
+            if scope.in_any(output) {
+                c.error(
+                    "E213",
+                    &loc().child(item("output", k, output)),
+                    format!(
+                        "{} is assigned more than once (graphs must be in SSA form)",
+                        q(output)
+                    ),
+                );
+            } else {
+                scope.add(output);
+            }
+        }
+    }
+
+    for (i, vi) in g.output.iter().enumerate() {
+        if !scope.in_innermost(vi.name()) {
+            c.error(
+                "E214",
+                &here.child(item("output", i, vi.name())),
+                format!(
+                    "graph output {} is not produced in this graph",
+                    q(vi.name())
+                ),
+            );
+        }
+    }
+    scope.pop();
+}
+
+/// check_tensor of every initializer, in parallel for large graphs.
+fn tensor_checks_in_parallel(
+    c: &Checker<'_>,
+    g: &GraphProto,
+    here: &Location,
+) -> Vec<super::Diagnostic> {
+    let check = |(i, t): (usize, &crate::proto::TensorProto)| {
+        let mut fork = c.fork();
+        tensor::check_tensor(&mut fork, t, &|| {
+            here.child(item("initializer", i, t.name()))
+        });
+        fork.out
+    };
+    if g.initializer.len() >= PARALLEL_NODES {
+        g.initializer
+            .par_iter()
+            .enumerate()
+            .map(check)
+            .flatten()
+            .collect()
+    } else {
+        g.initializer.iter().enumerate().flat_map(check).collect()
+    }
+}
+
+pub(crate) fn item(field: &'static str, index: usize, name: &str) -> Step {
+    Step::Item {
+        field,
+        index,
+        name: name.to_string(),
+    }
+}
+
+pub(crate) fn node_step(index: usize, n: &NodeProto) -> Step {
+    Step::Node {
+        index,
+        name: n.name().to_string(),
+        op_type: n.op_type().to_string(),
+    }
+}
+
+/// Graph inputs and outputs: a name always; a complete type in the main graph.
+fn check_value_info(c: &mut Checker<'_>, vi: &ValueInfoProto, is_main: bool, loc: &Location) {
+    if vi.name().is_empty() {
+        c.error("E202", loc, "the value has no name".into());
+    }
+    if !is_main {
+        return;
+    }
+    let Some(t) = &vi.r#type else {
+        c.error(
+            "E203",
+            loc,
+            "the value has no type (main-graph inputs and outputs need one)".into(),
+        );
+        return;
+    };
+    let missing =
+        |what: &str| format!("its type has no {what} (required for main-graph inputs and outputs)");
+    match &t.value {
+        Some(type_proto::Value::TensorType(x)) => {
+            if x.elem_type.is_none() {
+                c.error("E204", loc, missing("elem_type"));
+            } else if x.shape.is_none() {
+                c.error("E204", loc, missing("shape"));
+            }
+        }
+        Some(type_proto::Value::SparseTensorType(x)) => {
+            if x.elem_type.is_none() {
+                c.error("E204", loc, missing("elem_type"));
+            } else if x.shape.is_none() {
+                c.error("E204", loc, missing("shape"));
+            }
+        }
+        Some(type_proto::Value::SequenceType(x)) => {
+            if x.elem_type.is_none() {
+                c.error("E204", loc, missing("sequence elem_type"));
+            }
+        }
+        Some(type_proto::Value::OptionalType(x)) => {
+            if x.elem_type.is_none() {
+                c.error("E204", loc, missing("optional elem_type"));
+            }
+        }
+        Some(type_proto::Value::MapType(x)) => {
+            if x.key_type.is_none() {
+                c.error("E204", loc, missing("map key_type"));
+            } else if x.value_type.is_none() {
+                c.error("E204", loc, missing("map value_type"));
+            }
+        }
+        Some(type_proto::Value::OpaqueType(x)) => {
+            if x.name().is_empty() {
+                c.error("E204", loc, "its opaque type has no name".into());
+            }
+        }
+        None => c.error(
+            "E205",
+            loc,
+            "its type sets none of tensor, sequence, map, optional, sparse or opaque".into(),
+        ),
+    }
+}

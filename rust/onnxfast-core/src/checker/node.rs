@@ -1,0 +1,433 @@
+//! Nodes and attributes: well-formedness and operator-schema verification.
+
+use super::graph::{check_graph, item, Scope};
+use super::report::{closest, Location, Step};
+use super::schemas::{OpSchema, ParamOption};
+use super::tensor;
+use super::{q, Checker, OpsetMap};
+use crate::proto::attribute_proto::AttributeType;
+use crate::proto::{AttributeProto, NodeProto};
+
+/// Domains whose unknown operators are errors even without check_custom_domain.
+const BUILTIN_DOMAINS: &[&str] = &["", "ai.onnx.ml", "ai.onnx", "ai.onnx.training"];
+
+/// Operators onnx treats as experimental: no schema check. (A `match` on
+/// the name: this runs for every node.)
+pub(crate) fn is_experimental(n: &NodeProto) -> bool {
+    matches!(n.domain(), "" | "ai.onnx")
+        && matches!(
+            n.op_type(),
+            "ATen"
+                | "Affine"
+                | "ConstantFill"
+                | "Crop"
+                | "DynamicSlice"
+                | "GRUUnit"
+                | "GivenTensorFill"
+                | "ImageScaler"
+                | "ParametricSoftplus"
+                | "Scale"
+                | "ScaledTanh"
+        )
+}
+
+/// The attribute's declared type, if present and a known enumerator
+/// (onnx's proto2 parser treats unknown enum values as absent).
+pub(crate) fn declared_type(a: &AttributeProto) -> Option<AttributeType> {
+    a.r#type.and_then(|v| AttributeType::try_from(v).ok())
+}
+
+/// The opset version a node's domain resolves to.
+pub(crate) fn domain_version(n: &NodeProto, opsets: &OpsetMap) -> Option<i64> {
+    opsets
+        .get(n.domain())
+        .or_else(|| {
+            if n.domain().is_empty() {
+                opsets.get("ai.onnx")
+            } else {
+                None
+            }
+        })
+        .copied()
+}
+
+/// Everything about one node that does not depend on the names defined
+/// around it (so nodes can be checked in parallel).
+pub(crate) fn check_node_local(
+    c: &mut Checker<'_>,
+    n: &NodeProto,
+    opsets: &OpsetMap,
+    is_main: bool,
+    loc: &dyn Fn() -> Location,
+) {
+    if n.op_type().is_empty() {
+        c.error("E401", &loc(), "the node has no op_type".into());
+    }
+    if n.input.is_empty() && n.output.is_empty() {
+        c.error(
+            "E402",
+            &loc(),
+            "the node has neither inputs nor outputs".into(),
+        );
+    }
+    let version = domain_version(n, opsets);
+    if version.is_none() {
+        let imported: Vec<String> = opsets.keys().map(|d| q(d)).collect();
+        c.error_hint(
+            "E403",
+            &loc(),
+            format!(
+                "the node's domain {} is not imported by the model (opset_import)",
+                q(n.domain())
+            ),
+            Some(format!("imported domains: {}", imported.join(", "))),
+        );
+    }
+    let mut seen = foldhash::HashSet::default();
+    for a in &n.attribute {
+        let aloc = || loc().child(Step::Attribute(a.name().to_string()));
+        if !seen.insert(a.name()) {
+            c.error(
+                "E404",
+                &aloc(),
+                format!("attribute {} appears more than once", q(a.name())),
+            );
+        }
+        check_attribute(c, a, is_main, &aloc);
+    }
+    let Some(version) = version else {
+        return;
+    };
+    if is_experimental(n) || n.op_type().is_empty() {
+        return;
+    }
+    let Some(schema) = c.schemas.get(n.op_type(), version, n.domain()) else {
+        if BUILTIN_DOMAINS.contains(&n.domain()) || c.options.check_custom_domain {
+            let hint = unknown_op_hint(c, n, version);
+            c.error_hint(
+                "E405",
+                &loc(),
+                format!(
+                    "no operator {} in domain {} at opset version {version}",
+                    q(n.op_type()),
+                    q(if n.domain().is_empty() {
+                        "ai.onnx"
+                    } else {
+                        n.domain()
+                    })
+                ),
+                hint,
+            );
+        }
+        return;
+    };
+    if schema.deprecated {
+        c.error(
+            "E406",
+            &loc(),
+            format!(
+                "operator {} is deprecated at opset version {version} (since version {})",
+                q(n.op_type()),
+                schema.since_version
+            ),
+        );
+        return;
+    }
+    verify(c, n, schema, loc);
+}
+
+fn unknown_op_hint(c: &Checker<'_>, n: &NodeProto, version: i64) -> Option<String> {
+    if n.domain() == "ai.onnx" {
+        return Some(
+            "onnx only finds ai.onnx operators when the node's domain is '' (empty)".into(),
+        );
+    }
+    let versions = c.schemas.versions(n.op_type(), n.domain());
+    if let Some(first) = versions.first() {
+        return Some(format!(
+            "{} exists from opset {} on; this model imports opset {version}",
+            q(n.op_type()),
+            first.since_version
+        ));
+    }
+    closest(n.op_type(), c.schemas.op_names(n.domain())).map(|s| format!("did you mean {}?", q(s)))
+}
+
+/// onnx's OpSchema::Verify.
+fn verify(c: &mut Checker<'_>, n: &NodeProto, s: &OpSchema, loc: &dyn Fn() -> Location) {
+    let who = || {
+        format!(
+            "{} (opset {} version {})",
+            q(&s.name),
+            if s.domain.is_empty() {
+                "ai.onnx"
+            } else {
+                &s.domain
+            },
+            s.since_version
+        )
+    };
+    let range = |min: u32, max: u32| {
+        if max == i32::MAX as u32 {
+            format!("at least {min}")
+        } else if min == max {
+            format!("exactly {min}")
+        } else {
+            format!("{min} to {max}")
+        }
+    };
+    let n_in = n.input.len();
+    if n_in < s.min_input as usize || n_in > s.max_input as usize {
+        c.error(
+            "E407",
+            &loc(),
+            format!(
+                "{} takes {} inputs, the node has {n_in}",
+                who(),
+                range(s.min_input, s.max_input)
+            ),
+        );
+    }
+    let n_out = n.output.len();
+    if n_out < s.min_output as usize || n_out > s.max_output as usize {
+        c.error(
+            "E408",
+            &loc(),
+            format!(
+                "{} has {} outputs, the node has {n_out}",
+                who(),
+                range(s.min_output, s.max_output)
+            ),
+        );
+    } else if let Some(allowed) = allowed_outputs(s) {
+        if !allowed.contains(&n_out) {
+            c.error(
+                "E408",
+                &loc(),
+                format!(
+                    "{} has {allowed:?} outputs (no other count), the node has {n_out}",
+                    who()
+                ),
+            );
+        }
+    }
+    for (kind, names, formals) in [
+        ("input", &n.input, &s.inputs),
+        ("output", &n.output, &s.outputs),
+    ] {
+        for (i, name) in names.iter().enumerate() {
+            let formal = match formals.get(i) {
+                Some(f) => f,
+                None => match formals.last() {
+                    Some(last) if last.option == ParamOption::Variadic => break,
+                    _ => break,
+                },
+            };
+            if name.is_empty() && formal.option == ParamOption::Single {
+                c.error(
+                    "E409",
+                    &loc().child(item(
+                        if kind == "input" { "input" } else { "output" },
+                        i,
+                        "",
+                    )),
+                    format!(
+                        "{kind} {i} ({}) of {} is required, but the node leaves it empty",
+                        q(&formal.name),
+                        who()
+                    ),
+                );
+            }
+        }
+    }
+    let unchecked = s.domain.is_empty() && s.name == "LayerNormalization" && s.since_version == 17;
+    for a in &n.attribute {
+        let aloc = || loc().child(Step::Attribute(a.name().to_string()));
+        let Some(spec) = s.attribute(a.name()) else {
+            if unchecked || a.name().starts_with("__") {
+                continue;
+            }
+            let hint = closest(a.name(), s.attributes.iter().map(|x| x.name.as_str()))
+                .map(|x| format!("did you mean {}?", q(x)));
+            c.error_hint(
+                "E410",
+                &aloc(),
+                format!("{} has no attribute {}", who(), q(a.name())),
+                hint.or_else(|| {
+                    let names: Vec<&str> = s.attributes.iter().map(|x| x.name.as_str()).collect();
+                    Some(if names.is_empty() {
+                        "it takes no attributes".to_string()
+                    } else {
+                        format!("its attributes: {}", names.join(", "))
+                    })
+                }),
+            );
+            continue;
+        };
+        let actual = declared_type(a).unwrap_or(AttributeType::Undefined);
+        let expected = AttributeType::try_from(spec.attr_type).unwrap_or(AttributeType::Undefined);
+        if actual != expected {
+            c.error(
+                "E411",
+                &aloc(),
+                format!(
+                    "attribute {} of {} must be {}, it is {}",
+                    q(a.name()),
+                    who(),
+                    expected.as_str_name(),
+                    actual.as_str_name()
+                ),
+            );
+            continue;
+        }
+        if !a.ref_attr_name().is_empty() {
+            continue;
+        }
+        let missing = match expected {
+            AttributeType::Tensor if a.t.is_none() => Some("t"),
+            AttributeType::SparseTensor if a.sparse_tensor.is_none() => Some("sparse_tensor"),
+            AttributeType::Graph if a.g.is_none() => Some("g"),
+            AttributeType::TypeProto if a.tp.is_none() => Some("tp"),
+            _ => None,
+        };
+        if let Some(field) = missing {
+            c.error(
+                "E412",
+                &aloc(),
+                format!(
+                    "attribute {} is {} but has no value in its '{field}' field",
+                    q(a.name()),
+                    expected.as_str_name()
+                ),
+            );
+        }
+    }
+    for spec in s.attributes.iter().filter(|x| x.required) {
+        if !n.attribute.iter().any(|a| a.name() == spec.name) {
+            c.error(
+                "E413",
+                &loc(),
+                format!("{} requires the attribute {}", who(), q(&spec.name)),
+            );
+        }
+    }
+}
+
+/// Output counts a schema allows beyond its min/max (not visible from
+/// onnx's Python API; see docs/checks.md).
+fn allowed_outputs(s: &OpSchema) -> Option<&'static [usize]> {
+    if !s.domain.is_empty() || s.name != "BatchNormalization" {
+        return None;
+    }
+    match s.since_version {
+        1 | 6 | 7 | 9 => Some(&[1, 5]),
+        14 | 15 => Some(&[1, 3]),
+        _ => None,
+    }
+}
+
+/// onnx's check_attribute, except the subgraph recursion (see check_subgraphs).
+fn check_attribute(
+    c: &mut Checker<'_>,
+    a: &AttributeProto,
+    is_main: bool,
+    loc: &dyn Fn() -> Location,
+) {
+    if a.name().is_empty() {
+        c.error("E501", &loc(), "the attribute has no name".into());
+    }
+    let declared = declared_type(a);
+    if c.ir_version >= 2 && declared.is_none() {
+        c.error(
+            "E502",
+            &loc(),
+            "the attribute has no type (required from IR version 2)".into(),
+        );
+    }
+    let present = [
+        (a.f.is_some(), AttributeType::Float),
+        (a.i.is_some(), AttributeType::Int),
+        (a.s.is_some(), AttributeType::String),
+        (a.t.is_some(), AttributeType::Tensor),
+        (a.g.is_some(), AttributeType::Graph),
+        (a.tp.is_some(), AttributeType::TypeProto),
+        (a.sparse_tensor.is_some(), AttributeType::SparseTensor),
+        (!a.floats.is_empty(), AttributeType::Floats),
+        (!a.ints.is_empty(), AttributeType::Ints),
+        (!a.strings.is_empty(), AttributeType::Strings),
+        (!a.tensors.is_empty(), AttributeType::Tensors),
+        (!a.graphs.is_empty(), AttributeType::Graphs),
+        (!a.sparse_tensors.is_empty(), AttributeType::SparseTensors),
+        (!a.type_protos.is_empty(), AttributeType::TypeProtos),
+    ];
+    let mut used = 0;
+    for (is_set, kind) in present {
+        if !is_set {
+            continue;
+        }
+        used += 1;
+        if let Some(t) = declared {
+            if t != kind {
+                c.error(
+                    "E503",
+                    &loc(),
+                    format!(
+                        "the attribute's type is {} but it holds a {} value",
+                        t.as_str_name(),
+                        kind.as_str_name()
+                    ),
+                );
+                break;
+            }
+        }
+    }
+    if used > 1 && declared.is_none() {
+        c.error(
+            "E504",
+            &loc(),
+            "the attribute holds more than one value field".into(),
+        );
+    }
+    if !is_main && a.ref_attr_name.is_some() && used != 0 {
+        c.error(
+            "E505",
+            &loc(),
+            "inside a subgraph, an attribute that refers to a parent attribute (ref_attr_name) cannot also hold a value"
+                .into(),
+        );
+    }
+    if let Some(t) = &a.t {
+        tensor::check_tensor(c, t, &|| loc().child(Step::Field("t")));
+    }
+    if let Some(s) = &a.sparse_tensor {
+        tensor::check_sparse(c, s, &|| loc().child(Step::Field("sparse_tensor")));
+    }
+    for (i, t) in a.tensors.iter().enumerate() {
+        tensor::check_tensor(c, t, &|| loc().child(item("tensors", i, t.name())));
+    }
+    for (i, s) in a.sparse_tensors.iter().enumerate() {
+        tensor::check_sparse(c, s, &|| loc().child(item("sparse_tensors", i, "")));
+    }
+}
+
+/// Checks the graphs a node's attributes hold, in the current scope.
+pub(crate) fn check_subgraphs<'a>(
+    c: &mut Checker<'_>,
+    n: &'a NodeProto,
+    opsets: &OpsetMap,
+    scope: &mut Scope<'a>,
+    loc: &Location,
+) {
+    for a in &n.attribute {
+        if a.g.is_none() && a.graphs.is_empty() {
+            continue;
+        }
+        let aloc = loc.child(Step::Attribute(a.name().to_string()));
+        if let Some(g) = &a.g {
+            check_graph(c, g, opsets, false, scope, &aloc);
+        }
+        for g in &a.graphs {
+            check_graph(c, g, opsets, false, scope, &aloc);
+        }
+    }
+}
