@@ -267,22 +267,30 @@ def initializer_undefined_type(m, rng):
 
 
 def initializer_wrong_field(m, rng):
-    m.graph.initializer.append(TensorProto(name="wrongfield", data_type=TensorProto.FLOAT, dims=[2], int64_data=[1, 2]))
+    m.graph.initializer.append(
+        TensorProto(name="wrongfield", data_type=TensorProto.FLOAT, dims=[2], int64_data=[1, 2])
+    )
     return "FLOAT in int64_data"
 
 
 def initializer_negative_dim(m, rng):
-    m.graph.initializer.append(TensorProto(name="negdim", data_type=TensorProto.FLOAT, dims=[-1], float_data=[1.0]))
+    m.graph.initializer.append(
+        TensorProto(name="negdim", data_type=TensorProto.FLOAT, dims=[-1], float_data=[1.0])
+    )
     return "negative dim"
 
 
 def string_in_raw(m, rng):
-    m.graph.initializer.append(TensorProto(name="sraw", data_type=TensorProto.STRING, dims=[1], raw_data=b"abc"))
+    m.graph.initializer.append(
+        TensorProto(name="sraw", data_type=TensorProto.STRING, dims=[1], raw_data=b"abc")
+    )
     return "STRING in raw_data"
 
 
 def external_missing(m, rng):
-    t = TensorProto(name="ext", data_type=TensorProto.FLOAT, dims=[1], data_location=TensorProto.EXTERNAL)
+    t = TensorProto(
+        name="ext", data_type=TensorProto.FLOAT, dims=[1], data_location=TensorProto.EXTERNAL
+    )
     e = t.external_data.add()
     e.key, e.value = "location", "does-not-exist-anywhere.bin"
     m.graph.initializer.append(t)
@@ -290,7 +298,9 @@ def external_missing(m, rng):
 
 
 def external_escape(m, rng):
-    t = TensorProto(name="ext2", data_type=TensorProto.FLOAT, dims=[1], data_location=TensorProto.EXTERNAL)
+    t = TensorProto(
+        name="ext2", data_type=TensorProto.FLOAT, dims=[1], data_location=TensorProto.EXTERNAL
+    )
     e = t.external_data.add()
     e.key, e.value = "location", "../../etc/passwd"
     m.graph.initializer.append(t)

@@ -1,95 +1,447 @@
-"""The onnxfast command line: ``onnxfast info PATH``."""
+"""The onnxfast command line.
+
+    onnxfast check PATH... [--strict] [--json] [-j N]
+    onnxfast info PATH [--json]
+
+Exit status of `check`: 0 when every model is valid, 1 when any is invalid,
+2 for a usage error or a file that cannot be read (missing, not ONNX).
+"""
 
 from __future__ import annotations
 
 import argparse
 import collections
+import concurrent.futures
+import contextlib
 import json
+import os
 import sys
-from typing import Any
+import time
+import traceback
+from pathlib import Path
+from typing import Any, TextIO
 
-from . import __version__, load
+from . import __version__, check, load
+from ._check import Report
+from ._types import data_type_name
 from .errors import OnnxFastError
 
+EXIT_OK, EXIT_INVALID, EXIT_ERROR = 0, 1, 2
 
-def _describe_type(vi: Any) -> str:
-    text = repr(vi.type) if vi.type is not None else "?"
+# --------------------------------------------------------------------- output
+
+
+class Style:
+    """ANSI colours, only on a terminal and when NO_COLOR is not set."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.on = (
+            stream.isatty() and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
+        )
+
+    def _wrap(self, code: str, text: str) -> str:
+        return f"\033[{code}m{text}\033[0m" if self.on else text
+
+    def red(self, text: str) -> str:
+        return self._wrap("1;31", text)
+
+    def yellow(self, text: str) -> str:
+        return self._wrap("1;33", text)
+
+    def green(self, text: str) -> str:
+        return self._wrap("1;32", text)
+
+    def bold(self, text: str) -> str:
+        return self._wrap("1", text)
+
+    def dim(self, text: str) -> str:
+        return self._wrap("2", text)
+
+
+def _describe_failure(exc: BaseException) -> str:
+    """A one-paragraph explanation of an expected failure (no traceback)."""
+    from .errors import DecodeError, ExternalDataError
+
+    if isinstance(exc, FileNotFoundError):
+        return f"no such file: {exc.filename}"
+    if isinstance(exc, IsADirectoryError):
+        return f"is a folder, not a model file: {exc.filename}"
+    if isinstance(exc, PermissionError):
+        return f"permission denied: {exc.filename}"
+    if isinstance(exc, DecodeError):
+        where = exc.path or "the top-level message"
+        return f"not a valid ONNX model: at byte {exc.offset}, in {where}: {exc.reason}"
+    if isinstance(exc, ExternalDataError):
+        return f"external data of tensor '{exc.tensor}' ({exc.location!r}) refused: {exc.reason}"
+    if isinstance(exc, OSError):
+        return f"cannot read {exc.filename or ''}: {exc.strerror or exc}"
+    return str(exc)
+
+
+# ---------------------------------------------------------------------- check
+
+
+def _collect(paths: list[str]) -> tuple[list[Path], list[str]]:
+    """Files to check (folders are searched recursively for *.onnx) and
+    arguments that name nothing."""
+    files: list[Path] = []
+    missing: list[str] = []
+    for arg in paths:
+        p = Path(arg)
+        if p.is_dir():
+            files.extend(sorted(q for q in p.rglob("*.onnx") if q.is_file()))
+        elif p.exists() or p.is_symlink():
+            files.append(p)
+        else:
+            missing.append(arg)
+    return files, missing
+
+
+def _check_one(path: Path, strict: bool) -> dict[str, Any]:
+    started = time.perf_counter()
+    try:
+        report: Report = check(path, strict=strict)
+    except (OSError, OnnxFastError) as e:
+        return {
+            "path": str(path),
+            "ok": False,
+            "error": _describe_failure(e),
+            "error_type": type(e).__name__,
+            "seconds": time.perf_counter() - started,
+            "_exc": e,
+        }
+    return {
+        "path": str(path),
+        "ok": report.ok,
+        "diagnostics": report.to_dict()["diagnostics"],
+        "seconds": time.perf_counter() - started,
+        "_report": report,
+    }
+
+
+class Progress:
+    """A one-line progress bar on stderr (terminals only)."""
+
+    def __init__(self, total: int, enabled: bool) -> None:
+        self.total = total
+        self.done = 0
+        self.enabled = enabled and sys.stderr.isatty() and total > 1
+
+    def step(self, label: str) -> None:
+        self.done += 1
+        if not self.enabled:
+            return
+        width = 30
+        filled = width * self.done // self.total
+        name = label if len(label) <= 40 else "…" + label[-39:]
+        sys.stderr.write(
+            f"\r[{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} {name:<40}"
+        )
+        sys.stderr.flush()
+
+    def clear(self) -> None:
+        if self.enabled:
+            sys.stderr.write("\r" + " " * 90 + "\r")
+            sys.stderr.flush()
+
+
+def _print_human(result: dict[str, Any], style: Style, debug: bool) -> None:
+    path = result["path"]
+    if "error" in result:
+        print(f"{style.bold(path)}: {style.red('cannot check')}: {result['error']}")
+        if debug and "_exc" in result:
+            traceback.print_exception(result["_exc"], file=sys.stdout)
+        return
+    report: Report = result["_report"]
+    if not report.diagnostics:
+        print(f"{style.bold(path)}: {style.green('valid')}")
+        return
+    verdict = style.red("invalid") if not report.ok else style.yellow("valid, with warnings")
+    print(f"{style.bold(path)}: {verdict}")
+    for d in report:
+        colour = style.red if d.severity == "error" else style.yellow
+        print(f"{colour(f'{d.severity}[{d.code}]')}: {d.message}")
+        if d.location:
+            print(f"  {style.dim('-->')} {d.location}")
+        if d.suggestion:
+            print(f"  {style.dim('=')} help: {d.suggestion}")
+    print()
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    files, missing = _collect(args.paths)
+    style = Style(sys.stdout)
+    results: list[dict[str, Any]] = []
+    for arg in missing:
+        results.append(
+            {
+                "path": arg,
+                "ok": False,
+                "error": f"no such file or folder: {arg}",
+                "error_type": "FileNotFoundError",
+                "seconds": 0.0,
+            }
+        )
+    if not files and not missing:
+        print("onnxfast check: no .onnx files found", file=sys.stderr)
+        return EXIT_ERROR
+    progress = Progress(len(files), enabled=not args.json)
+    jobs = max(1, args.jobs)
+    checked: list[dict[str, Any]] = []
+    if jobs == 1:
+        for f in files:
+            checked.append(_check_one(f, args.strict))
+            progress.step(str(f))
+    else:
+        with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
+            futures = [pool.submit(_check_one, f, args.strict) for f in files]
+            for f, fut in zip(files, futures):
+                checked.append(fut.result())
+                progress.step(str(f))
+    progress.clear()
+    results.extend(checked)
+
+    for result in results:
+        if args.json:
+            public = {k: v for k, v in result.items() if not k.startswith("_")}
+            print(json.dumps(public))
+        else:
+            _print_human(result, style, args.debug)
+
+    n_err = sum(1 for r in results if "error" in r)
+    n_bad = sum(1 for r in results if "error" not in r and not r["ok"])
+    n_ok = len(results) - n_err - n_bad
+    if not args.json:
+        parts = [f"{len(results)} model{'s' if len(results) != 1 else ''} checked", f"{n_ok} valid"]
+        if n_bad:
+            parts.append(style.red(f"{n_bad} invalid"))
+        if n_err:
+            parts.append(style.red(f"{n_err} unreadable"))
+        print(", ".join(parts))
+    if n_err:
+        return EXIT_ERROR
+    return EXIT_INVALID if n_bad else EXIT_OK
+
+
+# ----------------------------------------------------------------------- info
+
+
+def _type_text(vi: Any) -> str:
+    if vi.type is None:
+        return "?"
+    text = repr(vi.type)
     return text[len("Type(") : -1] if text.startswith("Type(") else text
 
 
+def _human_bytes(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if n < 1024 or unit == "TiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n} B"
+
+
+def _walk_graphs(graph: Any) -> list[tuple[str, Any]]:
+    """(path, graph) for every subgraph below `graph`, iteratively."""
+    found = []
+    stack = [("", graph)]
+    while stack:
+        prefix, g = stack.pop()
+        for i, node in enumerate(g.node):
+            for a in node.attribute:
+                subs = ([a.g] if a.g is not None else []) + list(a.graphs)
+                for sub in subs:
+                    path = f"{prefix}{g.name or '?'}/node[{i}] {node.op_type}.{a.name}"
+                    found.append((path, sub))
+                    stack.append((path + "/", sub))
+    return found
+
+
 def model_info(model: Any) -> dict[str, Any]:
+    """What `onnxfast info` shows, as plain data (reads no weight)."""
     graph = model.graph
-    nodes = graph.node if graph is not None else []
+    nodes = list(graph.node) if graph is not None else []
     by_op = collections.Counter(
-        (f"{n.domain}::{n.op_type}" if n.domain not in ("", "ai.onnx") else n.op_type)
-        for n in nodes
+        n.op_type if n.domain in ("", "ai.onnx") else f"{n.domain}::{n.op_type}" for n in nodes
     )
+    params: dict[str, list[int]] = {}
+    if graph is not None:
+        for t in graph.initializer:
+            count = 1
+            for d in t.dims:
+                count *= max(d, 0)
+            entry = params.setdefault(data_type_name(t.data_type), [0, 0, 0])
+            entry[0] += 1
+            entry[1] += count
+            with contextlib.suppress(OnnxFastError):  # unknown types: no byte size
+                entry[2] += t.nbytes
+    subgraphs = _walk_graphs(graph) if graph is not None else []
+    externals = [
+        {"location": f.location, "size": f.size, "tensors": len(f.tensors), "error": f.error}
+        for f in model.external_files()
+    ]
     return {
         "ir_version": model.ir_version,
         "producer": f"{model.producer_name} {model.producer_version}".strip(),
+        "domain": model.domain,
+        "model_version": model.model_version,
         "opsets": {d or "ai.onnx": v for d, v in model.opsets.items()},
         "graph": graph.name if graph is not None else None,
         "inputs": [
-            (vi.name, _describe_type(vi)) for vi in (graph.input if graph is not None else [])
+            {"name": vi.name, "type": _type_text(vi)}
+            for vi in (graph.input if graph is not None else [])
         ],
         "outputs": [
-            (vi.name, _describe_type(vi)) for vi in (graph.output if graph is not None else [])
+            {"name": vi.name, "type": _type_text(vi)}
+            for vi in (graph.output if graph is not None else [])
         ],
         "nodes": len(nodes),
         "ops": dict(by_op.most_common()),
-        "initializers": len(graph.initializer) if graph is not None else 0,
-        "functions": [f"{f.domain}::{f.name}" for f in model.functions],
+        "parameters": {
+            k: {"tensors": v[0], "elements": v[1], "bytes": v[2]}
+            for k, v in sorted(params.items(), key=lambda kv: -kv[1][2])
+        },
+        "external_files": externals,
+        "functions": [f"{f.domain}::{f.name}" if f.domain else f.name for f in model.functions],
+        "subgraphs": [p for p, _ in subgraphs],
         "metadata": {p.key: p.value for p in model.metadata_props},
     }
 
 
-def _print_info(path: str, info: dict[str, Any]) -> None:
-    print(path)
-    print(f"  ir_version   {info['ir_version']}")
-    print(f"  producer     {info['producer'] or '-'}")
-    print("  opsets       " + ", ".join(f"{d} {v}" for d, v in info["opsets"].items()))
-    print(
-        f"  graph        {info['graph']}  "
-        f"({info['nodes']} nodes, {info['initializers']} initializers)"
-    )
-    for title, values in (("inputs", info["inputs"]), ("outputs", info["outputs"])):
-        print(f"  {title}")
-        width = max((len(n) for n, _ in values), default=0)
-        for name, typ in values:
-            print(f"    {name:<{width}}  {typ}")
-    print("  ops")
-    width = max((len(op) for op in info["ops"]), default=0)
-    for op, count in info["ops"].items():
-        print(f"    {op:<{width}}  {count}")
+def _table(rows: list[list[str]], indent: str = "  ", right: tuple[int, ...] = ()) -> list[str]:
+    if not rows:
+        return []
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    out = []
+    for r in rows:
+        cells = [
+            c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths))
+        ]
+        out.append(indent + "  ".join(cells).rstrip())
+    return out
+
+
+def _print_info(path: str, info: dict[str, Any], style: Style) -> None:
+    print(style.bold(path))
+    head = [
+        ["ir_version", str(info["ir_version"])],
+        ["producer", info["producer"] or "-"],
+        ["opsets", ", ".join(f"{d} {v}" for d, v in info["opsets"].items()) or "-"],
+        ["graph", f"{info['graph']}  ({info['nodes']} nodes)"],
+    ]
+    if info["domain"]:
+        head.append(["domain", info["domain"]])
+    for line in _table(head):
+        print(line)
+    for title, key in (("inputs", "inputs"), ("outputs", "outputs")):
+        print(style.bold(title))
+        for line in _table([[v["name"], v["type"]] for v in info[key]], indent="    "):
+            print(line)
+    print(style.bold("operators"))
+    for line in _table([[op, str(n)] for op, n in info["ops"].items()], indent="    ", right=(1,)):
+        print(line)
+    if info["parameters"]:
+        print(style.bold("parameters"))
+        rows = [["type", "tensors", "elements", "bytes"]]
+        total = [0, 0, 0]
+        for dt, p in info["parameters"].items():
+            rows.append([dt, str(p["tensors"]), f"{p['elements']:,}", _human_bytes(p["bytes"])])
+            total = [total[0] + p["tensors"], total[1] + p["elements"], total[2] + p["bytes"]]
+        rows.append(["total", str(total[0]), f"{total[1]:,}", _human_bytes(total[2])])
+        for line in _table(rows, indent="    ", right=(1, 2, 3)):
+            print(line)
+    if info["external_files"]:
+        print(style.bold("external files"))
+        rows = []
+        for f in info["external_files"]:
+            size = _human_bytes(f["size"]) if f["size"] is not None else "unreadable"
+            rows.append([f["location"], size, f"{f['tensors']} tensors", f["error"] or ""])
+        for line in _table(rows, indent="    ", right=(1,)):
+            print(line)
     if info["functions"]:
-        print("  functions    " + ", ".join(info["functions"]))
-    for key, value in info["metadata"].items():
-        print(f"  meta {key}: {value}")
+        print(style.bold("functions"))
+        for name in info["functions"]:
+            print(f"    {name}")
+    if info["subgraphs"]:
+        print(style.bold(f"subgraphs ({len(info['subgraphs'])})"))
+        for name in info["subgraphs"][:20]:
+            print(f"    {name}")
+        if len(info["subgraphs"]) > 20:
+            print(f"    … {len(info['subgraphs']) - 20} more")
+    if info["metadata"]:
+        print(style.bold("metadata"))
+        for line in _table([[k, v] for k, v in info["metadata"].items()], indent="    "):
+            print(line)
 
 
-def main(argv: list[str] | None = None) -> int:
+def cmd_info(args: argparse.Namespace) -> int:
+    try:
+        model = load(args.path)
+        info = model_info(model)
+    except (OSError, OnnxFastError) as e:
+        print(f"onnxfast info: {_describe_failure(e)}", file=sys.stderr)
+        if args.debug:
+            traceback.print_exc()
+        return EXIT_ERROR
+    if args.json:
+        print(json.dumps({"path": args.path, **info}))
+    else:
+        _print_info(args.path, info, Style(sys.stdout))
+    return EXIT_OK
+
+
+# ----------------------------------------------------------------------- main
+
+
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="onnxfast", description="Inspect and validate ONNX models."
     )
     parser.add_argument("--version", action="version", version=f"onnxfast {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
-    info = sub.add_parser("info", help="summarise a model (reads no weights)")
-    info.add_argument("path")
-    info.add_argument("--json", action="store_true", help="print JSON")
-    args = parser.parse_args(argv)
 
-    if args.command == "info":
-        try:
-            model = load(args.path)
-        except (OSError, OnnxFastError) as e:
-            print(f"onnxfast: error: {e}", file=sys.stderr)
-            return 2
-        data = model_info(model)
-        if args.json:
-            print(json.dumps({"path": args.path, **data}))
-        else:
-            _print_info(args.path, data)
-    return 0
+    p_check = sub.add_parser(
+        "check", help="validate models (onnx.checker's verdicts, every defect at once)"
+    )
+    p_check.add_argument(
+        "paths", nargs="+", metavar="PATH", help="model files or folders (searched for *.onnx)"
+    )
+    p_check.add_argument(
+        "--strict", action="store_true", help="add the checks onnx lacks (docs/checks.md)"
+    )
+    p_check.add_argument(
+        "--json", action="store_true", help="one JSON object per model (JSON Lines)"
+    )
+    p_check.add_argument(
+        "-j", "--jobs", type=int, default=1, metavar="N", help="check N files in parallel"
+    )
+    p_check.add_argument("--debug", action="store_true", help="show tracebacks of failures")
+    p_check.set_defaults(func=cmd_check)
+
+    p_info = sub.add_parser("info", help="summarise a model (reads no weights)")
+    p_info.add_argument("path", metavar="PATH")
+    p_info.add_argument("--json", action="store_true", help="print JSON")
+    p_info.add_argument("--debug", action="store_true", help="show tracebacks of failures")
+    p_info.set_defaults(func=cmd_info)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as e:  # argparse exits with 2 on usage errors, 0 on --help
+        return int(e.code or 0)
+    if getattr(args, "jobs", 1) < 1:
+        parser.print_usage(sys.stderr)
+        print("onnxfast check: error: -j must be at least 1", file=sys.stderr)
+        return EXIT_ERROR
+    try:
+        return int(args.func(args))
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return EXIT_OK
 
 
 if __name__ == "__main__":

@@ -14,6 +14,8 @@ pub mod convert;
 pub mod decode;
 pub mod error;
 pub mod external;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod proto;
 pub mod schema;
 pub mod source;

@@ -182,11 +182,29 @@ pub(crate) fn check_graph<'a>(
             .collect()
     };
 
+    // Producer of each name in this graph, built on the first undefined input.
+    let mut producers: Option<foldhash::HashMap<&str, usize>> = None;
     for ((i, n), diags) in g.node.iter().enumerate().zip(local) {
         let loc = || here.child(node_step(i, n));
         for (k, input) in n.input.iter().enumerate() {
             if !input.is_empty() && !scope.in_any(input) {
-                let hint = closest(input, scope.names()).map(|s| format!("did you mean {}?", q(s)));
+                let producers = producers.get_or_insert_with(|| {
+                    let mut map = foldhash::HashMap::default();
+                    for (j, m) in g.node.iter().enumerate() {
+                        for o in &m.output {
+                            map.entry(o.as_str()).or_insert(j);
+                        }
+                    }
+                    map
+                });
+                let hint = match producers.get(input.as_str()) {
+                    Some(&j) if j >= i => Some(format!(
+                        "{} is produced later, by {}: the nodes are not in topological order",
+                        q(input),
+                        node_step(j, &g.node[j])
+                    )),
+                    _ => closest(input, scope.names()).map(|s| format!("did you mean {}?", q(s))),
+                };
                 c.error_hint(
                     "E212",
                     &loc().child(item("input", k, input)),

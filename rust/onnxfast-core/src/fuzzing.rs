@@ -1,0 +1,191 @@
+//! Entry points shared by the cargo-fuzz targets (`fuzz/`) and the
+//! regression tests that replay their minimised findings (`tests/`).
+//! Each function must return normally for every input; a panic is a bug.
+
+use std::path::{Path, PathBuf};
+
+use bytes::Bytes;
+use prost::Message;
+
+use crate::checker::{check_model, CheckOptions};
+use crate::decode::{decode, DecodeOptions};
+use crate::external::{ExternalOptions, ExternalStore};
+use crate::proto::{ModelProto, StringStringEntryProto, TensorProto};
+use crate::tensor;
+
+fn options(len: usize) -> DecodeOptions {
+    DecodeOptions {
+        max_memory: Some((len as u64).saturating_mul(16).saturating_add(64 << 20)),
+        ..DecodeOptions::default()
+    }
+}
+
+/// Decodes a model; if it decodes, its re-encoding decodes to the same model.
+pub fn decode_roundtrip(data: &[u8]) {
+    let Ok(model) = decode::<ModelProto>(Bytes::copy_from_slice(data), &options(data.len())) else {
+        return;
+    };
+    let encoded = model.encode_to_vec();
+    let again: ModelProto = match decode(Bytes::from(encoded.clone()), &options(encoded.len())) {
+        Ok(m) => m,
+        Err(e) => panic!("re-encoded model does not decode: {e}"),
+    };
+    // Compare encodings (NaN floats make PartialEq unusable).
+    assert_eq!(again.encode_to_vec(), encoded, "decode(encode(m)) != m");
+}
+
+/// Decodes and checks a model (strict too); the checker must always return.
+pub fn decode_and_check(data: &[u8]) {
+    let Ok(model) = decode::<ModelProto>(Bytes::copy_from_slice(data), &options(data.len())) else {
+        return;
+    };
+    let dir = std::env::temp_dir().join("onnxfast-fuzz-empty");
+    let _ = std::fs::create_dir_all(&dir);
+    for strict in [false, true] {
+        let report = check_model(
+            &model,
+            &CheckOptions {
+                strict,
+                model_dir: Some(dir.clone()),
+                ..CheckOptions::default()
+            },
+        );
+        for d in &report.diagnostics {
+            let _ = d.to_string();
+        }
+    }
+}
+
+/// Decodes a tensor and turns it into numpy-layout bytes and f32/i8 values.
+pub fn tensor_to_arrays(data: &[u8]) {
+    let Ok(t) = decode::<TensorProto>(Bytes::copy_from_slice(data), &options(data.len())) else {
+        return;
+    };
+    let Ok(plan) = tensor::plan(&t) else {
+        return;
+    };
+    // Stay within a sane size for the fuzzer itself.
+    if plan.nbytes() > 1 << 24 {
+        return;
+    }
+    if plan.elem.storage == tensor::Storage::StringData {
+        let _ = tensor::string_elements(&t, &plan);
+        return;
+    }
+    let Ok(bytes) = tensor::numpy_bytes(&t, &plan, None) else {
+        return;
+    };
+    assert_eq!(bytes.as_bytes().len(), plan.nbytes(), "numpy bytes size");
+    if crate::convert::converts_to_f32(plan.elem) {
+        let mut out = vec![0f32; plan.count];
+        let (src, packed) = match &plan.source {
+            tensor::Source::Raw(raw) => (raw.as_ref(), true),
+            _ => (bytes.as_bytes(), false),
+        };
+        crate::convert::to_f32(plan.elem, src, packed, &mut out);
+        if crate::convert::converts_to_i8(plan.elem) {
+            let mut out = vec![0i8; plan.count];
+            crate::convert::to_i8(plan.elem, src, packed, &mut out);
+        }
+    }
+}
+
+/// The sandbox the external-data target resolves against: a model folder
+/// holding a regular file, a subfolder, a symlink to outside, a symlink to a
+/// folder, a hard link to an outside file and a FIFO; outside it, a file of
+/// marker bytes that must never be returned.
+pub struct Sandbox {
+    pub root: PathBuf,
+    pub model_dir: PathBuf,
+}
+
+/// Bytes of the file outside the model folder.
+pub const OUTSIDE_MARKER: &[u8] = b"#OUTSIDE-THE-MODEL-FOLDER#";
+/// Bytes of `model/inside.bin`.
+pub const INSIDE: &[u8] = b"0123456789abcdef0123456789abcdef";
+
+impl Sandbox {
+    /// Creates (or reuses) the sandbox under `root`.
+    pub fn create(root: &Path) -> std::io::Result<Sandbox> {
+        let model_dir = root.join("model");
+        std::fs::create_dir_all(model_dir.join("sub"))?;
+        std::fs::write(root.join("outside.bin"), OUTSIDE_MARKER.repeat(4))?;
+        std::fs::write(model_dir.join("inside.bin"), INSIDE)?;
+        std::fs::write(model_dir.join("sub").join("inner.bin"), INSIDE)?;
+        #[cfg(unix)]
+        {
+            let link = |target: &Path, at: &Path| {
+                let _ = std::fs::remove_file(at);
+                std::os::unix::fs::symlink(target, at)
+            };
+            link(&root.join("outside.bin"), &model_dir.join("link.bin"))?;
+            link(Path::new(".."), &model_dir.join("sub").join("up"))?;
+            link(root, &model_dir.join("rootlink"))?;
+            let hard = model_dir.join("hard.bin");
+            let _ = std::fs::remove_file(&hard);
+            std::fs::hard_link(root.join("outside.bin"), &hard)?;
+            let fifo = model_dir.join("fifo");
+            if !fifo.exists() {
+                rustix::fs::mknodat(
+                    rustix::fs::CWD,
+                    &fifo,
+                    rustix::fs::FileType::Fifo,
+                    rustix::fs::Mode::from_raw_mode(0o600),
+                    0,
+                )?;
+            }
+        }
+        Ok(Sandbox {
+            root: root.to_path_buf(),
+            model_dir,
+        })
+    }
+}
+
+/// Reads external data described by fuzzed entries (`key=value` lines) from
+/// the sandbox: a successful read must be inside the model folder.
+pub fn external_read(sandbox: &Sandbox, data: &[u8], mmap: bool) {
+    let text = String::from_utf8_lossy(data);
+    let mut lines = text.split('\n');
+    let dims: i64 = lines
+        .next()
+        .and_then(|l| l.trim().parse().ok())
+        .unwrap_or(4)
+        .clamp(0, 1 << 20);
+    let mut t = TensorProto {
+        name: Some("fuzz".into()),
+        data_type: Some(2), // UINT8
+        dims: vec![dims],
+        data_location: Some(1),
+        ..Default::default()
+    };
+    for line in lines.take(8) {
+        let (k, v) = line.split_once('=').unwrap_or((line, ""));
+        t.external_data.push(StringStringEntryProto {
+            key: Some(k.to_string()),
+            value: Some(v.to_string()),
+        });
+    }
+    for allow_hardlinks in [false, true] {
+        let store = ExternalStore::new(
+            Some(sandbox.model_dir.clone()),
+            ExternalOptions {
+                mmap,
+                allow_hardlinks,
+                verify_checksum: true,
+            },
+        );
+        let expected = usize::try_from(dims).unwrap_or(0);
+        if let Ok(bytes) = store.read(&t, expected) {
+            assert_eq!(bytes.len(), expected);
+            let marker_start = &OUTSIDE_MARKER[..OUTSIDE_MARKER.len().min(bytes.len().max(1))];
+            if !allow_hardlinks {
+                assert!(
+                    !bytes.windows(marker_start.len()).any(|w| w == marker_start)
+                        || bytes.is_empty(),
+                    "read bytes from outside the model folder: {t:?}"
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,339 @@
+"""Checker: onnx.checker.check_model's verdicts on real and mutated models,
+every defect reported at once with its location, and the strict extras."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import onnx
+import pytest
+from _mutations import mutants
+from onnx import AttributeProto, TensorProto, helper
+
+import onnxfast
+
+from conftest import SAMPLES, corpus_models, wheel_models
+
+
+def _onnx_verdict(data: bytes) -> str | None:
+    try:
+        onnx.checker.check_model(data)
+    except Exception as e:
+        return f"{type(e).__name__}: {e}"
+    return None
+
+
+def test_verdict_parity_on_every_shipped_and_generated_model() -> None:
+    mismatches = []
+    paths = corpus_models() + wheel_models()
+    for path in paths:
+        theirs = _onnx_verdict(path.read_bytes())
+        ours = onnxfast.check(path)
+        if (theirs is None) != ours.ok:
+            mismatches.append(f"{path}: onnx={theirs!r} ours={[str(d) for d in ours.errors][:2]}")
+    assert not mismatches, "\n".join(mismatches[:10])
+    assert len(paths) > 2000
+
+
+def test_verdict_parity_on_mutated_models() -> None:
+    checked = invalid = 0
+    mismatches = []
+    for path in corpus_models()[::3] + wheel_models()[::3]:
+        base = onnx.load(path, load_external_data=False)
+        for what, model in mutants(base, seed=0):
+            data = model.SerializeToString()
+            theirs = _onnx_verdict(data)
+            ours = onnxfast.check(data)
+            checked += 1
+            invalid += theirs is not None
+            if (theirs is None) != ours.ok:
+                mismatches.append(
+                    f"{path.parent.name} / {what}: onnx={theirs!r} ours={ours.errors[:1]}"
+                )
+    assert not mismatches, f"{len(mismatches)} mismatches:\n" + "\n".join(mismatches[:10])
+    assert checked > 20000
+    assert invalid > 0.8 * checked
+
+
+def test_every_defect_is_reported_with_its_location() -> None:
+    report = onnxfast.check(SAMPLES / "broken.onnx")
+    assert not report.ok
+    found = [(d.code, d.location) for d in report]
+    assert found == [
+        ("E212", "graph 'tiny_cnn' › node[1] 'pool1' (MaxPool) › input[0] 'r1'"),
+        ("E212", "graph 'tiny_cnn' › node[3] 'conv2' (Conv) › input[0] 'p_1'"),
+        ("E405", "graph 'tiny_cnn' › node[4] 'relu2' (Rellu)"),
+    ]
+    assert report[1].suggestion == "did you mean 'p1'?"
+    assert report[2].suggestion == "did you mean 'Relu'?"
+    assert report[0].suggestion == (
+        "'r1' is produced later, by node[2] 'relu1' (Relu): the nodes are not in topological order"
+    )
+    text = str(report)
+    assert text.count("error[E") == 3
+    assert text.endswith("invalid: 3 errors")
+    back = json.loads(report.to_json())
+    assert back["ok"] is False
+    assert [d["code"] for d in back["diagnostics"]] == ["E212", "E212", "E405"]
+
+
+def test_check_model_raises_check_error_with_the_report() -> None:
+    with pytest.raises(onnxfast.CheckError) as info:
+        onnxfast.check_model(SAMPLES / "broken.onnx")
+    assert isinstance(info.value, ValueError)
+    assert len(info.value.report.errors) == 3
+    onnxfast.check_model(SAMPLES / "tiny_cnn.onnx")  # valid: no exception
+    onnxfast.check_model(onnx.load(SAMPLES / "tiny_cnn.onnx"))  # an onnx.ModelProto too
+    assert onnxfast.check(onnxfast.load(SAMPLES / "tiny_cnn.onnx")).ok
+
+
+def _model(nodes, inputs=(), outputs=(), initializers=(), opset=21, ir=10, **graph_kw):
+    graph = helper.make_graph(
+        nodes, "g", list(inputs), list(outputs), initializer=list(initializers), **graph_kw
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = ir
+    return model
+
+
+def _same_verdict(model: onnx.ModelProto) -> onnxfast.Report:
+    data = model.SerializeToString()
+    report = onnxfast.check(data)
+    assert (_onnx_verdict(data) is None) == report.ok, (report, _onnx_verdict(data))
+    return report
+
+
+X = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])
+Y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])
+
+
+@pytest.mark.parametrize(
+    ("model", "codes"),
+    [
+        (_model([helper.make_node("Relu", ["x"], ["y"], domain="ai.onnx")], [X], [Y]), ["E403"]),
+        (
+            _model(
+                [helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], ["y", "m2"])],
+                [X, *(helper.make_tensor_value_info(n, TensorProto.FLOAT, [2]) for n in "sbmv")],
+                [Y],
+                opset=15,
+            ),
+            ["E408"],
+        ),
+        (
+            _model(
+                [helper.make_node("LayerNormalization", ["x", "s"], ["y"], anything_goes=3)],
+                [X, helper.make_tensor_value_info("s", TensorProto.FLOAT, [2])],
+                [Y],
+                opset=17,
+            ),
+            [],
+        ),
+        (_model([helper.make_node("Relu", ["x"], ["y"], __private=1)], [X], [Y]), []),
+        (_model([helper.make_node("Relu", ["x"], ["y"], _private=1)], [X], [Y]), ["E410"]),
+        (_model([helper.make_node("Upsample", ["x", "x"], ["y"])], [X], [Y], opset=21), ["E406"]),
+        (_model([helper.make_node("Gelu", ["x"], ["y"])], [X], [Y], opset=13), ["E405"]),
+        (
+            _model(
+                [
+                    helper.make_node(
+                        "Loop", ["", ""], ["y"], body=helper.make_graph([], "b", [], [])
+                    )
+                ],
+                [],
+                [Y],
+            ),
+            [],
+        ),
+        (_model([], [X], [X], ir=2, opset=1), ["E106"]),
+    ],
+    ids=[
+        "ai.onnx-domain",
+        "bn-2-outputs",
+        "layernorm-17-any-attr",
+        "dunder-attr",
+        "underscore-attr",
+        "deprecated",
+        "too-new",
+        "loop-optional-empty",
+        "ir2-opsets",
+    ],
+)
+def test_onnx_quirks(model, codes) -> None:
+    report = _same_verdict(model)
+    assert [d.code for d in report.errors] == codes
+
+
+def test_subgraphs_see_outer_scope_and_report_nested_locations() -> None:
+    then_g = helper.make_graph(
+        [helper.make_node("Identity", ["x"], ["t"])],
+        "then",
+        [],
+        [helper.make_tensor_value_info("t", TensorProto.FLOAT, None)],
+    )
+    else_g = helper.make_graph(
+        [helper.make_node("Neg", ["nowhere"], ["e"])],
+        "else",
+        [],
+        [helper.make_tensor_value_info("e", TensorProto.FLOAT, None)],
+    )
+    cond = helper.make_tensor_value_info("c", TensorProto.BOOL, [])
+    model = _model(
+        [
+            helper.make_node(
+                "If", ["c"], ["y"], name="branch", then_branch=then_g, else_branch=else_g
+            )
+        ],
+        [cond, X],
+        [Y],
+    )
+    report = _same_verdict(model)
+    assert [d.code for d in report.errors] == ["E212"]
+    assert report[0].location == (
+        "graph 'g' › node[0] 'branch' (If) › attribute 'else_branch' › "
+        "graph 'else' › node[0] (Neg) › input[0] 'nowhere'"
+    )
+
+
+def test_functions() -> None:
+    fn = helper.make_function(
+        "local",
+        "Twice",
+        ["a"],
+        ["b"],
+        [helper.make_node("Relu", ["a"], ["b"])],
+        [helper.make_opsetid("", 21)],
+    )
+    loop = helper.make_function(
+        "local",
+        "Loop1",
+        ["a"],
+        ["b"],
+        [helper.make_node("Loop1", ["a"], ["b"], domain="local")],
+        [helper.make_opsetid("local", 1)],
+    )
+    graph = helper.make_graph(
+        [helper.make_node("Twice", ["x"], ["y"], domain="local")], "g", [X], [Y]
+    )
+    ok = helper.make_model(
+        graph,
+        opset_imports=[helper.make_opsetid("", 21), helper.make_opsetid("local", 1)],
+        functions=[fn],
+    )
+    assert _same_verdict(ok).ok
+    cyclic = helper.make_model(
+        graph,
+        opset_imports=[helper.make_opsetid("", 21), helper.make_opsetid("local", 1)],
+        functions=[fn, loop],
+    )
+    report = _same_verdict(cyclic)
+    assert [d.code for d in report.errors] == ["E603"]
+    old_fn = helper.make_function(
+        "local",
+        "Old",
+        ["a"],
+        ["b"],
+        [helper.make_node("Relu", ["a"], ["b"])],
+        [helper.make_opsetid("", 13)],
+    )
+    mismatch = helper.make_model(
+        graph,
+        opset_imports=[helper.make_opsetid("", 21), helper.make_opsetid("local", 1)],
+        functions=[fn, old_fn],
+    )
+    assert [d.code for d in _same_verdict(mismatch).errors] == ["E612"]
+
+
+def test_strict_adds_checks_onnx_lacks(tmp_path) -> None:
+    long_raw = TensorProto(name="long", data_type=TensorProto.FLOAT, dims=[1], raw_data=b"\0" * 8)
+    odd_type = TensorProto(name="odd", data_type=99, dims=[1], raw_data=b"\0")
+    unused = helper.make_tensor("unused", TensorProto.FLOAT, [1], [1.0])
+    ext = TensorProto(
+        name="ext", data_type=TensorProto.FLOAT, dims=[4], data_location=TensorProto.EXTERNAL
+    )
+    for k, v in (("location", "w.bin"), ("offset", "8"), ("length", "16")):
+        e = ext.external_data.add()
+        e.key, e.value = k, v
+    (tmp_path / "w.bin").write_bytes(b"\0" * 16)  # 8 + 16 > 16: out of bounds
+    nodes = [
+        helper.make_node("Relu", ["x"], ["y"]),
+        helper.make_node("Neg", ["x"], ["dead"]),
+        helper.make_node("Identity", ["long"], ["l2"]),
+        helper.make_node("Identity", ["odd"], ["o2"]),
+        helper.make_node("Identity", ["ext"], ["e2"]),
+    ]
+    model = _model(
+        nodes,
+        [X],
+        [Y],
+        [long_raw, odd_type, unused, ext],
+        value_info=[helper.make_value_info("v", onnx.TypeProto())],
+    )
+    path = tmp_path / "m.onnx"
+    path.write_bytes(model.SerializeToString())
+    assert onnxfast.check(path).ok  # onnx accepts all of these
+    strict = onnxfast.check(path, strict=True)
+    codes = sorted(d.code for d in strict)
+    assert codes == ["S901", "S902", "S903", "S904", "W905", "W906", "W906", "W906", "W906"], strict
+    assert not strict.ok
+    assert {d.severity for d in strict if d.code.startswith("W")} == {"warning"}
+
+
+def test_checking_a_path_reads_no_weights(tmp_path) -> None:
+    n = 64 << 20  # 256 MiB of float32, sparse on disk
+    head = TensorProto(name="w", data_type=TensorProto.FLOAT, dims=[n]).SerializeToString()
+    from _wire import key, varint
+
+    tensor = head + key(9, 2) + varint(n * 4)
+    graph_head = key(5, 2) + varint(len(tensor) + n * 4) + tensor
+    node = helper.make_node("Relu", ["w"], ["y"]).SerializeToString()
+    out = helper.make_tensor_value_info("y", TensorProto.FLOAT, [n]).SerializeToString()
+    tail = (
+        key(1, 2)
+        + varint(len(node))
+        + node
+        + key(2, 2)
+        + varint(1)
+        + b"g"
+        + key(12, 2)
+        + varint(len(out))
+        + out
+    )
+    opset = helper.make_opsetid("", 21).SerializeToString()
+    model_head = (
+        key(1, 0)
+        + varint(10)
+        + key(8, 2)
+        + varint(len(opset))
+        + opset
+        + key(7, 2)
+        + varint(len(graph_head) + n * 4 + len(tail))
+        + graph_head
+    )
+    path = tmp_path / "big.onnx"
+    with open(path, "wb") as f:
+        f.write(model_head)
+        f.seek(n * 4, 1)
+        f.write(tail)
+
+    def rss() -> int:
+        with open("/proc/self/status") as f:
+            fields = dict(line.split(":", 1) for line in f)
+        return int(fields["VmRSS"].split()[0]) * 1024
+
+    onnxfast.check(SAMPLES / "tiny_cnn.onnx")  # warm up
+    before = rss()
+    report = onnxfast.check(path)
+    assert report.ok, report
+    assert rss() - before < 32 << 20
+    assert np.dtype(np.float32).itemsize * n > 200 << 20
+
+
+def test_attributes_of_old_ir_versions() -> None:
+    attr = AttributeProto(name="alpha", f=0.5)  # no type: IR 1 style
+    node = onnx.NodeProto(op_type="LeakyRelu", input=["x"], output=["y"], attribute=[attr])
+    model = _model([node], [X], [Y], ir=1, opset=1)
+    del model.opset_import[:]
+    report = _same_verdict(model)
+    assert not report.ok  # schema type FLOAT vs UNDEFINED, as onnx

@@ -1,0 +1,149 @@
+"""The installed console script, run as a subprocess."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import onnx
+
+from conftest import SAMPLES, wheel_models
+
+SCRIPT = Path(sys.executable).parent / "onnxfast"
+
+
+def run(*args: str, **kwargs) -> subprocess.CompletedProcess[str]:
+    exe = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "onnxfast"]
+    return subprocess.run(
+        [*exe, *args], capture_output=True, text=True, timeout=120, check=False, **kwargs
+    )
+
+
+def test_valid_model_exits_0() -> None:
+    proc = run("check", str(SAMPLES / "tiny_cnn.onnx"))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "valid" in proc.stdout
+    assert "1 model checked, 1 valid" in proc.stdout
+    assert "\033[" not in proc.stdout  # no colour when not on a terminal
+
+
+def test_invalid_model_exits_1_and_names_the_node() -> None:
+    proc = run("check", str(SAMPLES / "broken.onnx"))
+    assert proc.returncode == 1
+    assert "invalid" in proc.stdout
+    assert "node[1] 'pool1' (MaxPool)" in proc.stdout
+    assert "error[E405]" in proc.stdout
+    assert "did you mean 'Relu'?" in proc.stdout
+    assert "Traceback" not in proc.stdout + proc.stderr
+
+
+def test_missing_file_and_garbage_exit_2_without_traceback(tmp_path) -> None:
+    proc = run("check", str(tmp_path / "nope.onnx"))
+    assert proc.returncode == 2
+    assert "no such file" in proc.stdout
+    garbage = tmp_path / "garbage.onnx"
+    garbage.write_bytes(b"\x0a\xff\xff\xff\xff\x0f")
+    proc = run("check", str(garbage))
+    assert proc.returncode == 2
+    assert "not a valid ONNX model: at byte 0" in proc.stdout
+    assert "Traceback" not in proc.stdout + proc.stderr
+    proc = run("check", "--debug", str(garbage))
+    assert "Traceback" in proc.stdout
+
+
+def test_usage_error_exits_2() -> None:
+    assert run("check").returncode == 2
+    assert run("frobnicate").returncode == 2
+    assert run("check", "-j", "0", str(SAMPLES / "tiny_cnn.onnx")).returncode == 2
+
+
+def test_folder_in_parallel_as_json_lines(tmp_path) -> None:
+    folder = tmp_path / "models"
+    (folder / "nested").mkdir(parents=True)
+    shutil.copy(SAMPLES / "tiny_cnn.onnx", folder / "a.onnx")
+    shutil.copy(SAMPLES / "broken.onnx", folder / "nested" / "b.onnx")
+    for i, path in enumerate(wheel_models()[:6]):
+        shutil.copy(path, folder / f"w{i}.onnx")
+    (folder / "notes.txt").write_text("not a model")
+    proc = run("check", "-j", "2", "--json", str(folder))
+    assert proc.returncode == 1, proc.stderr
+    records = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert len(records) == 8
+    by_name = {Path(r["path"]).name: r for r in records}
+    assert by_name["a.onnx"]["ok"] is True
+    assert by_name["b.onnx"]["ok"] is False
+    codes = [d["code"] for d in by_name["b.onnx"]["diagnostics"]]
+    assert codes == ["E212", "E212", "E405"]
+    assert all(
+        {"code", "severity", "location", "message"} <= d.keys()
+        for d in by_name["b.onnx"]["diagnostics"]
+    )
+    assert all(r["seconds"] >= 0 for r in records)
+    # same verdicts as one job
+    serial = [json.loads(line) for line in run("check", "--json", str(folder)).stdout.splitlines()]
+    assert [(r["path"], r["ok"]) for r in serial] == [(r["path"], r["ok"]) for r in records]
+    # an unreadable file makes the whole run exit 2
+    (folder / "bad.onnx").write_bytes(b"\x07")
+    assert run("check", "-j", "2", str(folder)).returncode == 2
+
+
+def test_strict_flag(tmp_path) -> None:
+    model = onnx.load(SAMPLES / "tiny_cnn.onnx")
+    model.graph.initializer.append(
+        onnx.helper.make_tensor("unused", onnx.TensorProto.FLOAT, [1], [0.0])
+    )
+    path = tmp_path / "m.onnx"
+    onnx.save(model, path)
+    assert run("check", str(path)).returncode == 0
+    proc = run("check", "--strict", str(path))
+    assert proc.returncode == 0  # warnings only
+    assert "warning[W905]" in proc.stdout
+
+
+def test_info_on_a_real_model() -> None:
+    path = next(p for p in wheel_models() if "resnet50" in p.name)
+    proc = run("info", str(path))
+    assert proc.returncode == 0, proc.stderr
+    for word in ("ir_version", "opsets", "inputs", "outputs", "operators", "parameters", "Conv"):
+        assert word in proc.stdout
+    data = json.loads(run("info", "--json", str(path)).stdout)
+    theirs = onnx.load(path)
+    assert data["nodes"] == len(theirs.graph.node)
+    assert data["ops"]["Conv"] == sum(1 for n in theirs.graph.node if n.op_type == "Conv")
+    assert sum(p["tensors"] for p in data["parameters"].values()) == len(theirs.graph.initializer)
+    assert data["inputs"][0]["name"] == theirs.graph.input[0].name
+
+
+def test_info_reports_external_files(tmp_path) -> None:
+    model = onnx.load(SAMPLES / "tiny_cnn.onnx")
+    onnx.save_model(
+        model, tmp_path / "m.onnx", save_as_external_data=True, location="w.bin", size_threshold=0
+    )
+    data = json.loads(run("info", "--json", str(tmp_path / "m.onnx")).stdout)
+    assert data["external_files"] == [
+        {
+            "location": "w.bin",
+            "size": (tmp_path / "w.bin").stat().st_size,
+            "tensors": 7,
+            "error": None,
+        }
+    ]
+    assert "external files" in run("info", str(tmp_path / "m.onnx")).stdout
+
+
+def test_info_errors_are_readable(tmp_path) -> None:
+    proc = run("info", str(tmp_path / "missing.onnx"))
+    assert proc.returncode == 2
+    assert "no such file" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_python_dash_m() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "onnxfast", "--version"], capture_output=True, text=True, check=False
+    )
+    assert proc.returncode == 0
+    assert proc.stdout.startswith("onnxfast ")
