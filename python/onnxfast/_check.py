@@ -41,13 +41,16 @@ class Report:
     not make a model invalid). Iterate or index it for the diagnostics.
     """
 
-    __slots__ = ("diagnostics",)
+    __slots__ = ("diagnostics", "omitted")
 
-    def __init__(self, diagnostics: list[Diagnostic]) -> None:
+    def __init__(self, diagnostics: list[Diagnostic], omitted: int = 0) -> None:
         self.diagnostics = diagnostics
+        #: Findings beyond ``max_diagnostics``: counted, not kept.
+        self.omitted = omitted
 
     @property
     def ok(self) -> bool:
+        # Omitted findings can only exist past the limit, after kept errors.
         return not any(d.severity == "error" for d in self.diagnostics)
 
     @property
@@ -68,7 +71,11 @@ class Report:
         return self.diagnostics[index]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"ok": self.ok, "diagnostics": [asdict(d) for d in self.diagnostics]}
+        return {
+            "ok": self.ok,
+            "diagnostics": [asdict(d) for d in self.diagnostics],
+            "omitted": self.omitted,
+        }
 
     def to_json(self, **kwargs: Any) -> str:
         return json.dumps(self.to_dict(), **kwargs)
@@ -82,7 +89,10 @@ class Report:
             parts.append(f"{e} error{'s' if e != 1 else ''}")
         if w:
             parts.append(f"{w} warning{'s' if w != 1 else ''}")
-        return ("invalid: " if e else "valid: ") + ", ".join(parts)
+        text = ("invalid: " if e else "valid: ") + ", ".join(parts)
+        if self.omitted:
+            text += f" (and {self.omitted} more findings not kept: max_diagnostics)"
+        return text
 
     def __str__(self) -> str:
         blocks = [str(d) for d in self.diagnostics]
@@ -110,6 +120,7 @@ def check(
     strict: bool = False,
     skip_opset_compatibility_check: bool = False,
     check_custom_domain: bool = False,
+    max_diagnostics: int = 10_000,
 ) -> Report:
     """Checks a model and returns every finding; never raises for an invalid model.
 
@@ -117,16 +128,19 @@ def check(
     are not read), bytes, or an ``onnx.ModelProto``. External-data locations
     resolve against the model's folder (the current directory for in-memory
     models, as onnx does). ``strict=True`` adds the checks onnx lacks.
+    At most ``max_diagnostics`` findings are kept (``report.omitted`` counts
+    the rest), which bounds memory on hostile models.
     """
     model, model_dir = _model_and_dir(model_or_path)
-    found = _onnxfast.check_model(
+    found, omitted = _onnxfast.check_model(
         model,
         strict=strict,
         model_dir=model_dir,
         skip_opset_compatibility_check=skip_opset_compatibility_check,
         check_custom_domain=check_custom_domain,
+        max_diagnostics=max_diagnostics,
     )
-    return Report([Diagnostic(*d) for d in found])
+    return Report([Diagnostic(*d) for d in found], omitted)
 
 
 def check_model(

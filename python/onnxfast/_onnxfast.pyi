@@ -47,6 +47,8 @@ __all__ = [
     "ValueInfo",
     "_Buffer",
     "__version__",
+    "_panic_for_tests",
+    "check_model",
     "decode_message",
 ]
 
@@ -62,7 +64,16 @@ def decode_message(
     allow_hardlinks: bool = False,
     verify_checksum: bool = False,
 ) -> Any: ...
-
+def check_model(
+    model: Model,
+    *,
+    strict: bool = False,
+    model_dir: str | None = None,
+    skip_opset_compatibility_check: bool = False,
+    check_custom_domain: bool = False,
+    max_diagnostics: int = 10000,
+) -> tuple[list[tuple[str, str, str, str, str | None]], int]: ...
+def _panic_for_tests() -> None: ...
 @final
 class RepeatedMessages(Generic[_T]):
     def __len__(self) -> int: ...

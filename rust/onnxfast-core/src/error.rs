@@ -123,10 +123,10 @@ impl fmt::Display for DecodeErrorKind {
             DecodeErrorKind::BadGroup { detail } => write!(f, "malformed group: {detail}"),
             DecodeErrorKind::MemoryBudget { projected, budget } => write!(
                 f,
-                "decoding would need about {} MiB, above the budget of {} MiB \
+                "decoding would need more than the memory budget of {} MiB (at least {} MiB) \
                  (raise max_memory if this model is trusted)",
-                projected / (1 << 20),
-                budget / (1 << 20)
+                budget / (1 << 20),
+                projected.div_ceil(1 << 20)
             ),
             DecodeErrorKind::Internal { detail } => {
                 write!(
@@ -275,7 +275,12 @@ pub struct TensorError {
 
 impl fmt::Display for TensorError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "tensor '{}': {}", self.tensor, self.kind)
+        write!(
+            f,
+            "tensor '{}': {}",
+            crate::checker::report::clean(&self.tensor),
+            self.kind
+        )
     }
 }
 

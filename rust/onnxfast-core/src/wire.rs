@@ -56,7 +56,7 @@ struct PathStep {
 /// Does not validate UTF-8 (prost does while decoding); on any fault, the
 /// buffer is re-walked by [`diagnose`] to report the field path.
 pub fn scan(buf: &[u8], root: usize, max_depth: usize) -> Result<ScanStats, DecodeError> {
-    scan_releasing(buf, root, max_depth, None)
+    scan_releasing(buf, root, max_depth, None, None)
 }
 
 /// [`scan`], releasing the pages of a mapped buffer behind the walk.
@@ -65,10 +65,12 @@ pub fn scan_releasing(
     root: usize,
     max_depth: usize,
     pages: Option<&PageReleaser>,
+    budget: Option<u64>,
 ) -> Result<ScanStats, DecodeError> {
-    match fast_scan(buf, root, max_depth, pages) {
-        Some(stats) => Ok(stats),
-        None => Err(
+    match fast_scan(buf, root, max_depth, pages, budget) {
+        Ok(stats) => Ok(stats),
+        Err(Some(budget_error)) => Err(budget_error),
+        Err(None) => Err(
             diagnose(buf, root, max_depth).unwrap_or_else(|| DecodeError {
                 offset: 0,
                 path: String::new(),
@@ -94,8 +96,19 @@ fn fast_scan(
     root: usize,
     max_depth: usize,
     pages: Option<&PageReleaser>,
-) -> Option<ScanStats> {
+    budget: Option<u64>,
+) -> Result<ScanStats, Option<DecodeError>> {
     use rayon::prelude::*;
+    // A memory-budget fault is final (no need to diagnose); others are located by `diagnose`.
+    let fault = |(offset, kind, _, _): DiagFault| match kind {
+        DecodeErrorKind::MemoryBudget { .. } => Some(DecodeError {
+            offset: offset as u64,
+            path: String::new(),
+            root: MESSAGES[root].name,
+            kind,
+        }),
+        _ => None,
+    };
     let mut stats = ScanStats::new();
     let mut saved = Vec::with_capacity(16);
     if root != crate::schema::ids::MODEL_PROTO || max_depth < NODE_DEPTH {
@@ -106,11 +119,12 @@ fn fast_scan(
             &mut Vec::new(),
             pages,
             None,
+            budget,
             &mut stats,
             &mut saved,
         )
-        .ok()?;
-        return Some(stats);
+        .map_err(fault)?;
+        return Ok(stats);
     }
     let mut nodes = Vec::new();
     walk::<false>(
@@ -120,10 +134,11 @@ fn fast_scan(
         &mut Vec::new(),
         pages,
         Some(&mut nodes),
+        budget,
         &mut stats,
         &mut saved,
     )
-    .ok()?;
+    .map_err(fault)?;
     let inner_depth = max_depth - NODE_DEPTH;
     // Scans a run of nodes, each as a root; their own count is already in `stats`.
     let scan_run = |run: &[(usize, usize)]| -> Option<ScanStats> {
@@ -138,6 +153,7 @@ fn fast_scan(
                 &mut Vec::new(),
                 None,
                 None,
+                None,
                 &mut acc,
                 &mut saved,
             )
@@ -148,18 +164,19 @@ fn fast_scan(
         Some(acc)
     };
     let inner = if nodes.len() < PARALLEL_NODES {
-        scan_run(&nodes)?
+        scan_run(&nodes).ok_or(None)?
     } else {
         let chunk = nodes.len().div_ceil(rayon::current_num_threads() * 4);
         nodes
             .par_chunks(chunk)
             .map(scan_run)
-            .try_reduce(ScanStats::new, |a, b| Some(a.merged(b)))?
+            .try_reduce(ScanStats::new, |a, b| Some(a.merged(b)))
+            .ok_or(None)?
     };
     if !nodes.is_empty() {
         stats = stats.merged(inner);
     }
-    Some(stats)
+    Ok(stats)
 }
 
 impl ScanStats {
@@ -193,6 +210,7 @@ pub fn diagnose(buf: &[u8], root: usize, max_depth: usize) -> Option<DecodeError
         root,
         max_depth,
         &mut path,
+        None,
         None,
         None,
         &mut stats,
@@ -280,9 +298,14 @@ fn walk<const DIAG: bool>(
     path: &mut Vec<PathStep>,
     pages: Option<&PageReleaser>,
     mut defer_nodes: Option<&mut Vec<(usize, usize)>>,
+    budget: Option<u64>,
     stats: &mut ScanStats,
     saved: &mut Vec<Saved>,
 ) -> Result<(), DiagFault> {
+    // Bytes the decoded message structs will take (a lower bound of the
+    // full projection): checked as the walk goes, so a memory bomb is
+    // refused before the walk itself allocates much.
+    let mut structs: u64 = 0;
     let mut released = 0usize;
     let mut next_release = RELEASE_WINDOW;
     stats.messages[root] += 1;
@@ -508,6 +531,17 @@ fn walk<const DIAG: bool>(
                     if let Some(deferred) = defer_nodes.as_deref_mut() {
                         // Scanned later (in parallel) as roots of their own.
                         stats.messages[id] += 1;
+                        structs =
+                            structs.saturating_add(2 * crate::schema::STRUCT_SIZES[id] as u64);
+                        if budget.is_some_and(|b| structs > b) {
+                            fail!(
+                                key_at,
+                                DecodeErrorKind::MemoryBudget {
+                                    projected: structs,
+                                    budget: budget.unwrap_or(0),
+                                }
+                            );
+                        }
                         deferred.push((start, stop));
                         pos = stop;
                         continue;
@@ -515,6 +549,18 @@ fn walk<const DIAG: bool>(
                 }
                 stats.max_depth = stats.max_depth.max(depth);
                 stats.messages[id] += 1;
+                structs = structs.saturating_add(2 * crate::schema::STRUCT_SIZES[id] as u64);
+                if let Some(budget) = budget {
+                    if structs > budget {
+                        fail!(
+                            key_at,
+                            DecodeErrorKind::MemoryBudget {
+                                projected: structs,
+                                budget,
+                            }
+                        );
+                    }
+                }
                 // Release mapped pages behind us at message boundaries (where
                 // a walk over weights jumps from one tensor to the next).
                 if start >= next_release {

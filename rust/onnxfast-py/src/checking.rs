@@ -14,7 +14,10 @@ type Finding = (&'static str, &'static str, String, String, Option<String>);
 
 /// Checks `model`; returns `[(code, severity, message, location, suggestion)]`.
 #[pyfunction]
-#[pyo3(signature = (model, *, strict = false, model_dir = None, skip_opset_compatibility_check = false, check_custom_domain = false))]
+#[pyo3(signature = (
+    model, *, strict = false, model_dir = None, skip_opset_compatibility_check = false,
+    check_custom_domain = false, max_diagnostics = 10000,
+))]
 pub fn check_model(
     py: Python<'_>,
     model: &Bound<'_, Model>,
@@ -22,17 +25,29 @@ pub fn check_model(
     model_dir: Option<PathBuf>,
     skip_opset_compatibility_check: bool,
     check_custom_domain: bool,
-) -> PyResult<Vec<Finding>> {
-    let ptr = model.get().0.clone();
-    let model_dir = model_dir.or_else(|| Some(ptr.root().external.base().to_path_buf()));
+    max_diagnostics: usize,
+) -> PyResult<(Vec<Finding>, u64)> {
     let options = CheckOptions {
         strict,
         model_dir,
         skip_opset_compatibility_check,
         check_custom_domain,
+        max_diagnostics: Some(max_diagnostics),
     };
+    crate::errors::guard(py, "checking", || check_model_impl(py, model, options))
+}
+
+fn check_model_impl(
+    py: Python<'_>,
+    model: &Bound<'_, Model>,
+    mut options: CheckOptions,
+) -> PyResult<(Vec<Finding>, u64)> {
+    let ptr = model.get().0.clone();
+    if options.model_dir.is_none() {
+        options.model_dir = Some(ptr.root().external.base().to_path_buf());
+    }
     let report = py.detach(move || checker::check_model(&ptr, &options));
-    Ok(report
+    let findings = report
         .diagnostics
         .into_iter()
         .map(|d| {
@@ -44,5 +59,6 @@ pub fn check_model(
                 d.suggestion,
             )
         })
-        .collect())
+        .collect();
+    Ok((findings, report.omitted))
 }

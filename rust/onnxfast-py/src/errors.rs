@@ -112,3 +112,26 @@ impl<T> IntoPyResult<T> for Result<T, Error> {
         self.map_err(|e| to_py(py, &e))
     }
 }
+
+/// Runs `f`, turning a Rust panic into `onnxfast.InternalError` (asking for
+/// a bug report) instead of letting it cross into Python as a
+/// `PanicException`, which is not an `Exception` and would escape ordinary
+/// error handling.
+pub fn guard<T>(py: Python<'_>, what: &str, f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(result) => result,
+        Err(payload) => {
+            let detail = payload
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".to_string());
+            let message = format!(
+                "internal error in onnxfast while {what}: {detail}. This is a bug in onnxfast: please report it \
+                 (with the input file if you can) at https://github.com/onnxfast/onnxfast/issues"
+            );
+            let attrs = PyDict::new(py);
+            Err(make_error(py, "InternalError", message, &attrs))
+        }
+    }
+}

@@ -195,6 +195,31 @@ fn decode_message(
     allow_hardlinks: bool,
     verify_checksum: bool,
 ) -> PyResult<Py<PyAny>> {
+    errors::guard(py, "decoding", || {
+        decode_message_impl(
+            py,
+            source,
+            kind,
+            base_dir,
+            mmap,
+            max_memory,
+            max_depth,
+            (load_external_data, allow_hardlinks, verify_checksum),
+        )
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn decode_message_impl(
+    py: Python<'_>,
+    source: &Bound<'_, PyAny>,
+    kind: &str,
+    base_dir: Option<PathBuf>,
+    mmap: bool,
+    max_memory: Option<u64>,
+    max_depth: usize,
+    (load_external_data, allow_hardlinks, verify_checksum): (bool, bool, bool),
+) -> PyResult<Py<PyAny>> {
     let kind = Kind::parse(kind)?;
     let (buf, pages, base_dir) = if let Ok(data) = source.cast::<PyBytes>() {
         (bytes_from_py(py, data), None, base_dir)
@@ -247,6 +272,19 @@ fn decode_message(
     )
 }
 
+/// Panics on purpose, to prove (in tests) that a Rust panic surfaces as
+/// `onnxfast.InternalError` and leaves the interpreter running.
+#[pyfunction]
+fn _panic_for_tests(py: Python<'_>) -> PyResult<()> {
+    errors::guard(py, "running a self-test", || -> PyResult<()> {
+        let empty: Vec<u8> = Vec::new();
+        let index = empty.len() + 1;
+        #[allow(clippy::indexing_slicing)]
+        let _ = empty[index];
+        Ok(())
+    })
+}
+
 fn parent_dir(path: &Path) -> PathBuf {
     match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
@@ -259,6 +297,7 @@ fn _onnxfast(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(decode_message, m)?)?;
     m.add_function(wrap_pyfunction!(checking::check_model, m)?)?;
+    m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
     messages::register(m)?;
     Ok(())
 }

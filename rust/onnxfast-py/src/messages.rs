@@ -604,7 +604,7 @@ message! {
     /// and `dtype`.
     #[pyo3(signature = (copy = None, dtype = None))]
     fn numpy(&self, py: Python<'_>, copy: Option<bool>, dtype: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
-        crate::arrays::tensor_to_numpy(py, &self.0, copy, dtype)
+        crate::errors::guard(py, "converting a tensor", || crate::arrays::tensor_to_numpy(py, &self.0, copy, dtype))
     }
 
     /// `(location, offset, length, checksum)` of external data, or None when

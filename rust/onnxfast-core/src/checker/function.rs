@@ -254,12 +254,21 @@ fn check_function(c: &mut Checker<'_>, f: &FunctionProto, model_opsets: &OpsetMa
             );
         }
     }
+    let mut suggestions_left = 20usize;
     for (i, n) in f.node.iter().enumerate() {
         let nloc = loc.child(node_step(i, n));
         for (k, input) in n.input.iter().enumerate() {
             if !input.is_empty() && !scope.in_innermost(input) {
-                let hint = super::report::closest(input, scope.names())
-                    .map(|s| format!("did you mean {}?", q(s)));
+                let hint = if suggestions_left > 0 {
+                    suggestions_left -= 1;
+                    super::report::closest(
+                        input,
+                        scope.names().take(super::graph::MAX_SUGGESTION_CANDIDATES),
+                    )
+                    .map(|s| format!("did you mean {}?", q(s)))
+                } else {
+                    None
+                };
                 c.error_hint(
                     "E610",
                     &nloc.child(item("input", k, input)),

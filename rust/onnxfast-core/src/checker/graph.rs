@@ -54,6 +54,12 @@ impl<'a> Scope<'a> {
     }
 }
 
+/// Undefined inputs per graph that get a spelling suggestion.
+const MAX_SUGGESTIONS: usize = 20;
+
+/// Names a suggestion compares against, at most.
+pub(crate) const MAX_SUGGESTION_CANDIDATES: usize = 20_000;
+
 /// Below this many nodes, node-local checks run on the calling thread.
 const PARALLEL_NODES: usize = 512;
 
@@ -127,7 +133,7 @@ pub(crate) fn check_graph<'a>(
             scope.add(t.name());
         }
     }
-    c.out.extend(init_diags);
+    c.absorb(init_diags);
     for (i, s) in g.sparse_initializer.iter().enumerate() {
         let name = s.values.as_ref().map_or("", |v| v.name());
         let loc = here.child(item("sparse_initializer", i, name));
@@ -155,7 +161,7 @@ pub(crate) fn check_graph<'a>(
     }
 
     // Node-local checks (no scope involved) can run in parallel.
-    let local: Vec<Vec<super::Diagnostic>> = if g.node.len() >= PARALLEL_NODES {
+    let local: Vec<(Vec<super::Diagnostic>, u64)> = if g.node.len() >= PARALLEL_NODES {
         let base = c.fork();
         g.node
             .par_iter()
@@ -165,7 +171,7 @@ pub(crate) fn check_graph<'a>(
                 node::check_node_local(&mut fork, n, opsets, is_main, &|| {
                     here.child(node_step(i, n))
                 });
-                fork.out
+                fork.into_findings()
             })
             .collect()
     } else {
@@ -177,13 +183,16 @@ pub(crate) fn check_graph<'a>(
                 node::check_node_local(&mut fork, n, opsets, is_main, &|| {
                     here.child(node_step(i, n))
                 });
-                fork.out
+                fork.into_findings()
             })
             .collect()
     };
 
     // Producer of each name in this graph, built on the first undefined input.
     let mut producers: Option<foldhash::HashMap<&str, usize>> = None;
+    // Spelling suggestions scan the names in scope: only for the first few
+    // undefined inputs, so a hostile graph cannot make this quadratic.
+    let mut suggestions_left = MAX_SUGGESTIONS;
     for ((i, n), diags) in g.node.iter().enumerate().zip(local) {
         let loc = || here.child(node_step(i, n));
         for (k, input) in n.input.iter().enumerate() {
@@ -203,7 +212,12 @@ pub(crate) fn check_graph<'a>(
                         q(input),
                         node_step(j, &g.node[j])
                     )),
-                    _ => closest(input, scope.names()).map(|s| format!("did you mean {}?", q(s))),
+                    _ if suggestions_left > 0 => {
+                        suggestions_left -= 1;
+                        closest(input, scope.names().take(MAX_SUGGESTION_CANDIDATES))
+                            .map(|s| format!("did you mean {}?", q(s)))
+                    }
+                    _ => None,
                 };
                 c.error_hint(
                     "E212",
@@ -217,7 +231,7 @@ pub(crate) fn check_graph<'a>(
                 );
             }
         }
-        c.out.extend(diags);
+        c.absorb(diags);
         if n.attribute
             .iter()
             .any(|a| a.g.is_some() || !a.graphs.is_empty())
@@ -263,24 +277,22 @@ fn tensor_checks_in_parallel(
     c: &Checker<'_>,
     g: &GraphProto,
     here: &Location,
-) -> Vec<super::Diagnostic> {
+) -> (Vec<super::Diagnostic>, u64) {
     let check = |(i, t): (usize, &crate::proto::TensorProto)| {
         let mut fork = c.fork();
         tensor::check_tensor(&mut fork, t, &|| {
             here.child(item("initializer", i, t.name()))
         });
-        fork.out
+        fork.into_findings()
     };
-    if g.initializer.len() >= PARALLEL_NODES {
-        g.initializer
-            .par_iter()
-            .enumerate()
-            .map(check)
-            .flatten()
-            .collect()
+    let parts: Vec<(Vec<super::Diagnostic>, u64)> = if g.initializer.len() >= PARALLEL_NODES {
+        g.initializer.par_iter().enumerate().map(check).collect()
     } else {
-        g.initializer.iter().enumerate().flat_map(check).collect()
-    }
+        g.initializer.iter().enumerate().map(check).collect()
+    };
+    let total = parts.iter().map(|p| p.1).sum();
+    let out = parts.into_iter().flat_map(|p| p.0).take(c.limit).collect();
+    (out, total)
 }
 
 pub(crate) fn item(field: &'static str, index: usize, name: &str) -> Step {

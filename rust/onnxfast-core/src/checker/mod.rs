@@ -38,7 +38,14 @@ pub struct CheckOptions {
     pub skip_opset_compatibility_check: bool,
     /// As onnx's `check_custom_domain`: unknown ops of custom domains are errors.
     pub check_custom_domain: bool,
+    /// Keep at most this many diagnostics (the rest are counted in
+    /// `Report::omitted`), so a hostile model cannot make the report itself
+    /// unbounded. `None`: [`DEFAULT_MAX_DIAGNOSTICS`].
+    pub max_diagnostics: Option<usize>,
 }
+
+/// Diagnostics kept by default.
+pub const DEFAULT_MAX_DIAGNOSTICS: usize = 10_000;
 
 /// Opset versions in effect, by domain.
 pub(crate) type OpsetMap = foldhash::HashMap<String, i64>;
@@ -51,6 +58,9 @@ pub(crate) struct Checker<'a> {
     /// `ModelProto.ir_version` as onnx keeps it (truncated to 32 bits).
     pub ir_version: i32,
     pub out: Vec<Diagnostic>,
+    /// Findings so far, kept or not.
+    pub total: u64,
+    pub limit: usize,
 }
 
 impl<'a> Checker<'a> {
@@ -61,7 +71,21 @@ impl<'a> Checker<'a> {
             schemas: self.schemas,
             ir_version: self.ir_version,
             out: Vec::new(),
+            total: 0,
+            limit: self.limit,
         }
+    }
+
+    /// Takes in the findings of a fork, in order, within the limit.
+    pub fn absorb(&mut self, (out, total): (Vec<Diagnostic>, u64)) {
+        self.total += total;
+        let room = self.limit.saturating_sub(self.out.len());
+        self.out.extend(out.into_iter().take(room));
+    }
+
+    /// The findings of this checker, for [`Checker::absorb`].
+    pub fn into_findings(self) -> (Vec<Diagnostic>, u64) {
+        (self.out, self.total)
     }
 
     pub fn error(&mut self, code: &'static str, location: &Location, message: String) {
@@ -90,6 +114,10 @@ impl<'a> Checker<'a> {
         message: String,
         suggestion: Option<String>,
     ) {
+        self.total += 1;
+        if self.out.len() >= self.limit {
+            return;
+        }
         self.out.push(Diagnostic {
             code,
             severity,
@@ -112,6 +140,8 @@ pub fn check_model(model: &ModelProto, options: &CheckOptions) -> Report {
         schemas: SchemaRegistry::global(),
         ir_version: 0,
         out: Vec::new(),
+        total: 0,
+        limit: options.max_diagnostics.unwrap_or(DEFAULT_MAX_DIAGNOSTICS),
     };
     let here = Location(vec![Step::Model]);
     let top = Location::default();
@@ -165,7 +195,11 @@ pub fn check_model(model: &ModelProto, options: &CheckOptions) -> Report {
     if options.strict {
         strict::check_model(&mut c, model, &here);
     }
-    Report { diagnostics: c.out }
+    let omitted = c.total - c.out.len() as u64;
+    Report {
+        diagnostics: c.out,
+        omitted,
+    }
 }
 
 /// Builds the opset map of the model, with onnx's IR-version rules.

@@ -164,6 +164,8 @@ impl fmt::Display for Diagnostic {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Report {
     pub diagnostics: Vec<Diagnostic>,
+    /// Findings beyond `CheckOptions::max_diagnostics`, counted but not kept.
+    pub omitted: u64,
 }
 
 impl Report {

@@ -36,13 +36,13 @@ pub(crate) fn check_tensor(
     t: &TensorProto,
     loc: &dyn Fn() -> Location,
 ) -> bool {
-    let before = c.out.len();
+    let before = c.total;
     check_tensor_inner(c, t, loc);
     if c.options.strict {
-        let passed = c.out.len() == before;
+        let passed = c.total == before;
         super::strict::check_tensor(c, t, &loc(), passed);
     }
-    c.out.len() == before
+    c.total == before
 }
 
 fn check_tensor_inner(c: &mut Checker<'_>, t: &TensorProto, loc: &dyn Fn() -> Location) {
