@@ -1,0 +1,57 @@
+//! Replays the inputs kept under `fuzz/regressions/<target>/` (minimised
+//! fuzzer findings and hand-made attack cases) through the same entry points
+//! the fuzz targets use. Each must return without panicking.
+
+use std::path::{Path, PathBuf};
+
+use onnxfast_core::fuzzing;
+
+fn inputs(target: &str) -> Vec<(PathBuf, Vec<u8>)> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz").join("regressions").join(target);
+    let mut found: Vec<(PathBuf, Vec<u8>)> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.is_file())
+        .map(|p| {
+            let data = std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+            (p, data)
+        })
+        .collect();
+    found.sort();
+    assert!(!found.is_empty(), "no regression inputs in {}", dir.display());
+    found
+}
+
+#[test]
+fn decode_regressions() {
+    for (_, data) in inputs("decode") {
+        fuzzing::decode_roundtrip(&data);
+    }
+}
+
+#[test]
+fn check_regressions() {
+    for (_, data) in inputs("check") {
+        fuzzing::decode_and_check(&data);
+    }
+}
+
+#[test]
+fn tensor_regressions() {
+    for (_, data) in inputs("tensor") {
+        fuzzing::tensor_to_arrays(&data);
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn external_data_regressions() {
+    let root = std::env::temp_dir().join(format!("onnxfast-regression-sandbox-{}", std::process::id()));
+    let sandbox = fuzzing::Sandbox::create(&root).unwrap_or_else(|e| panic!("sandbox: {e}"));
+    for (_, data) in inputs("external_data") {
+        let mmap = data.first().is_some_and(|b| b & 1 == 0);
+        fuzzing::external_read(&sandbox, data.get(1..).unwrap_or(&[]), mmap);
+    }
+    let _ = std::fs::remove_dir_all(&root);
+}
