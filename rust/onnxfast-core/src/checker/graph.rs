@@ -44,6 +44,12 @@ impl<'a> Scope<'a> {
         self.levels.last().is_some_and(|l| l.contains(name))
     }
 
+    /// In an enclosing level (not the innermost)?
+    pub fn in_outer(&self, name: &str) -> bool {
+        let n = self.levels.len().saturating_sub(1);
+        self.levels[..n].iter().rev().any(|l| l.contains(name))
+    }
+
     pub fn in_any(&self, name: &str) -> bool {
         self.levels.iter().rev().any(|l| l.contains(name))
     }
@@ -242,7 +248,8 @@ pub(crate) fn check_graph<'a>(
             if output.is_empty() {
                 continue;
             }
-            if scope.in_any(output) {
+            // One lookup in the innermost level (insert), then the enclosing ones.
+            if scope.in_outer(output) || !scope.add(output) {
                 c.error(
                     "E213",
                     &loc().child(item("output", k, output)),
@@ -251,8 +258,6 @@ pub(crate) fn check_graph<'a>(
                         q(output)
                     ),
                 );
-            } else {
-                scope.add(output);
             }
         }
     }
