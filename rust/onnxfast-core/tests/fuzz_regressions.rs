@@ -7,7 +7,10 @@ use std::path::{Path, PathBuf};
 use onnxfast_core::fuzzing;
 
 fn inputs(target: &str) -> Vec<(PathBuf, Vec<u8>)> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz").join("regressions").join(target);
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fuzz")
+        .join("regressions")
+        .join(target);
     let mut found: Vec<(PathBuf, Vec<u8>)> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .filter_map(Result::ok)
@@ -19,7 +22,11 @@ fn inputs(target: &str) -> Vec<(PathBuf, Vec<u8>)> {
         })
         .collect();
     found.sort();
-    assert!(!found.is_empty(), "no regression inputs in {}", dir.display());
+    assert!(
+        !found.is_empty(),
+        "no regression inputs in {}",
+        dir.display()
+    );
     found
 }
 
@@ -47,7 +54,10 @@ fn tensor_regressions() {
 #[cfg(unix)]
 #[test]
 fn external_data_regressions() {
-    let root = std::env::temp_dir().join(format!("onnxfast-regression-sandbox-{}", std::process::id()));
+    let root = std::env::temp_dir().join(format!(
+        "onnxfast-regression-sandbox-{}",
+        std::process::id()
+    ));
     let sandbox = fuzzing::Sandbox::create(&root).unwrap_or_else(|e| panic!("sandbox: {e}"));
     for (_, data) in inputs("external_data") {
         let mmap = data.first().is_some_and(|b| b & 1 == 0);
