@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from _common import (
     DATA,
@@ -86,7 +87,51 @@ def main() -> int:
         ]
     )
     print(table(rows, ["input", "call", "time", "peak RSS growth", "vs onnxfast"]))
+    print()
+    print(thread_scaling())
     return 0
+
+
+def thread_scaling() -> str:
+    """Load + check the node-test corpus on 1 thread, then on one per core."""
+    import importlib.util
+    import os
+    import time
+    from concurrent.futures import ThreadPoolExecutor
+
+    import onnxfast
+
+    spec = importlib.util.spec_from_file_location(
+        "gen", Path(__file__).parent.parent / "scripts" / "gen_node_corpus.py"
+    )
+    assert spec is not None
+    assert spec.loader is not None
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    files = sorted(gen.generate(DATA / "corpus").glob("*/model.onnx"))
+
+    def job(path: Path) -> bool:
+        return onnxfast.check(onnxfast.load(path)).ok
+
+    list(map(job, files))  # warm the page cache and the schema table
+    t = time.perf_counter()
+    list(map(job, files))
+    one = time.perf_counter() - t
+    cores = os.cpu_count() or 1
+    with ThreadPoolExecutor(cores) as pool:
+        t = time.perf_counter()
+        list(pool.map(job, files))
+        many = time.perf_counter() - t
+    rows = [
+        [f"{len(files)} corpus models, load + check", "1 thread", fmt_seconds(one), "1.0×"],
+        [
+            f"{len(files)} corpus models, load + check",
+            f"{cores} threads",
+            fmt_seconds(many),
+            f"{one / many:.2f}×",
+        ],
+    ]
+    return table(rows, ["workload", "threads", "time", "speed-up"])
 
 
 if __name__ == "__main__":
