@@ -38,15 +38,7 @@ pub fn unpack_bits(elem: &ElemType, packed: &[u8], out: &mut [u8]) {
         }
         6 => {
             for (g, group) in out.chunks_mut(4).enumerate() {
-                let at = |k: usize| packed.get(3 * g + k).copied().unwrap_or(0);
-                let (b0, b1, b2) = (at(0), at(1), at(2));
-                let values = [
-                    b0 & 0x3f,
-                    (b0 >> 6) | ((b1 & 0x0f) << 2),
-                    (b1 >> 4) | ((b2 & 0x03) << 4),
-                    b2 >> 2,
-                ];
-                for (dst, v) in group.iter_mut().zip(values) {
+                for (dst, v) in group.iter_mut().zip(six_bit_group(packed, g)) {
                     *dst = v;
                 }
             }
@@ -56,6 +48,20 @@ pub fn unpack_bits(elem: &ElemType, packed: &[u8], out: &mut [u8]) {
             out[..n].copy_from_slice(&packed[..n]);
         }
     }
+}
+
+/// The four 6-bit codes of group `g` (three bytes, low bits first); missing
+/// bytes of a final partial group read as zero.
+#[inline]
+fn six_bit_group(packed: &[u8], g: usize) -> [u8; 4] {
+    let at = |k: usize| packed.get(3 * g + k).copied().unwrap_or(0);
+    let (b0, b1, b2) = (at(0), at(1), at(2));
+    [
+        b0 & 0x3f,
+        (b0 >> 6) | ((b1 & 0x0f) << 2),
+        (b1 >> 4) | ((b2 & 0x03) << 4),
+        b2 >> 2,
+    ]
 }
 
 /// A small IEEE-style float format: sign, `exp` exponent bits, `man`
@@ -393,15 +399,7 @@ fn decode_codes<T: Copy>(
         6 => {
             let bytes = src.get(start / 4 * 3..).unwrap_or(&[]);
             for (g, dst) in out.chunks_mut(4).enumerate() {
-                let at = |k: usize| bytes.get(3 * g + k).copied().unwrap_or(0);
-                let (b0, b1, b2) = (at(0), at(1), at(2));
-                let values = [
-                    b0 & 0x3f,
-                    (b0 >> 6) | ((b1 & 0x0f) << 2),
-                    (b1 >> 4) | ((b2 & 0x03) << 4),
-                    b2 >> 2,
-                ];
-                for (d, v) in dst.iter_mut().zip(values) {
+                for (d, v) in dst.iter_mut().zip(six_bit_group(bytes, g)) {
                     *d = code(v);
                 }
             }

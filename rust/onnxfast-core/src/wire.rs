@@ -385,6 +385,26 @@ fn walk<const DIAG: bool>(
         }};
     }
 
+    // Counts a message of type `$id` and refuses it if the decoded structs
+    // would exceed the memory budget.
+    macro_rules! charge {
+        ($id:expr, $at:expr) => {{
+            stats.messages[$id] += 1;
+            structs = structs.saturating_add(2 * crate::schema::STRUCT_SIZES[$id] as u64);
+            if let Some(budget) = budget {
+                if structs > budget {
+                    fail!(
+                        $at,
+                        DecodeErrorKind::MemoryBudget {
+                            projected: structs,
+                            budget,
+                        }
+                    );
+                }
+            }
+        }};
+    }
+
     loop {
         if pos >= end {
             match saved.pop() {
@@ -530,37 +550,14 @@ fn walk<const DIAG: bool>(
                 {
                     if let Some(deferred) = defer_nodes.as_deref_mut() {
                         // Scanned later (in parallel) as roots of their own.
-                        stats.messages[id] += 1;
-                        structs =
-                            structs.saturating_add(2 * crate::schema::STRUCT_SIZES[id] as u64);
-                        if budget.is_some_and(|b| structs > b) {
-                            fail!(
-                                key_at,
-                                DecodeErrorKind::MemoryBudget {
-                                    projected: structs,
-                                    budget: budget.unwrap_or(0),
-                                }
-                            );
-                        }
+                        charge!(id, key_at);
                         deferred.push((start, stop));
                         pos = stop;
                         continue;
                     }
                 }
                 stats.max_depth = stats.max_depth.max(depth);
-                stats.messages[id] += 1;
-                structs = structs.saturating_add(2 * crate::schema::STRUCT_SIZES[id] as u64);
-                if let Some(budget) = budget {
-                    if structs > budget {
-                        fail!(
-                            key_at,
-                            DecodeErrorKind::MemoryBudget {
-                                projected: structs,
-                                budget,
-                            }
-                        );
-                    }
-                }
+                charge!(id, key_at);
                 // Release mapped pages behind us at message boundaries (where
                 // a walk over weights jumps from one tensor to the next).
                 if start >= next_release {

@@ -107,70 +107,27 @@ fn default_budget(len: usize) -> u64 {
 }
 
 fn wrap_root(py: Python<'_>, root: Arc<Root>) -> PyResult<Py<PyAny>> {
-    Ok(match &root.message {
-        RootMessage::Model(_) => Py::new(
-            py,
-            messages::Model(Ptr::new(root, |r| match &r.message {
-                RootMessage::Model(m) => m,
-                _ => unreachable_model(),
-            })),
-        )?
-        .into_any(),
-        RootMessage::Tensor(_) => Py::new(
-            py,
-            messages::Tensor(Ptr::new(root, |r| match &r.message {
-                RootMessage::Tensor(m) => m,
-                _ => unreachable_tensor(),
-            })),
-        )?
-        .into_any(),
-        RootMessage::Sequence(_) => Py::new(
-            py,
-            messages::SequenceValue(Ptr::new(root, |r| match &r.message {
-                RootMessage::Sequence(m) => m,
-                _ => unreachable_sequence(),
-            })),
-        )?
-        .into_any(),
-        RootMessage::Map(_) => Py::new(
-            py,
-            messages::MapValue(Ptr::new(root, |r| match &r.message {
-                RootMessage::Map(m) => m,
-                _ => unreachable_map(),
-            })),
-        )?
-        .into_any(),
-        RootMessage::Optional(_) => Py::new(
-            py,
-            messages::OptionalValue(Ptr::new(root, |r| match &r.message {
-                RootMessage::Optional(m) => m,
-                _ => unreachable_optional(),
-            })),
-        )?
-        .into_any(),
+    macro_rules! wrap {
+        ($variant:ident, $class:ident) => {
+            Ptr::try_new(root, |r| match &r.message {
+                RootMessage::$variant(m) => Some(m),
+                _ => None,
+            })
+            .map(|p| Py::new(py, messages::$class(p)).map(Py::into_any))
+        };
+    }
+    let wrapped = match &root.message {
+        RootMessage::Model(_) => wrap!(Model, Model),
+        RootMessage::Tensor(_) => wrap!(Tensor, Tensor),
+        RootMessage::Sequence(_) => wrap!(Sequence, SequenceValue),
+        RootMessage::Map(_) => wrap!(Map, MapValue),
+        RootMessage::Optional(_) => wrap!(Optional, OptionalValue),
+    };
+    wrapped.unwrap_or_else(|| {
+        Err(pyo3::exceptions::PyRuntimeError::new_err(
+            "root message kind mismatch",
+        ))
     })
-}
-
-// The variant was matched just above; these statics only satisfy the types.
-fn unreachable_model() -> &'static proto::ModelProto {
-    static EMPTY: std::sync::OnceLock<proto::ModelProto> = std::sync::OnceLock::new();
-    EMPTY.get_or_init(Default::default)
-}
-fn unreachable_tensor() -> &'static proto::TensorProto {
-    static EMPTY: std::sync::OnceLock<proto::TensorProto> = std::sync::OnceLock::new();
-    EMPTY.get_or_init(Default::default)
-}
-fn unreachable_sequence() -> &'static proto::SequenceProto {
-    static EMPTY: std::sync::OnceLock<proto::SequenceProto> = std::sync::OnceLock::new();
-    EMPTY.get_or_init(Default::default)
-}
-fn unreachable_map() -> &'static proto::MapProto {
-    static EMPTY: std::sync::OnceLock<proto::MapProto> = std::sync::OnceLock::new();
-    EMPTY.get_or_init(Default::default)
-}
-fn unreachable_optional() -> &'static proto::OptionalProto {
-    static EMPTY: std::sync::OnceLock<proto::OptionalProto> = std::sync::OnceLock::new();
-    EMPTY.get_or_init(Default::default)
 }
 
 /// Decodes a serialized ONNX message from a path (memory-mapped unless

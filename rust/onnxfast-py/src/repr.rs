@@ -67,24 +67,17 @@ impl Repr {
     }
 
     pub fn texts(&mut self, field: &str, values: &[String]) {
-        if values.is_empty() {
-            return;
-        }
-        self.sep(field);
-        self.out.push('[');
-        for (i, v) in values.iter().take(MAX_ITEMS).enumerate() {
-            if i > 0 {
-                self.out.push_str(", ");
-            }
-            self.out.push_str(&quote(v));
-        }
-        if values.len() > MAX_ITEMS {
-            let _ = write!(self.out, ", … {} more", values.len() - MAX_ITEMS);
-        }
-        self.out.push(']');
+        self.list(field, values, |out, v| out.push_str(&quote(v)));
     }
 
     pub fn nums<T: Debug>(&mut self, field: &str, values: &[T]) {
+        self.list(field, values, |out, v| {
+            let _ = write!(out, "{v:?}");
+        });
+    }
+
+    /// `[a, b, … N more]`, at most `MAX_ITEMS` shown.
+    fn list<T>(&mut self, field: &str, values: &[T], mut item: impl FnMut(&mut String, &T)) {
         if values.is_empty() {
             return;
         }
@@ -94,7 +87,7 @@ impl Repr {
             if i > 0 {
                 self.out.push_str(", ");
             }
-            let _ = write!(self.out, "{v:?}");
+            item(&mut self.out, v);
         }
         if values.len() > MAX_ITEMS {
             let _ = write!(self.out, ", … {} more", values.len() - MAX_ITEMS);

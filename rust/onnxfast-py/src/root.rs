@@ -109,6 +109,15 @@ impl<T> Ptr<T> {
         Ptr { root, ptr }
     }
 
+    /// Like [`Ptr::new`], when the root may not hold the wanted message.
+    pub fn try_new(
+        root: Arc<Root>,
+        select: impl for<'a> FnOnce(&'a Root) -> Option<&'a T>,
+    ) -> Option<Self> {
+        let ptr = NonNull::from(select(root.as_ref())?);
+        Some(Ptr { root, ptr })
+    }
+
     /// Points at a part of the current pointee.
     pub fn project<U>(&self, select: impl for<'a> FnOnce(&'a T) -> &'a U) -> Ptr<U> {
         Ptr {
