@@ -86,8 +86,9 @@ def transformer_model(path: Path, *, layers: int = 15, d: int = 2048) -> Path:
     return path
 
 
-def chain_model(path: Path, *, nodes: int = 200_000) -> Path:
-    """A graph of `nodes` alternating Add/Relu nodes (names, 1-2 inputs each)."""
+def chain_model(path: Path, *, nodes: int = 200_000, weights: int = 0) -> Path:
+    """A graph of `nodes` alternating Add/Relu nodes (names, 1-2 inputs each),
+    with `weights` bytes of fp16 initializer when non-zero."""
     if path.exists():
         return path
     import onnx
@@ -103,11 +104,16 @@ def chain_model(path: Path, *, nodes: int = 200_000) -> Path:
             made.append(helper.make_node("Add", [prev, "b"], [out], name=f"n{i}"))
         prev = out
     vi = helper.make_tensor_value_info
+    inits = []
+    if weights:
+        raw = np.random.default_rng(1).integers(0, 0x3C00, weights // 2, dtype=np.uint16).tobytes()
+        inits.append(helper.make_tensor("w", TensorProto.FLOAT16, [weights // 2], raw, raw=True))
     graph = helper.make_graph(
         made,
         "chain",
         [vi("x", TensorProto.FLOAT, [1, 16]), vi("b", TensorProto.FLOAT, [1, 16])],
         [vi(prev, TensorProto.FLOAT, [1, 16])],
+        initializer=inits,
     )
     path.parent.mkdir(parents=True, exist_ok=True)
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)]), path)

@@ -14,6 +14,7 @@ import collections
 import concurrent.futures
 import contextlib
 import json
+import multiprocessing
 import os
 import sys
 import time
@@ -119,6 +120,18 @@ def _check_one(path: Path, strict: bool) -> dict[str, Any]:
     }
 
 
+def _check_one_plain(path: Path, strict: bool) -> dict[str, Any]:
+    """_check_one for worker processes: only picklable values come back."""
+    result = _check_one(path, strict)
+    report = result.pop("_report", None)
+    exc = result.pop("_exc", None)
+    if report is not None:
+        result["_report"] = report.diagnostics, report.omitted
+    if exc is not None:
+        result["_traceback"] = "".join(traceback.format_exception(exc))
+    return result
+
+
 class Progress:
     """A one-line progress bar on stderr (terminals only)."""
 
@@ -151,8 +164,12 @@ def _print_human(result: dict[str, Any], style: Style, debug: bool) -> None:
         print(f"{style.bold(path)}: {style.red('cannot check')}: {result['error']}")
         if debug and "_exc" in result:
             traceback.print_exception(result["_exc"], file=sys.stdout)
+        elif debug and "_traceback" in result:
+            print(result["_traceback"], end="")
         return
-    report: Report = result["_report"]
+    report = result["_report"]
+    if isinstance(report, tuple):  # from a worker process
+        report = Report(*report)
     if not report.diagnostics:
         print(f"{style.bold(path)}: {style.green('valid')}")
         return
@@ -193,10 +210,17 @@ def cmd_check(args: argparse.Namespace) -> int:
             checked.append(_check_one(f, args.strict))
             progress.step(str(f))
     else:
-        with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
-            futures = [pool.submit(_check_one, f, args.strict) for f in files]
-            for f, fut in zip(files, futures):
-                checked.append(fut.result())
+        # Worker processes: small models spend most of their time in Python
+        # code, where threads would only contend for the GIL. "spawn" keeps
+        # each worker clean of the parent's threads (rayon's pool).
+        context = multiprocessing.get_context("spawn")
+        with concurrent.futures.ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+            chunk = max(1, min(64, len(files) // (jobs * 8)))
+            for f, result in zip(
+                files,
+                pool.map(_check_one_plain, files, [args.strict] * len(files), chunksize=chunk),
+            ):
+                checked.append(result)
                 progress.step(str(f))
     progress.clear()
     results.extend(checked)

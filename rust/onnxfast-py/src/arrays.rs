@@ -171,9 +171,11 @@ pub fn tensor_to_numpy(
         Target::Natural => {
             let ptr = t.clone();
             let plan_ref = plan.clone();
-            let data = py
-                .detach(move || tensor::numpy_bytes(&ptr, &plan_ref, stored.as_ref()))
-                .map_err(|e| tensor_error(py, &e))?;
+            let large = plan.nbytes() >= crate::GIL_RELEASE_BYTES;
+            let data = crate::maybe_detach(py, large, move || {
+                tensor::numpy_bytes(&ptr, &plan_ref, stored.as_ref())
+            })
+            .map_err(|e| tensor_error(py, &e))?;
             let (owner, must_copy) = match data {
                 NumpyBytes::View(bytes) => (BufferOwner::shared(bytes), copy == Some(true)),
                 NumpyBytes::Owned(buf) => {
@@ -213,32 +215,29 @@ pub fn tensor_to_numpy(
             let ptr = t.clone();
             let plan_ref = plan.clone();
             let to_f32 = matches!(kind, Target::F32);
-            let buf = py
-                .detach(move || -> Result<AlignedBuf, TensorError> {
-                    // Convert straight from the stored form (packed when raw).
-                    let (src, packed): (NumpyBytes, bool) = match stored {
-                        Some(raw) => (NumpyBytes::View(raw), true),
-                        None => (tensor::numpy_bytes(&ptr, &plan_ref, None)?, false),
+            let large = plan.nbytes() >= crate::GIL_RELEASE_BYTES;
+            let buf = crate::maybe_detach(py, large, move || -> Result<AlignedBuf, TensorError> {
+                // Convert straight from the stored form (packed when raw).
+                let (src, packed): (NumpyBytes, bool) = match stored {
+                    Some(raw) => (NumpyBytes::View(raw), true),
+                    None => (tensor::numpy_bytes(&ptr, &plan_ref, None)?, false),
+                };
+                let elem = plan_ref.elem;
+                let width = if to_f32 { 4 } else { 1 };
+                let mut out = AlignedBuf::zeroed(plan_ref.count.saturating_mul(width));
+                if to_f32 {
+                    convert::to_f32(elem, src.as_bytes(), packed, out.as_f32_mut());
+                } else {
+                    let bytes = out.as_bytes_mut();
+                    // SAFETY: i8 and u8 have the same size, alignment and validity.
+                    let as_i8 = unsafe {
+                        std::slice::from_raw_parts_mut(bytes.as_mut_ptr().cast::<i8>(), bytes.len())
                     };
-                    let elem = plan_ref.elem;
-                    let width = if to_f32 { 4 } else { 1 };
-                    let mut out = AlignedBuf::zeroed(plan_ref.count.saturating_mul(width));
-                    if to_f32 {
-                        convert::to_f32(elem, src.as_bytes(), packed, out.as_f32_mut());
-                    } else {
-                        let bytes = out.as_bytes_mut();
-                        // SAFETY: i8 and u8 have the same size, alignment and validity.
-                        let as_i8 = unsafe {
-                            std::slice::from_raw_parts_mut(
-                                bytes.as_mut_ptr().cast::<i8>(),
-                                bytes.len(),
-                            )
-                        };
-                        convert::to_i8(elem, src.as_bytes(), packed, as_i8);
-                    }
-                    Ok(out)
-                })
-                .map_err(|e| tensor_error(py, &e))?;
+                    convert::to_i8(elem, src.as_bytes(), packed, as_i8);
+                }
+                Ok(out)
+            })
+            .map_err(|e| tensor_error(py, &e))?;
             let np_name = if to_f32 { "float32" } else { "int8" };
             let out = glue(py)?.call_method1(
                 "converted",

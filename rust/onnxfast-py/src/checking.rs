@@ -46,7 +46,8 @@ fn check_model_impl(
     if options.model_dir.is_none() {
         options.model_dir = Some(ptr.root().external.base().to_path_buf());
     }
-    let report = py.detach(move || checker::check_model(&ptr, &options));
+    let large = ptr.root().source.len() >= crate::GIL_RELEASE_BYTES;
+    let report = crate::maybe_detach(py, large, move || checker::check_model(&ptr, &options));
     let findings = report
         .diagnostics
         .into_iter()

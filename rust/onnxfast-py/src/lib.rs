@@ -101,6 +101,26 @@ fn decode_root(buf: Bytes, kind: Kind, options: &DecodeOptions) -> Result<RootMe
     })
 }
 
+/// Inputs at least this large are processed with the GIL released.
+pub(crate) const GIL_RELEASE_BYTES: usize = 256 << 10;
+
+/// Runs `f` with the GIL released when the work is `large`. For small
+/// inputs, releasing and re-acquiring the GIL costs more than the work, and
+/// with several Python threads a thread waiting to re-acquire it can sleep a
+/// whole switch interval (5 ms): checking thousands of small models from two
+/// threads was slower than from one.
+pub(crate) fn maybe_detach<T: Send>(
+    py: Python<'_>,
+    large: bool,
+    f: impl FnOnce() -> T + Send,
+) -> T {
+    if large {
+        py.detach(f)
+    } else {
+        f()
+    }
+}
+
 /// Default decode budget: 16 × the encoded size + 64 MiB.
 fn default_budget(len: usize) -> u64 {
     (len as u64).saturating_mul(16).saturating_add(64 << 20)
@@ -212,8 +232,11 @@ fn decode_message_impl(
             verify_checksum,
         },
     );
-    let (message, store) = py
-        .detach(move || -> Result<(RootMessage, ExternalStore), Error> {
+    let large = buf.len() >= GIL_RELEASE_BYTES || load_external_data;
+    let (message, store) = maybe_detach(
+        py,
+        large,
+        move || -> Result<(RootMessage, ExternalStore), Error> {
             let mut message = decode_root(buf, kind, &options)?;
             if load_external_data {
                 if let RootMessage::Model(model) = &mut message {
@@ -221,8 +244,9 @@ fn decode_message_impl(
                 }
             }
             Ok((message, store))
-        })
-        .into_py_result(py)?;
+        },
+    )
+    .into_py_result(py)?;
     wrap_root(
         py,
         Root::new(source_buf, message, store, !load_external_data),
