@@ -335,11 +335,11 @@ impl SpanMerge for proto::NodeProto {
             .filter(|&e| e <= whole.len())
             .ok_or_else(|| Malformed("node span past the buffer".into()))?;
         let buf = &whole[offset..end];
-        // Size the input/output lists exactly (a grown Vec<String> has room
-        // for four names: most nodes have one to three).
-        let (inputs, outputs) = count_names(buf);
-        self.input.reserve_exact(inputs);
-        self.output.reserve_exact(outputs);
+        // Most nodes have one or two inputs and one output: start the lists
+        // that small (a Vec<String> grown from empty has room for four names,
+        // 96 bytes, whatever it holds). Longer lists grow as usual.
+        self.input.reserve_exact(2);
+        self.output.reserve_exact(1);
         let mut pos = 0usize;
         while pos < buf.len() {
             let key = slice_varint(buf, &mut pos)?;
@@ -379,35 +379,6 @@ impl SpanMerge for proto::NodeProto {
         }
         Ok(())
     }
-}
-
-/// How many `input` (1) and `output` (2) fields a NodeProto's bytes hold;
-/// stops quietly at anything malformed (the decode that follows reports it).
-fn count_names(buf: &[u8]) -> (usize, usize) {
-    let (mut inputs, mut outputs) = (0, 0);
-    let mut pos = 0usize;
-    while pos < buf.len() {
-        let Ok(key) = slice_varint(buf, &mut pos) else {
-            break;
-        };
-        let skip = match key & 7 {
-            0 => slice_varint(buf, &mut pos).map(|_| 0),
-            1 => Ok(8),
-            2 => slice_varint(buf, &mut pos).map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
-            5 => Ok(4),
-            _ => break,
-        };
-        let Ok(skip) = skip else {
-            break;
-        };
-        match key {
-            0x0a => inputs += 1,
-            0x12 => outputs += 1,
-            _ => {}
-        }
-        pos = pos.saturating_add(skip);
-    }
-    (inputs, outputs)
 }
 
 /// A varint from a slice (the scan has already checked it).
