@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from _common import (
@@ -127,3 +128,7 @@ def thread_scaling() -> str:
         [label, f"{cores} threads", fmt_seconds(many), f"{one / many:.2f}×"],
     ]
     return table(rows, ["workload", "threads", "time", "speed-up"])
+
+
+if __name__ == "__main__":
+    sys.exit(main())
