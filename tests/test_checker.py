@@ -78,6 +78,82 @@ def test_every_defect_is_reported_with_its_location() -> None:
     assert [d["code"] for d in back["diagnostics"]] == ["E212", "E212", "E405"]
 
 
+def _long_chain(nodes: int = 1500, *, branch_at: int | None = None) -> onnx.ModelProto:
+    """A chain of Add / Relu / LeakyRelu nodes, long enough for the checker's
+    parallel path (512 nodes and more); optionally an If node whose branches
+    read outer names, at `branch_at`."""
+    made = []
+    prev = "x"
+    for i in range(nodes):
+        out = f"t{i}"
+        if branch_at == i:
+            branches = {
+                key: helper.make_graph(
+                    [helper.make_node(op, [prev], [f"{key}_out"])],
+                    key,
+                    [],
+                    [helper.make_tensor_value_info(f"{key}_out", TensorProto.FLOAT, None)],
+                )
+                for key, op in (("then_branch", "Neg"), ("else_branch", "Abs"))
+            }
+            made.append(helper.make_node("If", ["c"], [out], name=f"n{i}", **branches))
+        elif i % 3 == 0:
+            made.append(helper.make_node("Add", [prev, "b"], [out], name=f"n{i}"))
+        elif i % 3 == 1:
+            made.append(helper.make_node("Relu", [prev], [out], name=f"n{i}"))
+        else:
+            made.append(helper.make_node("LeakyRelu", [prev], [out], name=f"n{i}", alpha=0.1))
+        prev = out
+    vi = helper.make_tensor_value_info
+    inputs = [vi("x", TensorProto.FLOAT, [4]), vi("c", TensorProto.BOOL, [])]
+    b = helper.make_tensor("b", TensorProto.FLOAT, [4], [1.0, 2.0, 3.0, 4.0])
+    return _model(made, inputs, [vi(prev, TensorProto.FLOAT, [4])], [b])
+
+
+@pytest.mark.parametrize("branch_at", [None, 700])
+def test_verdict_parity_on_mutated_long_graphs(branch_at) -> None:
+    """Graphs of 512+ nodes take a parallel path (SSA proven beside the
+    node checks); every mutation must still get onnx's verdict."""
+    base = _long_chain(branch_at=branch_at)
+    assert _onnx_verdict(base.SerializeToString()) is None
+    assert onnxfast.check(base).ok
+    mismatches = []
+    checked = 0
+    for seed in range(3):
+        for what, model in mutants(base, seed=seed):
+            data = model.SerializeToString()
+            theirs = _onnx_verdict(data)
+            ours = onnxfast.check(data)
+            checked += 1
+            if (theirs is None) != ours.ok:
+                mismatches.append(f"{what}: onnx={theirs!r} ours={ours.errors[:1]}")
+    assert not mismatches, "\n".join(mismatches[:10])
+    assert checked > 80
+
+
+def test_long_graph_reports_every_defect_in_node_order() -> None:
+    model = _long_chain()
+    nodes = model.graph.node
+    nodes[700].input[0] = "t_699"  # undefined (a typo of t699)
+    nodes[900].output[0] = "t100"  # assigned twice
+    nodes[1000].op_type = "Rellu"  # unknown operator (a node-local finding)
+    nodes[1200].input[0], nodes[1201].input[0] = "t1201", "t1199"  # out of order
+    model.graph.output[0].name = "nowhere"
+    report = _same_verdict(model)
+    found = [(d.code, d.location.split(" › ", 1)[1]) for d in report]
+    assert found == [
+        ("E212", "node[700] 'n700' (Relu) › input[0] 't_699'"),
+        ("E213", "node[900] 'n900' (Add) › output[0] 't100'"),
+        ("E212", "node[901] 'n901' (Relu) › input[0] 't900'"),  # t900 is gone
+        ("E405", "node[1000] 'n1000' (Rellu)"),
+        ("E212", "node[1200] 'n1200' (Add) › input[0] 't1201'"),
+        ("E214", "output[0] 'nowhere'"),
+    ]
+    assert report[0].suggestion == "did you mean 't699'?"
+    assert report[3].suggestion == "did you mean 'Relu'?"
+    assert "produced later, by node[1201]" in report[4].suggestion
+
+
 def test_check_model_raises_check_error_with_the_report() -> None:
     with pytest.raises(onnxfast.CheckError) as info:
         onnxfast.check_model(SAMPLES / "broken.onnx")

@@ -16,6 +16,7 @@ pub mod error;
 pub mod external;
 #[doc(hidden)]
 pub mod fuzzing;
+mod names;
 pub mod proto;
 pub mod schema;
 pub mod source;

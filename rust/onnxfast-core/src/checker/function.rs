@@ -6,6 +6,7 @@ use super::graph::{item, node_step, Scope};
 use super::node::{check_node_local, check_subgraphs};
 use super::report::{Location, Step};
 use super::{q, Checker, OpsetMap};
+use crate::names::Name;
 use crate::proto::{FunctionProto, GraphProto, ModelProto, NodeProto};
 
 /// More functions than this is refused (onnx's limit).
@@ -49,7 +50,7 @@ fn function_step(f: &FunctionProto) -> Step {
     }
 }
 
-fn opset_map(c: &mut Checker<'_>, f: &FunctionProto, loc: &Location) -> OpsetMap {
+fn opset_map<'f>(c: &mut Checker<'_>, f: &'f FunctionProto, loc: &Location) -> OpsetMap<'f> {
     let mut map = OpsetMap::default();
     for (i, o) in f.opset_import.iter().enumerate() {
         if i32::try_from(o.version()).is_err() {
@@ -62,7 +63,7 @@ fn opset_map(c: &mut Checker<'_>, f: &FunctionProto, loc: &Location) -> OpsetMap
                 ),
             );
         }
-        map.insert(o.domain().to_string(), o.version());
+        map.insert(Name(o.domain()), o.version());
     }
     map
 }
@@ -70,14 +71,14 @@ fn opset_map(c: &mut Checker<'_>, f: &FunctionProto, loc: &Location) -> OpsetMap
 pub(crate) fn check_functions(
     c: &mut Checker<'_>,
     model: &ModelProto,
-    model_opsets: &OpsetMap,
+    model_opsets: &OpsetMap<'_>,
     parent: &Location,
 ) {
     // Opsets of the model, completed by the first function importing a domain.
     let mut merged = model_opsets.clone();
     for f in &model.functions {
         for o in &f.opset_import {
-            merged.entry(o.domain().to_string()).or_insert(o.version());
+            merged.entry(Name(o.domain())).or_insert(o.version());
         }
     }
     if model.functions.len() > MAX_FUNCTIONS {
@@ -211,7 +212,12 @@ fn check_call_graph(
     }
 }
 
-fn check_function(c: &mut Checker<'_>, f: &FunctionProto, model_opsets: &OpsetMap, loc: &Location) {
+fn check_function(
+    c: &mut Checker<'_>,
+    f: &FunctionProto,
+    model_opsets: &OpsetMap<'_>,
+    loc: &Location,
+) {
     if f.name().is_empty() {
         c.error("E605", loc, "the function has no name".into());
     }
@@ -308,11 +314,11 @@ fn check_function(c: &mut Checker<'_>, f: &FunctionProto, model_opsets: &OpsetMa
 fn check_opset_compatibility(
     c: &mut Checker<'_>,
     n: &NodeProto,
-    func: &OpsetMap,
-    model: &OpsetMap,
+    func: &OpsetMap<'_>,
+    model: &OpsetMap<'_>,
     loc: &Location,
 ) {
-    let Some(&fv) = func.get(n.domain()) else {
+    let Some(&fv) = func.get(&Name(n.domain())) else {
         c.error(
             "E611",
             loc,
@@ -323,7 +329,7 @@ fn check_opset_compatibility(
         );
         return;
     };
-    let Some(&mv) = model.get(n.domain()) else {
+    let Some(&mv) = model.get(&Name(n.domain())) else {
         return;
     };
     if fv == mv {

@@ -1,20 +1,19 @@
 //! Graphs: value infos, initializers, SSA form, topological order, outputs.
 
-use foldhash::HashSet;
-
 use rayon::prelude::*;
 
 use super::node;
 use super::report::{closest, Location, Step};
 use super::tensor;
 use super::{q, Checker, OpsetMap};
+use crate::names::{Name, NameMap, NameSet};
 use crate::proto::{type_proto, GraphProto, NodeProto, ValueInfoProto};
 
 /// Lexical scopes, innermost last: the names each enclosing graph had
 /// defined when the node holding the current subgraph was reached.
 #[derive(Default)]
 pub(crate) struct Scope<'a> {
-    levels: Vec<HashSet<&'a str>>,
+    levels: Vec<NameSet<'a>>,
 }
 
 impl<'a> Scope<'a> {
@@ -23,9 +22,16 @@ impl<'a> Scope<'a> {
     }
 
     pub fn push_with_capacity(&mut self, capacity: usize) {
-        let mut level = HashSet::default();
+        let mut level = NameSet::default();
         level.reserve(capacity);
         self.levels.push(level);
+    }
+
+    /// Room for `more` names in the innermost level.
+    pub fn reserve(&mut self, more: usize) {
+        if let Some(level) = self.levels.last_mut() {
+            level.reserve(more);
+        }
     }
 
     pub fn pop(&mut self) {
@@ -35,28 +41,31 @@ impl<'a> Scope<'a> {
     /// Adds to the innermost level; false if it was already there.
     pub fn add(&mut self, name: &'a str) -> bool {
         match self.levels.last_mut() {
-            Some(level) => level.insert(name),
+            Some(level) => level.insert(Name(name)),
             None => true,
         }
     }
 
     pub fn in_innermost(&self, name: &str) -> bool {
-        self.levels.last().is_some_and(|l| l.contains(name))
+        self.levels.last().is_some_and(|l| l.contains(&Name(name)))
     }
 
     /// In an enclosing level (not the innermost)?
     pub fn in_outer(&self, name: &str) -> bool {
         let n = self.levels.len().saturating_sub(1);
-        self.levels[..n].iter().rev().any(|l| l.contains(name))
+        self.levels[..n]
+            .iter()
+            .rev()
+            .any(|l| l.contains(&Name(name)))
     }
 
     pub fn in_any(&self, name: &str) -> bool {
-        self.levels.iter().rev().any(|l| l.contains(name))
+        self.levels.iter().rev().any(|l| l.contains(&Name(name)))
     }
 
     /// Every visible name (for suggestions).
     pub fn names(&self) -> impl Iterator<Item = &'a str> + '_ {
-        self.levels.iter().flat_map(|l| l.iter().copied())
+        self.levels.iter().flat_map(|l| l.iter().map(|n| n.0))
     }
 }
 
@@ -73,7 +82,7 @@ const PARALLEL_NODES: usize = 512;
 pub(crate) fn check_graph<'a>(
     c: &mut Checker<'_>,
     g: &'a GraphProto,
-    opsets: &OpsetMap,
+    opsets: &OpsetMap<'_>,
     is_main: bool,
     scope: &mut Scope<'a>,
     parent: &Location,
@@ -92,10 +101,7 @@ pub(crate) fn check_graph<'a>(
     for (i, vi) in g.output.iter().enumerate() {
         check_value_info(c, vi, is_main, &here.child(item("output", i, vi.name())));
     }
-    let outputs: usize = g.node.iter().map(|n| n.output.len()).sum();
-    scope.push_with_capacity(
-        g.input.len() + g.initializer.len() + g.sparse_initializer.len() + outputs,
-    );
+    scope.push_with_capacity(g.input.len() + g.initializer.len() + g.sparse_initializer.len());
     for (i, vi) in g.input.iter().enumerate() {
         if !scope.add(vi.name()) {
             c.error(
@@ -110,13 +116,13 @@ pub(crate) fn check_graph<'a>(
     }
 
     // Initializers and sparse initializers share one name set.
-    let mut init_names: HashSet<&str> = HashSet::default();
+    let mut init_names = NameSet::default();
     let init_diags = tensor_checks_in_parallel(c, g, &here);
     for (i, t) in g.initializer.iter().enumerate() {
         let loc = here.child(item("initializer", i, t.name()));
         if t.name.is_none() || t.name().is_empty() {
             c.error("E207", &loc, "initializer has no name".into());
-        } else if !init_names.insert(t.name()) {
+        } else if !init_names.insert(Name(t.name())) {
             c.error(
                 "E208",
                 &loc,
@@ -150,7 +156,7 @@ pub(crate) fn check_graph<'a>(
                 &loc,
                 "sparse initializer has no name (values.name)".into(),
             );
-        } else if !init_names.insert(name) {
+        } else if !init_names.insert(Name(name)) {
             c.error(
                 "E211",
                 &loc,
@@ -166,53 +172,61 @@ pub(crate) fn check_graph<'a>(
         scope.add(name);
     }
 
-    // Node-local checks (no scope involved) can run in parallel.
-    let local: Vec<(Vec<super::Diagnostic>, u64)> = if g.node.len() >= PARALLEL_NODES {
-        let base = c.fork();
-        g.node
-            .par_iter()
-            .enumerate()
-            .map(|(i, n)| {
-                let mut fork = base.fork();
-                node::check_node_local(&mut fork, n, opsets, is_main, &|| {
-                    here.child(node_step(i, n))
-                });
-                fork.into_findings()
-            })
-            .collect()
+    // Node-local checks (no scope involved) run in parallel on large graphs,
+    // beside a read-only pass that proves the graph's SSA form and order
+    // right; only a graph that fails it (or has subgraphs) takes the exact,
+    // sequential walk below.
+    let (local, proven) = if g.node.len() >= PARALLEL_NODES {
+        let shared: &Checker<'_> = c;
+        let shared_scope: &Scope<'a> = scope;
+        rayon::join(
+            || node_findings(shared, g, opsets, is_main, &here, true),
+            || proven_ssa(g, shared_scope),
+        )
     } else {
-        g.node
-            .iter()
-            .enumerate()
-            .map(|(i, n)| {
-                let mut fork = c.fork();
-                node::check_node_local(&mut fork, n, opsets, is_main, &|| {
-                    here.child(node_step(i, n))
-                });
-                fork.into_findings()
-            })
-            .collect()
+        (node_findings(c, g, opsets, is_main, &here, false), None)
     };
+    let mut local = local.into_iter().peekable();
+    if let Some(defined) = proven {
+        for (_, diags) in local {
+            c.absorb(diags);
+        }
+        for (i, vi) in g.output.iter().enumerate() {
+            if !scope.in_innermost(vi.name()) && !defined.contains(&Name(vi.name())) {
+                c.error(
+                    "E214",
+                    &here.child(item("output", i, vi.name())),
+                    format!(
+                        "graph output {} is not produced in this graph",
+                        q(vi.name())
+                    ),
+                );
+            }
+        }
+        scope.pop();
+        return;
+    }
 
+    scope.reserve(g.node.iter().map(|n| n.output.len()).sum());
     // Producer of each name in this graph, built on the first undefined input.
-    let mut producers: Option<foldhash::HashMap<&str, usize>> = None;
+    let mut producers: Option<NameMap<'_, usize>> = None;
     // Spelling suggestions scan the names in scope: only for the first few
     // undefined inputs, so a hostile graph cannot make this quadratic.
     let mut suggestions_left = MAX_SUGGESTIONS;
-    for ((i, n), diags) in g.node.iter().enumerate().zip(local) {
+    for (i, n) in g.node.iter().enumerate() {
         let loc = || here.child(node_step(i, n));
         for (k, input) in n.input.iter().enumerate() {
             if !input.is_empty() && !scope.in_any(input) {
                 let producers = producers.get_or_insert_with(|| {
-                    let mut map = foldhash::HashMap::default();
+                    let mut map = NameMap::default();
                     for (j, m) in g.node.iter().enumerate() {
                         for o in &m.output {
-                            map.entry(o.as_str()).or_insert(j);
+                            map.entry(Name(o.as_str())).or_insert(j);
                         }
                     }
                     map
                 });
-                let hint = match producers.get(input.as_str()) {
+                let hint = match producers.get(&Name(input.as_str())) {
                     Some(&j) if j >= i => Some(format!(
                         "{} is produced later, by {}: the nodes are not in topological order",
                         q(input),
@@ -237,7 +251,9 @@ pub(crate) fn check_graph<'a>(
                 );
             }
         }
-        c.absorb(diags);
+        if let Some((_, diags)) = local.next_if(|(j, _)| *j == i) {
+            c.absorb(diags);
+        }
         if n.attribute
             .iter()
             .any(|a| a.g.is_some() || !a.graphs.is_empty())
@@ -275,6 +291,59 @@ pub(crate) fn check_graph<'a>(
         }
     }
     scope.pop();
+}
+
+/// Node-local findings, (node index, findings) for the nodes that have any.
+fn node_findings(
+    c: &Checker<'_>,
+    g: &GraphProto,
+    opsets: &OpsetMap<'_>,
+    is_main: bool,
+    here: &Location,
+    parallel: bool,
+) -> Vec<(usize, (Vec<super::Diagnostic>, u64))> {
+    let check = |(i, n): (usize, &NodeProto)| {
+        let mut fork = c.fork();
+        node::check_node_local(&mut fork, n, opsets, is_main, &|| {
+            here.child(node_step(i, n))
+        });
+        (fork.total > 0).then(|| (i, fork.into_findings()))
+    };
+    if parallel {
+        g.node.par_iter().enumerate().filter_map(check).collect()
+    } else {
+        g.node.iter().enumerate().filter_map(check).collect()
+    }
+}
+
+/// The names the nodes of `g` define, if every node input is defined before
+/// its node (here or in an enclosing scope), no name is assigned twice and
+/// no node holds a subgraph; `None` otherwise (the caller then walks the
+/// graph again, exactly). `scope`'s innermost level holds the graph's inputs
+/// and initializers.
+fn proven_ssa<'a>(g: &'a GraphProto, scope: &Scope<'a>) -> Option<NameSet<'a>> {
+    let outputs: usize = g.node.iter().map(|n| n.output.len()).sum();
+    let mut defined = NameSet::default();
+    defined.reserve(outputs);
+    for n in &g.node {
+        if n.attribute
+            .iter()
+            .any(|a| a.g.is_some() || !a.graphs.is_empty())
+        {
+            return None;
+        }
+        for input in &n.input {
+            if !input.is_empty() && !defined.contains(&Name(input)) && !scope.in_any(input) {
+                return None;
+            }
+        }
+        for output in &n.output {
+            if !output.is_empty() && (scope.in_any(output) || !defined.insert(Name(output))) {
+                return None;
+            }
+        }
+    }
+    Some(defined)
 }
 
 /// check_tensor of every initializer, in parallel for large graphs.

@@ -19,6 +19,7 @@ mod tensor;
 
 use std::path::PathBuf;
 
+use crate::names::{Name, NameMap, NameSet};
 use crate::proto::ModelProto;
 pub use report::{Diagnostic, Location, Report, Severity, Step};
 use schemas::SchemaRegistry;
@@ -48,7 +49,7 @@ pub struct CheckOptions {
 pub const DEFAULT_MAX_DIAGNOSTICS: usize = 10_000;
 
 /// Opset versions in effect, by domain.
-pub(crate) type OpsetMap = foldhash::HashMap<String, i64>;
+pub(crate) type OpsetMap<'a> = NameMap<'a, i64>;
 
 /// State shared by the whole walk (cheap to create: parallel parts of the
 /// walk use one each and merge their findings in order).
@@ -160,9 +161,9 @@ pub fn check_model(model: &ModelProto, options: &CheckOptions) -> Report {
         );
     }
     if model.metadata_props.len() > 1 {
-        let mut seen = foldhash::HashSet::default();
+        let mut seen = NameSet::default();
         for (i, p) in model.metadata_props.iter().enumerate() {
-            if !seen.insert(p.key()) {
+            if !seen.insert(Name(p.key())) {
                 c.error(
                     "E103",
                     &here.child(Step::Item {
@@ -203,7 +204,7 @@ pub fn check_model(model: &ModelProto, options: &CheckOptions) -> Report {
 }
 
 /// Builds the opset map of the model, with onnx's IR-version rules.
-fn model_opsets(c: &mut Checker<'_>, model: &ModelProto, here: &Location) -> OpsetMap {
+fn model_opsets<'m>(c: &mut Checker<'_>, model: &'m ModelProto, here: &Location) -> OpsetMap<'m> {
     let mut map = OpsetMap::default();
     for (i, o) in model.opset_import.iter().enumerate() {
         let version = o.version();
@@ -219,7 +220,7 @@ fn model_opsets(c: &mut Checker<'_>, model: &ModelProto, here: &Location) -> Ops
             );
         }
         // Duplicate domains: the last one wins, as in onnx.
-        map.insert(o.domain().to_string(), version);
+        map.insert(Name(o.domain()), version);
     }
     let ir = model.ir_version();
     if ir == 0 {
@@ -241,7 +242,7 @@ fn model_opsets(c: &mut Checker<'_>, model: &ModelProto, here: &Location) -> Ops
             format!("a model with IR version {ir} (< 3) cannot have opset_import"),
         );
     } else {
-        map.insert(String::new(), 1);
+        map.insert(Name(""), 1);
     }
     map
 }

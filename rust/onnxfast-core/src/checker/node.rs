@@ -5,6 +5,7 @@ use super::report::{closest, Location, Step};
 use super::schemas::{OpSchema, ParamOption};
 use super::tensor;
 use super::{q, Checker, OpsetMap};
+use crate::names::{same, Name, NameSet};
 use crate::proto::attribute_proto::AttributeType;
 use crate::proto::{AttributeProto, NodeProto};
 
@@ -38,12 +39,12 @@ pub(crate) fn declared_type(a: &AttributeProto) -> Option<AttributeType> {
 }
 
 /// The opset version a node's domain resolves to.
-pub(crate) fn domain_version(n: &NodeProto, opsets: &OpsetMap) -> Option<i64> {
+pub(crate) fn domain_version(n: &NodeProto, opsets: &OpsetMap<'_>) -> Option<i64> {
     opsets
-        .get(n.domain())
+        .get(&Name(n.domain()))
         .or_else(|| {
             if n.domain().is_empty() {
-                opsets.get("ai.onnx")
+                opsets.get(&Name("ai.onnx"))
             } else {
                 None
             }
@@ -56,7 +57,7 @@ pub(crate) fn domain_version(n: &NodeProto, opsets: &OpsetMap) -> Option<i64> {
 pub(crate) fn check_node_local(
     c: &mut Checker<'_>,
     n: &NodeProto,
-    opsets: &OpsetMap,
+    opsets: &OpsetMap<'_>,
     is_main: bool,
     loc: &dyn Fn() -> Location,
 ) {
@@ -72,7 +73,7 @@ pub(crate) fn check_node_local(
     }
     let version = domain_version(n, opsets);
     if version.is_none() {
-        let imported: Vec<String> = opsets.keys().map(|d| q(d)).collect();
+        let imported: Vec<String> = opsets.keys().map(|d| q(d.0)).collect();
         c.error_hint(
             "E403",
             &loc(),
@@ -83,10 +84,10 @@ pub(crate) fn check_node_local(
             Some(format!("imported domains: {}", imported.join(", "))),
         );
     }
-    let mut seen = foldhash::HashSet::default();
+    let mut seen = NameSet::default();
     for a in &n.attribute {
         let aloc = || loc().child(Step::Attribute(a.name().to_string()));
-        if !seen.insert(a.name()) {
+        if !seen.insert(Name(a.name())) {
             c.error(
                 "E404",
                 &aloc(),
@@ -303,7 +304,7 @@ fn verify(c: &mut Checker<'_>, n: &NodeProto, s: &OpSchema, loc: &dyn Fn() -> Lo
         }
     }
     for spec in s.attributes.iter().filter(|x| x.required) {
-        if !n.attribute.iter().any(|a| a.name() == spec.name) {
+        if !n.attribute.iter().any(|a| same(a.name(), &spec.name)) {
             c.error(
                 "E413",
                 &loc(),
@@ -414,7 +415,7 @@ fn check_attribute(
 pub(crate) fn check_subgraphs<'a>(
     c: &mut Checker<'_>,
     n: &'a NodeProto,
-    opsets: &OpsetMap,
+    opsets: &OpsetMap<'_>,
     scope: &mut Scope<'a>,
     loc: &Location,
 ) {

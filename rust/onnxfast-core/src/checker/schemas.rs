@@ -5,6 +5,8 @@
 use foldhash::HashMap;
 use std::sync::OnceLock;
 
+use crate::names::{same, Name, NameMap};
+
 /// How a formal input or output may be bound.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ParamOption {
@@ -47,15 +49,18 @@ pub struct OpSchema {
 
 impl OpSchema {
     pub fn attribute(&self, name: &str) -> Option<&AttrSpec> {
-        self.attributes.iter().find(|a| a.name == name)
+        self.attributes.iter().find(|a| same(&a.name, name))
     }
 }
 
 /// All schemas, by (domain, op_type), each list sorted by since_version.
 #[derive(Debug, Default)]
 pub struct SchemaRegistry {
-    /// domain → op_type → versions.
-    by_op: HashMap<String, HashMap<String, Vec<OpSchema>>>,
+    /// domain → op_type → index in `lists` (keys are slices of the
+    /// compiled-in table).
+    by_op: NameMap<'static, NameMap<'static, usize>>,
+    /// The versions of one operator each.
+    lists: Vec<Vec<OpSchema>>,
     /// Opset version range each known domain has.
     pub domains: HashMap<String, (i64, i64)>,
     /// The onnx release the table comes from.
@@ -64,15 +69,15 @@ pub struct SchemaRegistry {
 
 const DATA: &str = include_str!("../../data/op_schemas.txt");
 
-fn token(t: &str) -> String {
+fn token(t: &'static str) -> &'static str {
     if t == "-" {
-        String::new()
+        ""
     } else {
-        t.to_string()
+        t
     }
 }
 
-fn parse_param(fields: &[&str]) -> Option<FormalParam> {
+fn parse_param(fields: &[&'static str]) -> Option<FormalParam> {
     let option = match *fields.get(1)? {
         "S" => ParamOption::Single,
         "O" => ParamOption::Optional,
@@ -80,7 +85,7 @@ fn parse_param(fields: &[&str]) -> Option<FormalParam> {
         _ => return None,
     };
     Some(FormalParam {
-        name: token(fields.first()?),
+        name: token(fields.first()?).to_string(),
         option,
         min_arity: fields.get(2)?.parse().ok()?,
         homogeneous: *fields.get(3)? == "1",
@@ -88,17 +93,26 @@ fn parse_param(fields: &[&str]) -> Option<FormalParam> {
 }
 
 impl SchemaRegistry {
-    fn parse(text: &str) -> SchemaRegistry {
+    fn parse(text: &'static str) -> SchemaRegistry {
         let mut reg = SchemaRegistry::default();
-        let mut current: Option<OpSchema> = None;
-        let flush = |reg: &mut SchemaRegistry, s: Option<OpSchema>| {
-            if let Some(s) = s {
-                reg.by_op
-                    .entry(s.domain.clone())
+        // The schema being read, with its domain and name as keys.
+        let mut current: Option<(Name<'static>, Name<'static>, OpSchema)> = None;
+        let flush = |reg: &mut SchemaRegistry,
+                     s: Option<(Name<'static>, Name<'static>, OpSchema)>| {
+            if let Some((domain, name, s)) = s {
+                let next = reg.lists.len();
+                let i = *reg
+                    .by_op
+                    .entry(domain)
                     .or_default()
-                    .entry(s.name.clone())
-                    .or_default()
-                    .push(s);
+                    .entry(name)
+                    .or_insert(next);
+                if i == next {
+                    reg.lists.push(Vec::new());
+                }
+                if let Some(list) = reg.lists.get_mut(i) {
+                    list.push(s);
+                }
             }
         };
         for line in text.lines() {
@@ -107,40 +121,49 @@ impl SchemaRegistry {
                 Some("#") => reg.onnx_version = fields.get(2).copied().unwrap_or("").to_string(),
                 Some("D") if fields.len() == 4 => {
                     if let (Ok(lo), Ok(hi)) = (fields[2].parse(), fields[3].parse()) {
-                        reg.domains.insert(token(fields[1]), (lo, hi));
+                        reg.domains.insert(token(fields[1]).to_string(), (lo, hi));
                     }
                 }
                 Some("S") if fields.len() == 9 => {
                     flush(&mut reg, current.take());
                     let num = |i: usize| fields[i].parse::<u32>().unwrap_or(0);
-                    current = Some(OpSchema {
-                        domain: token(fields[1]),
-                        name: token(fields[2]),
-                        since_version: fields[3].parse().unwrap_or(0),
-                        deprecated: fields[4] == "1",
-                        min_input: num(5),
-                        max_input: num(6),
-                        min_output: num(7),
-                        max_output: num(8),
-                        inputs: Vec::new(),
-                        outputs: Vec::new(),
-                        attributes: Vec::new(),
-                    });
+                    let (domain, name) = (token(fields[1]), token(fields[2]));
+                    current = Some((
+                        Name(domain),
+                        Name(name),
+                        OpSchema {
+                            domain: domain.to_string(),
+                            name: name.to_string(),
+                            since_version: fields[3].parse().unwrap_or(0),
+                            deprecated: fields[4] == "1",
+                            min_input: num(5),
+                            max_input: num(6),
+                            min_output: num(7),
+                            max_output: num(8),
+                            inputs: Vec::new(),
+                            outputs: Vec::new(),
+                            attributes: Vec::new(),
+                        },
+                    ));
                 }
                 Some("I") => {
-                    if let (Some(s), Some(p)) = (current.as_mut(), parse_param(&fields[1..])) {
+                    if let (Some((_, _, s)), Some(p)) =
+                        (current.as_mut(), parse_param(&fields[1..]))
+                    {
                         s.inputs.push(p);
                     }
                 }
                 Some("O") => {
-                    if let (Some(s), Some(p)) = (current.as_mut(), parse_param(&fields[1..])) {
+                    if let (Some((_, _, s)), Some(p)) =
+                        (current.as_mut(), parse_param(&fields[1..]))
+                    {
                         s.outputs.push(p);
                     }
                 }
                 Some("A") if fields.len() == 4 => {
-                    if let Some(s) = current.as_mut() {
+                    if let Some((_, _, s)) = current.as_mut() {
                         s.attributes.push(AttrSpec {
-                            name: token(fields[1]),
+                            name: token(fields[1]).to_string(),
                             attr_type: fields[2].parse().unwrap_or(0),
                             required: fields[3] == "1",
                         });
@@ -150,10 +173,8 @@ impl SchemaRegistry {
             }
         }
         flush(&mut reg, current);
-        for ops in reg.by_op.values_mut() {
-            for list in ops.values_mut() {
-                list.sort_by_key(|s| s.since_version);
-            }
+        for list in &mut reg.lists {
+            list.sort_by_key(|s| s.since_version);
         }
         reg
     }
@@ -167,24 +188,27 @@ impl SchemaRegistry {
     /// The schema of `op_type` in `domain` in effect at opset `version`: the
     /// one with the highest since_version ≤ version.
     pub fn get(&self, op_type: &str, version: i64, domain: &str) -> Option<&OpSchema> {
-        let list = self.by_op.get(domain)?.get(op_type)?;
-        list.iter().rev().find(|s| s.since_version <= version)
+        self.versions(op_type, domain)
+            .iter()
+            .rev()
+            .find(|s| s.since_version <= version)
     }
 
     /// Every version of `op_type` in `domain`.
     pub fn versions(&self, op_type: &str, domain: &str) -> &[OpSchema] {
         self.by_op
-            .get(domain)
-            .and_then(|ops| ops.get(op_type))
+            .get(&Name(domain))
+            .and_then(|ops| ops.get(&Name(op_type)).copied())
+            .and_then(|i| self.lists.get(i))
             .map_or(&[], Vec::as_slice)
     }
 
     /// Operator names of a domain (for suggestions).
     pub fn op_names<'a>(&'a self, domain: &'a str) -> impl Iterator<Item = &'a str> + 'a {
         self.by_op
-            .get(domain)
+            .get(&Name(domain))
             .into_iter()
-            .flat_map(|ops| ops.keys().map(String::as_str))
+            .flat_map(|ops| ops.keys().map(|k| k.0))
     }
 
     pub fn is_known_domain(&self, domain: &str) -> bool {

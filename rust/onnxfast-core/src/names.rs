@@ -1,0 +1,109 @@
+//! Names as hash keys, compared inline instead of through libc's `memcmp`.
+//!
+//! The checker is mostly set lookups of short names ("t123", "Add", "").
+//! `str == str` calls libc's `memcmp` for every comparison, and glibc picks
+//! its AVX-512 (EVEX) variant on the Xeon machines this project runs on: per
+//! call it measured ~6× slower than a plain compare (a schema lookup per node
+//! of a 200,000-node graph: 37 ms with it, 6 ms without; see
+//! benches/README.md). Keys wrapped in [`Name`] compare eight bytes at a time
+//! in registers and never leave the function.
+
+use std::hash::{Hash, Hasher};
+
+/// Equal strings, compared without calling `memcmp`.
+#[inline]
+pub(crate) fn same(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut x = a.chunks_exact(8);
+    let mut y = b.chunks_exact(8);
+    for (p, q) in (&mut x).zip(&mut y) {
+        if word(p) != word(q) {
+            return false;
+        }
+    }
+    // At most seven bytes left: one partial word each.
+    tail(x.remainder()) == tail(y.remainder())
+}
+
+#[inline]
+fn word(chunk: &[u8]) -> u64 {
+    <[u8; 8]>::try_from(chunk).map_or(0, u64::from_le_bytes)
+}
+
+#[inline]
+fn tail(rest: &[u8]) -> u64 {
+    rest.iter()
+        .enumerate()
+        .fold(0, |acc, (i, &b)| acc | (u64::from(b) << (8 * i)))
+}
+
+/// A borrowed name usable as a hash key: hashes as the `str`, compares with
+/// [`same`].
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Name<'a>(pub &'a str);
+
+impl PartialEq for Name<'_> {
+    #[inline]
+    fn eq(&self, other: &Self) -> bool {
+        same(self.0, other.0)
+    }
+}
+
+impl Eq for Name<'_> {}
+
+impl Hash for Name<'_> {
+    #[inline]
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.0.hash(state);
+    }
+}
+
+pub(crate) type NameSet<'a> = foldhash::HashSet<Name<'a>>;
+pub(crate) type NameMap<'a, V> = foldhash::HashMap<Name<'a>, V>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn same_agrees_with_str_eq() {
+        let words = [
+            "",
+            "a",
+            "b",
+            "ab",
+            "abcdefg",
+            "abcdefh",
+            "abcdefgh",
+            "abcdefgi",
+            "abcdefghi",
+            "abcdefghj",
+            "bbcdefghi",
+            "a\0",
+            "a\0\0",
+            "naïve",
+            "0123456789abcdef0123456789abcdef",
+            "0123456789abcdef0123456789abcdeg",
+        ];
+        for a in words {
+            for b in words {
+                assert_eq!(same(a, b), a == b, "{a:?} vs {b:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn sets_find_what_was_added() {
+        let owned: Vec<String> = (0..1000).map(|i| format!("t{i}")).collect();
+        let set: NameSet<'_> = owned.iter().map(|s| Name(s)).collect();
+        for i in 0..1000 {
+            let probe = format!("t{i}");
+            assert!(set.contains(&Name(&probe)));
+        }
+        assert!(!set.contains(&Name("t1000")));
+        assert!(!set.contains(&Name("")));
+    }
+}
