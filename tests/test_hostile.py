@@ -5,6 +5,7 @@ threads are safe."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -74,6 +75,23 @@ def test_a_rust_panic_becomes_internal_error_and_the_interpreter_survives() -> N
         with pytest.raises(onnxfast.InternalError, match="please report it"):
             onnxfast._onnxfast._panic_for_tests()
     assert onnxfast.check(SAMPLES / "tiny_cnn.onnx").ok  # still working
+
+
+def test_a_panic_prints_nothing_and_the_error_says_where() -> None:
+    code = (
+        "import onnxfast\n"
+        "try:\n"
+        "    onnxfast._onnxfast._panic_for_tests()\n"
+        "except onnxfast.InternalError as e:\n"
+        "    print(e)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "RUST_BACKTRACE"}
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+    )
+    assert proc.stderr == ""  # no "thread panicked at" noise in a pipeline's logs
+    assert "index out of bounds" in proc.stdout
+    assert "src/lib.rs:" in proc.stdout  # where the panic happened
 
 
 def test_untrusted_names_are_cut_and_escaped_in_error_text() -> None:

@@ -113,6 +113,30 @@ impl<T> IntoPyResult<T> for Result<T, Error> {
     }
 }
 
+/// Where the last panic in this library happened (`file:line:column`), set
+/// by the hook [`install_panic_hook`] installs and taken by [`guard`].
+static LAST_PANIC: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
+
+/// Replaces the default panic output (a message and a hint about
+/// RUST_BACKTRACE on stderr, from whatever thread panicked, rayon workers
+/// included) with a record of the panic's location, which [`guard`] puts in
+/// the `InternalError`. With `RUST_BACKTRACE` set, the default output is kept
+/// too, for debugging. The hook belongs to this extension's copy of the Rust
+/// runtime: other Rust extensions in the process are not affected.
+pub fn install_panic_hook() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if let Some(at) = info.location() {
+            if let Ok(mut last) = LAST_PANIC.lock() {
+                *last = Some(format!("{}:{}:{}", at.file(), at.line(), at.column()));
+            }
+        }
+        if std::env::var_os("RUST_BACKTRACE").is_some() {
+            default(info);
+        }
+    }));
+}
+
 /// Runs `f`, turning a Rust panic into `onnxfast.InternalError` (asking for
 /// a bug report) instead of letting it cross into Python as a
 /// `PanicException`, which is not an `Exception` and would escape ordinary
@@ -126,9 +150,15 @@ pub fn guard<T>(py: Python<'_>, what: &str, f: impl FnOnce() -> PyResult<T>) -> 
                 .map(|s| (*s).to_string())
                 .or_else(|| payload.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "unknown panic".to_string());
+            let at = LAST_PANIC
+                .lock()
+                .ok()
+                .and_then(|mut last| last.take())
+                .map(|at| format!(" (at {at})"))
+                .unwrap_or_default();
             let message = format!(
-                "internal error in onnxfast while {what}: {detail}. This is a bug in onnxfast: please report it \
-                 (with the input file if you can) at https://github.com/onnxfast/onnxfast/issues"
+                "internal error in onnxfast while {what}: {detail}{at}. This is a bug in onnxfast: please \
+                 report it (with the input file if you can) at https://github.com/onnxfast/onnxfast/issues"
             );
             let attrs = PyDict::new(py);
             Err(make_error(py, "InternalError", message, &attrs))

@@ -275,6 +275,7 @@ fn parent_dir(path: &Path) -> PathBuf {
 
 #[pymodule]
 fn _onnxfast(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    errors::install_panic_hook();
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(decode_message, m)?)?;
     m.add_function(wrap_pyfunction!(checking::check_model, m)?)?;
