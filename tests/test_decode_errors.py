@@ -185,3 +185,27 @@ def test_memory_bomb_is_refused_before_allocating() -> None:
     graph = b"\x0a\x00" * 5_000_000
     with pytest.raises(DecodeError, match="budget"):
         onnxfast.load(ld(7, graph))
+
+
+def test_faults_in_parallel_decoded_nodes_name_the_first_bad_node() -> None:
+    """Graphs of 2,048+ nodes decode their nodes on several threads straight
+    into the node list; a bad node must still give the exact error (the
+    first fault in file order) and a good graph every node, in order."""
+    from onnx import TensorProto, helper
+
+    made = [
+        helper.make_node("Relu", [f"t{i}"], [f"t{i + 1}"], name=f"n{i:05d}") for i in range(6000)
+    ]
+    vi = helper.make_tensor_value_info
+    graph = helper.make_graph(
+        made, "g", [vi("t0", TensorProto.FLOAT, [1])], [vi("t6000", TensorProto.FLOAT, [1])]
+    )
+    data = helper.make_model(graph).SerializeToString()
+    model = onnxfast.load(data)
+    assert [n.name for n in model.graph.node] == [f"n{i:05d}" for i in range(6000)]
+    assert model.graph.node[5999].output == ["t6000"]
+    bad = data.replace(b"n04000", b"n\xff4000"[:6]).replace(b"n03000", b"n0\xfe000"[:6])
+    with pytest.raises(DecodeError) as info:
+        onnxfast.load(bad)
+    assert info.value.path == "graph.node[3000].name"
+    assert "UTF-8" in str(info.value)
