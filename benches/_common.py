@@ -187,25 +187,52 @@ _RUNNER = textwrap.dedent(
 )
 
 
-def measure(setup: str, stmt: str, *, repeat: int = 3) -> dict[str, float]:
-    """Runs `stmt` after `setup` in `repeat` fresh processes; median time, max memory."""
-    runs = []
-    for _ in range(repeat):
-        code = _RUNNER.format(setup=setup, stmt=stmt)
-        proc = subprocess.run(
-            [sys.executable, "-c", code], capture_output=True, text=True, check=False
-        )
-        if proc.returncode != 0:
-            return {
-                "error": proc.stderr.strip().splitlines()[-1]
-                if proc.stderr
-                else f"exit {proc.returncode}"
-            }
-        runs.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+def _run_once(setup: str, stmt: str) -> dict[str, float] | str:
+    """One fresh process: its measurement, or the error it ended with."""
+    proc = subprocess.run(
+        [sys.executable, "-c", _RUNNER.format(setup=setup, stmt=stmt)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if proc.returncode != 0:
+        return proc.stderr.strip().splitlines()[-1] if proc.stderr else f"exit {proc.returncode}"
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def _summary(runs: list[dict[str, float]]) -> dict[str, float]:
     return {
         "seconds": statistics.median(r["seconds"] for r in runs),
         "peak_growth": max(r["peak_growth"] for r in runs),
         "rss_growth": max(r["rss_growth"] for r in runs),
+    }
+
+
+def measure(setup: str, stmt: str, *, repeat: int = 3) -> dict[str, float]:
+    """Runs `stmt` after `setup` in `repeat` fresh processes; median time, max memory."""
+    return measure_interleaved({"only": (setup, stmt)}, repeat=repeat)["only"]
+
+
+def measure_interleaved(
+    cases: dict[str, tuple[str, str]], *, repeat: int = 3
+) -> dict[str, dict[str, float]]:
+    """Like `measure` for several (setup, stmt) cases, taking turns: round k
+    runs every case once, so a slow spell of this shared VM lands on all of
+    them rather than on whichever library happened to run then. A case that
+    fails is not run again; its result is {"error": message}."""
+    runs: dict[str, list[dict[str, float]]] = {name: [] for name in cases}
+    errors: dict[str, str] = {}
+    for _ in range(repeat):
+        for name, (setup, stmt) in cases.items():
+            if name in errors:
+                continue
+            result = _run_once(setup, stmt)
+            if isinstance(result, str):
+                errors[name] = result
+            else:
+                runs[name].append(result)
+    return {
+        name: {"error": errors[name]} if name in errors else _summary(runs[name]) for name in cases
     }
 
 

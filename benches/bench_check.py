@@ -18,7 +18,7 @@ from _common import (
     chain_model,
     fmt_bytes,
     fmt_seconds,
-    measure,
+    measure_interleaved,
     table,
     transformer_model,
     warm,
@@ -43,10 +43,15 @@ def main() -> int:
     loop = "for _ in range({r}):\n    {call}\n"
     onnx_setup = f"import onnx\nm = onnx.load({str(chain)!r})\nonnx.checker.check_model(m)"
     ours_setup = f"import onnxfast\nm = onnxfast.load({str(chain)!r})\nonnxfast.check_model(m)"
-    r_onnx = measure(
-        onnx_setup, loop.format(r=repeat, call="onnx.checker.check_model(m)"), repeat=1
+    # Three processes each, taking turns (one process when --quick).
+    checked = measure_interleaved(
+        {
+            "onnx": (onnx_setup, loop.format(r=repeat, call="onnx.checker.check_model(m)")),
+            "ours": (ours_setup, loop.format(r=repeat, call="onnxfast.check_model(m)")),
+        },
+        repeat=1 if args.quick else 3,
     )
-    r_ours = measure(ours_setup, loop.format(r=repeat, call="onnxfast.check_model(m)"), repeat=1)
+    r_onnx, r_ours = checked["onnx"], checked["ours"]
     t_onnx, t_ours = r_onnx["seconds"] / repeat, r_ours["seconds"] / repeat
     rows.append(
         [
@@ -61,12 +66,14 @@ def main() -> int:
         ["200k-node graph, loaded", "onnxfast.check_model", fmt_seconds(t_ours), "", "1.0×"]
     )
     # From a path: onnx needs the path variant above 2 GB; below, it loads the protobuf.
-    path_onnx = measure(
-        "import onnx", f"onnx.checker.check_model({str(big)!r})", repeat=1 if args.quick else 3
+    by_path = measure_interleaved(
+        {
+            "onnx": ("import onnx", f"onnx.checker.check_model({str(big)!r})"),
+            "ours": ("import onnxfast", f"onnxfast.check_model({str(big)!r})"),
+        },
+        repeat=1 if args.quick else 3,
     )
-    path_ours = measure(
-        "import onnxfast", f"onnxfast.check_model({str(big)!r})", repeat=1 if args.quick else 3
-    )
+    path_onnx, path_ours = by_path["onnx"], by_path["ours"]
     label = f"{fmt_bytes(big.stat().st_size)} inline model, from its path"
     rows.append(
         [

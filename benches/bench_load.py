@@ -19,7 +19,7 @@ from _common import (
     fmt_bytes,
     fmt_seconds,
     huge_model,
-    measure,
+    measure_interleaved,
     table,
     transformer_model,
     warm,
@@ -61,9 +61,10 @@ def main() -> int:
     for title, path in inputs:
         warm(path)
         size = path.stat().st_size
-        results = {}
-        for lib, (setup, stmt) in LOADERS.items():
-            results[lib] = measure(setup, stmt.format(path=str(path)), repeat=repeat)
+        results = measure_interleaved(
+            {lib: (setup, stmt.format(path=str(path))) for lib, (setup, stmt) in LOADERS.items()},
+            repeat=repeat,
+        )
         base = results["onnxfast"]
         for lib, r in results.items():
             if "error" in r:
@@ -82,8 +83,14 @@ def main() -> int:
                 ]
             )
         if "node" in title:
-            for lib, (setup, stmt) in LOADERS.items():
-                r = measure(setup, stmt.format(path=str(path)) + "\n" + TOUCH[lib], repeat=repeat)
+            touched = measure_interleaved(
+                {
+                    lib: (setup, stmt.format(path=str(path)) + "\n" + TOUCH[lib])
+                    for lib, (setup, stmt) in LOADERS.items()
+                },
+                repeat=repeat,
+            )
+            for lib, r in touched.items():
                 if "error" not in r:
                     rows.append(
                         [

@@ -24,7 +24,15 @@ from onnx import TensorProto, helper
 
 import onnxfast
 
-from _common import DATA, fmt_bytes, fmt_seconds, measure, table, transformer_model, warm
+from _common import (
+    DATA,
+    fmt_bytes,
+    fmt_seconds,
+    measure_interleaved,
+    table,
+    transformer_model,
+    warm,
+)
 
 
 def arrays_bench(quick: bool) -> str:
@@ -44,7 +52,7 @@ def arrays_bench(quick: bool) -> str:
             f"m = onnxfast.load({p!r})\narrays = [t.numpy() for t in m.graph.initializer]",
         ),
     }
-    results = {k: measure(s, stmt, repeat=1 if quick else 3) for k, (s, stmt) in runs.items()}
+    results = measure_interleaved(runs, repeat=1 if quick else 3)
     base = results["onnxfast.load + numpy()"]["seconds"]
     rows = [
         [

@@ -236,12 +236,9 @@ fn merge_graph(
 }
 
 /// Decodes the messages at `spans` of `whole` and appends them to `out`, in
-/// order, on several threads when there are many. Each message is written
-/// once, straight into `out`'s new tail (no default-filled slots first: for
-/// 200k nodes that pass alone was ~20% of a load). Each thread walks one
+/// order, on several threads when there are many. Each thread walks one
 /// clone of `whole`, so bytes fields stay zero-copy slices and no reference
-/// count is touched per message. On a fault, `out` is left as it was and the
-/// fault of the first bad message is returned.
+/// count is touched per message.
 fn decode_spans<M: SpanMerge>(
     whole: &Bytes,
     spans: &Spans,
@@ -249,104 +246,54 @@ fn decode_spans<M: SpanMerge>(
     release: Option<(&PageReleaser, usize)>,
 ) -> Result<(), Malformed> {
     use rayon::prelude::*;
-    use std::sync::atomic::{AtomicBool, Ordering};
-    use std::sync::Mutex;
-
     let spans = &spans.0;
     let start = out.len();
-    let failed = AtomicBool::new(false);
-    let first_fault: Mutex<Option<(usize, Malformed)>> = Mutex::new(None);
-    let new_walk = || Walk {
-        cursor: Cursor::new(whole),
-        released: None,
-    };
-    let one = |walk: &mut Walk, (i, &(offset, len)): (usize, &(usize, usize))| -> M {
-        let mut message = M::default();
-        if failed.load(Ordering::Relaxed) {
-            return message;
-        }
-        if let Err(fault) = message.merge_span(whole, &mut walk.cursor, offset, len) {
-            failed.store(true, Ordering::Relaxed);
-            if let Ok(mut first) = first_fault.lock() {
-                if first.as_ref().is_none_or(|(j, _)| i < *j) {
-                    *first = Some((i, fault));
+    out.resize_with(start + spans.len(), M::default);
+    let slots = &mut out[start..];
+    let run = |slots: &mut [M], spans: &[(usize, usize)]| -> Result<(), Malformed> {
+        let mut cursor = Cursor {
+            bytes: whole.clone(),
+            at: 0,
+        };
+        let mut released = spans.first().map_or(0, |s| s.0);
+        for (slot, &(offset, len)) in slots.iter_mut().zip(spans) {
+            slot.merge_span(whole, &mut cursor, offset, len)?;
+            let consumed = offset + len;
+            if let Some((pages, base)) = release {
+                if consumed - released >= RELEASE_WINDOW {
+                    pages.release(base + released, base + consumed);
+                    released = consumed;
                 }
             }
-            return message;
         }
-        if let Some((pages, base)) = release {
-            let consumed = offset + len;
-            let released = *walk.released.get_or_insert(offset);
-            if consumed.saturating_sub(released) >= RELEASE_WINDOW {
-                pages.release(base + released, base + consumed);
-                walk.released = Some(consumed);
-            }
-        }
-        message
+        Ok(())
     };
     if spans.len() < PARALLEL_MIN {
-        let mut walk = new_walk();
-        out.reserve(spans.len());
-        out.extend(spans.iter().enumerate().map(|item| one(&mut walk, item)));
-    } else {
-        let chunk = spans
-            .len()
-            .div_ceil(rayon::current_num_threads() * 4)
-            .max(256);
-        out.par_extend(
-            spans
-                .par_iter()
-                .enumerate()
-                .with_min_len(chunk)
-                .map_init(new_walk, one),
-        );
+        return run(slots, spans);
     }
-    let fault = first_fault
-        .into_inner()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    match fault {
-        Some((_, fault)) => {
-            out.truncate(start);
-            Err(fault)
-        }
-        None => Ok(()),
-    }
+    let chunk = spans
+        .len()
+        .div_ceil(rayon::current_num_threads() * 4)
+        .max(256);
+    slots
+        .par_chunks_mut(chunk)
+        .zip(spans.par_chunks(chunk))
+        .try_for_each(|(slots, spans)| run(slots, spans))
 }
 
-/// Per-thread state of [`decode_spans`]: a cursor over the source and how
-/// far its pages have been released.
-struct Walk {
-    cursor: Cursor,
-    released: Option<usize>,
-}
-
-/// A clone of the source positioned at `at`, normally moved forward only:
-/// zero-copy bytes fields without touching a reference count per message.
+/// A clone of the source positioned at `at`, moved forward only: zero-copy
+/// bytes fields without touching a reference count per message.
 struct Cursor {
     bytes: Bytes,
     at: usize,
 }
 
 impl Cursor {
-    fn new(whole: &Bytes) -> Cursor {
-        Cursor {
-            bytes: whole.clone(),
-            at: 0,
-        }
-    }
-}
-
-impl Cursor {
-    /// Moves to `to`; backwards (never the case in order) restarts from
-    /// `whole`.
-    fn seek(&mut self, whole: &Bytes, to: usize) -> Result<(), Malformed> {
-        if to < self.at {
-            *self = Cursor::new(whole);
-        }
+    fn seek(&mut self, to: usize) -> Result<(), Malformed> {
         let step = to
             .checked_sub(self.at)
             .filter(|&s| s <= self.bytes.remaining())
-            .ok_or_else(|| Malformed("message past the end of the buffer".into()))?;
+            .ok_or_else(|| Malformed("cursor moved backwards".into()))?;
         self.bytes.advance(step);
         self.at = to;
         Ok(())
@@ -357,12 +304,12 @@ impl Cursor {
 trait SpanMerge: Message + Default + Send {
     fn merge_span(
         &mut self,
-        whole: &Bytes,
+        _whole: &Bytes,
         cursor: &mut Cursor,
         offset: usize,
         len: usize,
     ) -> Result<(), Malformed> {
-        cursor.seek(whole, offset)?;
+        cursor.seek(offset)?;
         self.merge((&mut cursor.bytes).take(len))?;
         cursor.at = offset + len;
         Ok(())
@@ -421,7 +368,7 @@ impl SpanMerge for proto::NodeProto {
             } else {
                 let wire_type =
                     WireType::try_from(wire).map_err(|_| Malformed("invalid wire type".into()))?;
-                cursor.seek(whole, offset + pos)?;
+                cursor.seek(offset + pos)?;
                 let before = cursor.bytes.remaining();
                 let mut limited = (&mut cursor.bytes).take(len - pos);
                 self.merge_field(tag, wire_type, &mut limited, DecodeContext::default())?;
