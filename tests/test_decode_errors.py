@@ -209,3 +209,20 @@ def test_faults_in_parallel_decoded_nodes_name_the_first_bad_node() -> None:
         onnxfast.load(bad)
     assert info.value.path == "graph.node[3000].name"
     assert "UTF-8" in str(info.value)
+
+
+def test_non_ascii_names_decode_like_onnx() -> None:
+    """Node strings take an ASCII fast path; other valid UTF-8 must come out
+    exactly as onnx gives it."""
+    from onnx import TensorProto, helper
+
+    names = ["é", "relu_ñ✓", "名前", "\U0001f600x", "a" * 300 + "ß"]
+    made = [helper.make_node("Relu", [f"in_{n}"], [f"out_{n}"], name=n) for n in names]
+    vi = helper.make_tensor_value_info
+    graph = helper.make_graph(made, "g", [vi("x", TensorProto.FLOAT, [1])], [])
+    data = helper.make_model(graph).SerializeToString()
+    ours = onnxfast.load(data).graph.node
+    theirs = onnx.ModelProto.FromString(data).graph.node
+    assert [(n.name, n.input, n.output) for n in ours] == [
+        (n.name, list(n.input), list(n.output)) for n in theirs
+    ]
