@@ -191,18 +191,9 @@ pub(crate) fn check_graph<'a>(
         for (_, diags) in local {
             c.absorb(diags);
         }
-        for (i, vi) in g.output.iter().enumerate() {
-            if !scope.in_innermost(vi.name()) && !defined.contains(&Name(vi.name())) {
-                c.error(
-                    "E214",
-                    &here.child(item("output", i, vi.name())),
-                    format!(
-                        "graph output {} is not produced in this graph",
-                        q(vi.name())
-                    ),
-                );
-            }
-        }
+        check_outputs_produced(c, g, &here, |name| {
+            scope.in_innermost(name) || defined.contains(&Name(name))
+        });
         scope.pop();
         return;
     }
@@ -278,8 +269,19 @@ pub(crate) fn check_graph<'a>(
         }
     }
 
+    check_outputs_produced(c, g, &here, |name| scope.in_innermost(name));
+    scope.pop();
+}
+
+/// E214: every graph output must be defined in the graph itself.
+fn check_outputs_produced(
+    c: &mut Checker<'_>,
+    g: &GraphProto,
+    here: &Location,
+    produced: impl Fn(&str) -> bool,
+) {
     for (i, vi) in g.output.iter().enumerate() {
-        if !scope.in_innermost(vi.name()) {
+        if !produced(vi.name()) {
             c.error(
                 "E214",
                 &here.child(item("output", i, vi.name())),
@@ -290,7 +292,6 @@ pub(crate) fn check_graph<'a>(
             );
         }
     }
-    scope.pop();
 }
 
 /// Node-local findings, (node index, findings) for the nodes that have any.
