@@ -146,6 +146,9 @@ fn fast_scan(
         let mut saved = Vec::with_capacity(16);
         for &(start, stop) in run {
             let node = buf.get(start..stop)?;
+            if scan_plain_node(node, &mut acc) {
+                continue;
+            }
             walk::<false>(
                 node,
                 crate::schema::ids::NODE_PROTO,
@@ -177,6 +180,43 @@ fn fast_scan(
         stats = stats.merged(inner);
     }
     Ok(stats)
+}
+
+/// Counts a node made only of string fields (inputs, outputs, name, op_type,
+/// domain, doc_string, overload: the common case in large graphs) exactly as
+/// [`walk`] would, without its generic per-field machinery. Returns `false`,
+/// leaving `stats` untouched, for anything else (attributes, metadata,
+/// unknown fields, any framing fault): [`walk`] then scans the node, and
+/// reports the fault if there is one.
+#[inline]
+fn scan_plain_node(node: &[u8], stats: &mut ScanStats) -> bool {
+    let mut pos = 0usize;
+    let mut repeated = 0u64;
+    let mut bytes = 0u64;
+    while pos < node.len() {
+        let Ok(key) = read_varint(node, &mut pos, node.len()) else {
+            return false;
+        };
+        // Field numbers 1-4 and 6-8 are NodeProto's string fields (1 and 2
+        // repeated); 2 is the length-delimited wire type.
+        let number = key >> 3;
+        if key & 7 != 2 || !matches!(number, 1..=4 | 6..=8) {
+            return false;
+        }
+        let Ok(len) = read_varint(node, &mut pos, node.len()) else {
+            return false;
+        };
+        match usize::try_from(len) {
+            Ok(len) if len <= node.len() - pos => pos += len,
+            _ => return false,
+        }
+        repeated += u64::from(number <= 2);
+        bytes += len;
+    }
+    stats.messages[crate::schema::ids::NODE_PROTO] += 1;
+    stats.repeated_elements += repeated;
+    stats.string_bytes += bytes;
+    true
 }
 
 impl ScanStats {
@@ -719,6 +759,57 @@ mod tests {
         varint((field << 3) | 2, out);
         varint(payload.len() as u64, out);
         out.extend_from_slice(payload);
+    }
+
+    /// The plain-node shortcut counts exactly what the generic walk counts,
+    /// and declines every node it does not fully understand.
+    #[test]
+    fn plain_node_scan_matches_walk() {
+        let mut plain = Vec::new();
+        for (field, text) in [
+            (1, "x"),
+            (1, ""),
+            (2, "y"),
+            (3, "n0"),
+            (4, "Add"),
+            (7, "ai.onnx"),
+            (6, "doc \u{e9}"),
+            (8, "o"),
+            (1, "z"),
+        ] {
+            ld(field, text.as_bytes(), &mut plain);
+        }
+        let mut with_attr = plain.clone();
+        ld(5, &[], &mut with_attr);
+        let mut unknown = plain.clone();
+        ld(99, b"?", &mut unknown);
+        let mut varint_field = plain.clone();
+        varint(3 << 3, &mut varint_field);
+        varint(1, &mut varint_field);
+        let mut truncated = plain.clone();
+        truncated.extend_from_slice(&[(1 << 3) | 2, 5, b'a']);
+        let cases: [(&[u8], bool); 6] = [
+            (&[], true),
+            (&plain, true),
+            (&with_attr, false),
+            (&unknown, false),
+            (&varint_field, false),
+            (&truncated, false),
+        ];
+        for (node, accepted) in cases {
+            let mut fast = ScanStats::new();
+            assert_eq!(scan_plain_node(node, &mut fast), accepted, "{node:?}");
+            if !accepted {
+                assert_eq!(fast.messages, ScanStats::new().messages);
+                assert_eq!((fast.repeated_elements, fast.string_bytes), (0, 0));
+                continue;
+            }
+            let walked = scan(node, ids::NODE_PROTO, DEFAULT_MAX_DEPTH).expect("plain node");
+            assert_eq!(fast.messages, walked.messages);
+            assert_eq!(fast.repeated_elements, walked.repeated_elements);
+            assert_eq!(fast.string_bytes, walked.string_bytes);
+            assert_eq!(fast.max_depth, walked.max_depth);
+        }
     }
 
     #[test]
