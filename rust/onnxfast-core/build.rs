@@ -36,6 +36,9 @@ fn main() -> BuildResult<()> {
         // Every bytes field (raw_data, s, strings, string_data, string_keys)
         // becomes a `bytes::Bytes` slice of the source buffer: no copies.
         .bytes(["."])
+        // NodeProto is written by hand (src/proto/node.rs): its strings are
+        // small-string-optimised, so most names take no heap allocation.
+        .extern_path(".onnx.NodeProto", "crate::proto::NodeProto")
         .compile_fds(fds)?;
     Ok(())
 }

@@ -352,7 +352,7 @@ impl SpanMerge for proto::NodeProto {
                 let text = buf
                     .get(pos..pos.saturating_add(n))
                     .ok_or_else(|| Malformed("string past the end".into()))?;
-                let text = utf8(text)?.to_owned();
+                let text = proto::Str::from(utf8(text)?);
                 pos += n;
                 match tag {
                     1 => self.input.push(text),

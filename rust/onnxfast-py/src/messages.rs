@@ -118,7 +118,7 @@ macro_rules! message {
             $(
                 #[getter]
                 fn $sl(&self) -> Vec<&str> {
-                    self.0.$sl.iter().map(String::as_str).collect()
+                    self.0.$sl.iter().map(|s| s.as_str()).collect()
                 }
             )*
             $(

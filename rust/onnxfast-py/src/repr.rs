@@ -66,8 +66,8 @@ impl Repr {
         }
     }
 
-    pub fn texts(&mut self, field: &str, values: &[String]) {
-        self.list(field, values, |out, v| out.push_str(&quote(v)));
+    pub fn texts<S: AsRef<str>>(&mut self, field: &str, values: &[S]) {
+        self.list(field, values, |out, v| out.push_str(&quote(v.as_ref())));
     }
 
     pub fn nums<T: Debug>(&mut self, field: &str, values: &[T]) {

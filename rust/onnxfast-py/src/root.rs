@@ -29,8 +29,8 @@ pub enum RootMessage {
 /// Def-use index of one graph: which node produces / consumes each value.
 #[derive(Default)]
 pub struct GraphIndex {
-    pub producer: HashMap<String, usize>,
-    pub consumers: HashMap<String, Vec<usize>>,
+    pub producer: HashMap<proto::Str, usize>,
+    pub consumers: HashMap<proto::Str, Vec<usize>>,
 }
 
 pub struct Root {

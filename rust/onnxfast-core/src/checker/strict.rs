@@ -98,7 +98,7 @@ fn check_graph(c: &mut Checker<'_>, g: &GraphProto, here: &Location) {
             dead.push(k);
             continue;
         }
-        live.extend(n.input.iter().map(String::as_str));
+        live.extend(n.input.iter().map(|s| s.as_str()));
         collect_subgraph_reads(n, &mut live);
     }
     dead.reverse();
@@ -112,7 +112,7 @@ fn check_graph(c: &mut Checker<'_>, g: &GraphProto, here: &Location) {
     }
     let mut read: HashSet<&str> = g.output.iter().map(|o| o.name()).collect();
     for n in &g.node {
-        read.extend(n.input.iter().map(String::as_str));
+        read.extend(n.input.iter().map(|s| s.as_str()));
         collect_subgraph_reads(n, &mut read);
     }
     for (k, t) in g.initializer.iter().enumerate() {
@@ -147,7 +147,7 @@ fn collect_subgraph_reads<'a>(n: &'a NodeProto, into: &mut HashSet<&'a str>) {
         .collect();
     while let Some(g) = stack.pop() {
         for inner in &g.node {
-            into.extend(inner.input.iter().map(String::as_str));
+            into.extend(inner.input.iter().map(|s| s.as_str()));
             for a in &inner.attribute {
                 stack.extend(a.g.iter().chain(a.graphs.iter()));
             }

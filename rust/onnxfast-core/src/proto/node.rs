@@ -1,0 +1,264 @@
+//! `NodeProto`, the one message type written by hand rather than generated.
+//!
+//! Nodes are the bulk of large graphs, and a node is mostly short strings:
+//! input and output value names, its name, op_type, domain. With `String`
+//! each of them is a heap allocation (five to seven per node, a million for
+//! a 200,000-node graph, and as many frees when the model is dropped). Here
+//! they are [`Str`]s, which keep up to 24 bytes inline (`"Add"`, `"t41"`,
+//! `"ai.onnx.ml"`) and use the heap only for longer names. Everything else
+//! matches what prost would generate for the message in `proto/onnx.proto`:
+//! the same field names, accessors and wire encoding.
+
+use bytes::{Buf, BufMut};
+use prost::encoding::{self, DecodeContext, WireType};
+use prost::DecodeError;
+
+use super::{AttributeProto, NodeDeviceConfigurationProto, StringStringEntryProto};
+
+/// The string type of node fields: a `str` of up to 24 bytes kept inline.
+pub type Str = compact_str::CompactString;
+
+/// One operator invocation (`onnx.NodeProto`).
+#[derive(Clone, PartialEq, Default, Debug)]
+pub struct NodeProto {
+    /// Field 1: names of the input values ("" for an omitted optional input).
+    pub input: Vec<Str>,
+    /// Field 2: names of the output values.
+    pub output: Vec<Str>,
+    /// Field 3.
+    pub name: Option<Str>,
+    /// Field 4.
+    pub op_type: Option<Str>,
+    /// Field 7: operator set domain ("" or absent: the default ONNX domain).
+    pub domain: Option<Str>,
+    /// Field 8: selects one of several functions sharing (domain, op_type).
+    pub overload: Option<Str>,
+    /// Field 5.
+    pub attribute: Vec<AttributeProto>,
+    /// Field 6.
+    pub doc_string: Option<Str>,
+    /// Field 9.
+    pub metadata_props: Vec<StringStringEntryProto>,
+    /// Field 10.
+    pub device_configurations: Vec<NodeDeviceConfigurationProto>,
+}
+
+macro_rules! accessors {
+    ($($field:ident),*) => {
+        impl NodeProto {
+            $(
+                #[doc = concat!("`", stringify!($field), "`, or \"\" when absent (as prost's accessors).")]
+                #[inline]
+                pub fn $field(&self) -> &str {
+                    self.$field.as_deref().unwrap_or("")
+                }
+            )*
+        }
+    };
+}
+accessors!(name, op_type, domain, overload, doc_string);
+
+/// Decodes one length-delimited string field. The text goes through prost's
+/// own string decoder (UTF-8 check, error values) and then moves inline when
+/// it is short; nodes of a model's main graph take a faster path that reads
+/// the buffer directly (`decode.rs`).
+fn merge_str(
+    wire_type: WireType,
+    buf: &mut impl Buf,
+    ctx: DecodeContext,
+) -> Result<Str, DecodeError> {
+    let mut text = String::new();
+    encoding::string::merge(wire_type, &mut text, buf, ctx)?;
+    Ok(Str::from(text))
+}
+
+fn encode_str(tag: u32, text: &str, buf: &mut impl BufMut) {
+    encoding::encode_key(tag, WireType::LengthDelimited, buf);
+    encoding::encode_varint(text.len() as u64, buf);
+    buf.put_slice(text.as_bytes());
+}
+
+fn str_len(tag: u32, text: &str) -> usize {
+    encoding::key_len(tag) + encoding::encoded_len_varint(text.len() as u64) + text.len()
+}
+
+impl prost::Message for NodeProto {
+    fn encode_raw(&self, buf: &mut impl BufMut) {
+        // Field-number order, as protobuf's own serializers write it.
+        for text in &self.input {
+            encode_str(1, text, buf);
+        }
+        for text in &self.output {
+            encode_str(2, text, buf);
+        }
+        if let Some(text) = &self.name {
+            encode_str(3, text, buf);
+        }
+        if let Some(text) = &self.op_type {
+            encode_str(4, text, buf);
+        }
+        encoding::message::encode_repeated(5, &self.attribute, buf);
+        if let Some(text) = &self.doc_string {
+            encode_str(6, text, buf);
+        }
+        if let Some(text) = &self.domain {
+            encode_str(7, text, buf);
+        }
+        if let Some(text) = &self.overload {
+            encode_str(8, text, buf);
+        }
+        encoding::message::encode_repeated(9, &self.metadata_props, buf);
+        encoding::message::encode_repeated(10, &self.device_configurations, buf);
+    }
+
+    fn merge_field(
+        &mut self,
+        tag: u32,
+        wire_type: WireType,
+        buf: &mut impl Buf,
+        ctx: DecodeContext,
+    ) -> Result<(), DecodeError> {
+        match tag {
+            1 => self.input.push(merge_str(wire_type, buf, ctx)?),
+            2 => self.output.push(merge_str(wire_type, buf, ctx)?),
+            3 => self.name = Some(merge_str(wire_type, buf, ctx)?),
+            4 => self.op_type = Some(merge_str(wire_type, buf, ctx)?),
+            5 => encoding::message::merge_repeated(wire_type, &mut self.attribute, buf, ctx)?,
+            6 => self.doc_string = Some(merge_str(wire_type, buf, ctx)?),
+            7 => self.domain = Some(merge_str(wire_type, buf, ctx)?),
+            8 => self.overload = Some(merge_str(wire_type, buf, ctx)?),
+            9 => encoding::message::merge_repeated(wire_type, &mut self.metadata_props, buf, ctx)?,
+            10 => encoding::message::merge_repeated(
+                wire_type,
+                &mut self.device_configurations,
+                buf,
+                ctx,
+            )?,
+            _ => encoding::skip_field(wire_type, tag, buf, ctx)?,
+        }
+        Ok(())
+    }
+
+    fn encoded_len(&self) -> usize {
+        let strs =
+            |tag: u32, texts: &[Str]| -> usize { texts.iter().map(|t| str_len(tag, t)).sum() };
+        let opt = |tag: u32, text: &Option<Str>| text.as_deref().map_or(0, |t| str_len(tag, t));
+        strs(1, &self.input)
+            + strs(2, &self.output)
+            + opt(3, &self.name)
+            + opt(4, &self.op_type)
+            + encoding::message::encoded_len_repeated(5, &self.attribute)
+            + opt(6, &self.doc_string)
+            + opt(7, &self.domain)
+            + opt(8, &self.overload)
+            + encoding::message::encoded_len_repeated(9, &self.metadata_props)
+            + encoding::message::encoded_len_repeated(10, &self.device_configurations)
+    }
+
+    fn clear(&mut self) {
+        *self = NodeProto::default();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use prost::Message;
+
+    /// What prost generates for the same message, field for field: the
+    /// reference the hand-written encoding and decoding are held to.
+    #[derive(Clone, PartialEq, prost::Message)]
+    struct Generated {
+        #[prost(string, repeated, tag = "1")]
+        input: Vec<String>,
+        #[prost(string, repeated, tag = "2")]
+        output: Vec<String>,
+        #[prost(string, optional, tag = "3")]
+        name: Option<String>,
+        #[prost(string, optional, tag = "4")]
+        op_type: Option<String>,
+        #[prost(string, optional, tag = "7")]
+        domain: Option<String>,
+        #[prost(string, optional, tag = "8")]
+        overload: Option<String>,
+        #[prost(message, repeated, tag = "5")]
+        attribute: Vec<AttributeProto>,
+        #[prost(string, optional, tag = "6")]
+        doc_string: Option<String>,
+        #[prost(message, repeated, tag = "9")]
+        metadata_props: Vec<StringStringEntryProto>,
+        #[prost(message, repeated, tag = "10")]
+        device_configurations: Vec<NodeDeviceConfigurationProto>,
+    }
+
+    fn sample() -> Generated {
+        Generated {
+            input: vec![
+                "x".into(),
+                String::new(),
+                "a name longer than twenty-four bytes".into(),
+            ],
+            output: vec!["y".into()],
+            name: Some("n0".into()),
+            op_type: Some("Conv".into()),
+            domain: Some("ai.onnx.ml.experimental.long.domain".into()),
+            overload: Some("o".into()),
+            attribute: vec![AttributeProto {
+                name: Some("alpha".into()),
+                f: Some(0.5),
+                r#type: Some(1),
+                ..Default::default()
+            }],
+            doc_string: Some("d\u{e9}j\u{e0} vu".into()),
+            metadata_props: vec![StringStringEntryProto {
+                key: Some("k".into()),
+                value: Some("v".into()),
+            }],
+            device_configurations: vec![NodeDeviceConfigurationProto {
+                configuration_id: Some("c".into()),
+                pipeline_stage: Some(2),
+                ..Default::default()
+            }],
+        }
+    }
+
+    #[test]
+    fn same_bytes_as_prost_generated() {
+        let reference = sample();
+        let bytes = reference.encode_to_vec();
+        let node = NodeProto::decode(bytes.as_slice()).expect("decode");
+        assert_eq!(
+            node.input,
+            ["x", "", "a name longer than twenty-four bytes"]
+        );
+        assert_eq!(node.name(), "n0");
+        assert_eq!(node.overload(), "o");
+        assert_eq!(node.attribute, reference.attribute);
+        assert_eq!(node.encoded_len(), bytes.len());
+        assert_eq!(node.encode_to_vec(), bytes);
+        let back = Generated::decode(node.encode_to_vec().as_slice()).expect("decode back");
+        assert_eq!(back, reference);
+    }
+
+    #[test]
+    fn absent_fields_and_unknown_fields() {
+        // An unknown field (number 99, varint) is skipped.
+        let node = NodeProto::decode(&[0x98, 0x06, 0x01][..]).expect("decode");
+        assert_eq!(node, NodeProto::default());
+        assert_eq!(
+            (node.name(), node.domain(), node.doc_string()),
+            ("", "", "")
+        );
+        assert!(node.name.is_none());
+    }
+
+    #[test]
+    fn refuses_bad_utf8_and_wire_types() {
+        // input = b"\xff"
+        assert!(NodeProto::decode(&[0x0a, 0x01, 0xff][..]).is_err());
+        // name as a varint
+        assert!(NodeProto::decode(&[0x18, 0x01][..]).is_err());
+        // op_type length past the end
+        assert!(NodeProto::decode(&[0x22, 0x05, b'A'][..]).is_err());
+    }
+}
