@@ -335,11 +335,6 @@ impl SpanMerge for proto::NodeProto {
             .filter(|&e| e <= whole.len())
             .ok_or_else(|| Malformed("node span past the buffer".into()))?;
         let buf = &whole[offset..end];
-        // Most nodes have one or two inputs and one output: start the lists
-        // that small (a Vec<String> grown from empty has room for four names,
-        // 96 bytes, whatever it holds). Longer lists grow as usual.
-        self.input.reserve_exact(2);
-        self.output.reserve_exact(1);
         let mut pos = 0usize;
         while pos < buf.len() {
             let key = slice_varint(buf, &mut pos)?;
@@ -359,9 +354,9 @@ impl SpanMerge for proto::NodeProto {
                     2 => self.output.push(text),
                     3 => self.name = Some(text),
                     4 => self.op_type = Some(text),
-                    6 => self.doc_string = Some(text),
+                    6 => self.extras_mut().doc_string = Some(text),
                     7 => self.domain = Some(text),
-                    _ => self.overload = Some(text),
+                    _ => self.extras_mut().overload = Some(text),
                 }
             } else {
                 let wire_type =

@@ -66,6 +66,7 @@ macro_rules! message {
             bytes_lists: [$($bl:ident),* $(,)?],
             messages: [$($me:ident: $met:ident),* $(,)?],
             lists: [$($li:ident),* $(,)?],
+            $(method_lists: [$($ml:ident),* $(,)?],)?
             has($m:ident): [$($hn:ident => $he:expr),* $(,)?],
         }
         $($extra:tt)*
@@ -85,12 +86,13 @@ macro_rules! message {
             #[allow(unused_mut, dead_code)]
             fn generic_repr(&self) -> String {
                 let mut r = Repr::new($pyname);
-                $( r.text(field_name!($st), self.0.$st.as_deref()); )*
+                $( r.text(field_name!($st), Some(self.0.$st())); )*
                 $( r.scalar(field_name!($sc), self.0.$sc.as_ref()); )*
                 $( r.texts(field_name!($sl), &self.0.$sl); )*
                 $( r.nums(field_name!($nl), &self.0.$nl); )*
                 $( r.present(field_name!($me), self.0.$me.is_some()); )*
                 $( r.count(field_name!($li), self.0.$li.len()); )*
+                $($( r.count(field_name!($ml), self.0.$ml().len()); )*)?
                 r.finish()
             }
         }
@@ -147,6 +149,12 @@ macro_rules! message {
                     MessageList::new(self.0.project(|m| &m.$li))
                 }
             )*
+            $($(
+                #[getter]
+                fn $ml(&self) -> MessageList {
+                    MessageList::new(self.0.project(|m| m.$ml()))
+                }
+            )*)?
 
             /// Whether an optional field is present (as protobuf's `HasField`).
             #[allow(non_snake_case)]
@@ -349,13 +357,15 @@ message! {
         num_lists: [],
         bytes_lists: [],
         messages: [],
-        lists: [attribute, metadata_props, device_configurations],
+        lists: [attribute],
+        // Kept out of line by the core type (few nodes have them).
+        method_lists: [metadata_props, device_configurations],
         has(m): [
             name => m.name.is_some(),
             op_type => m.op_type.is_some(),
             domain => m.domain.is_some(),
-            overload => m.overload.is_some(),
-            doc_string => m.doc_string.is_some(),
+            overload => m.overload_opt().is_some(),
+            doc_string => m.doc_string_opt().is_some(),
         ],
     }
 

@@ -213,8 +213,8 @@ fn verify(c: &mut Checker<'_>, n: &NodeProto, s: &OpSchema, loc: &dyn Fn() -> Lo
         }
     }
     for (kind, names, formals) in [
-        ("input", &n.input, &s.inputs),
-        ("output", &n.output, &s.outputs),
+        ("input", n.input.as_slice(), &s.inputs),
+        ("output", n.output.as_slice(), &s.outputs),
     ] {
         for (i, name) in names.iter().enumerate() {
             let formal = match formals.get(i) {

@@ -18,23 +18,42 @@ use super::{AttributeProto, NodeDeviceConfigurationProto, StringStringEntryProto
 /// The string type of node fields: a `str` of up to 24 bytes kept inline.
 pub type Str = compact_str::CompactString;
 
+/// Input names of a node: two kept inline (most operators take one or two).
+pub type Inputs = smallvec::SmallVec<[Str; 2]>;
+
+/// Output names of a node: one kept inline.
+pub type Outputs = smallvec::SmallVec<[Str; 1]>;
+
 /// One operator invocation (`onnx.NodeProto`).
+///
+/// 192 bytes, and no heap allocation for a node whose names are short and
+/// which has at most two inputs and one output (prost's layout: 240 bytes
+/// plus five to seven allocations). Fields few nodes carry live in
+/// [`NodeExtras`], allocated only when one of them is present; read them
+/// through the accessors ([`NodeProto::doc_string`], ...).
 #[derive(Clone, PartialEq, Default, Debug)]
 pub struct NodeProto {
     /// Field 1: names of the input values ("" for an omitted optional input).
-    pub input: Vec<Str>,
+    pub input: Inputs,
     /// Field 2: names of the output values.
-    pub output: Vec<Str>,
+    pub output: Outputs,
     /// Field 3.
     pub name: Option<Str>,
     /// Field 4.
     pub op_type: Option<Str>,
     /// Field 7: operator set domain ("" or absent: the default ONNX domain).
     pub domain: Option<Str>,
-    /// Field 8: selects one of several functions sharing (domain, op_type).
-    pub overload: Option<Str>,
     /// Field 5.
     pub attribute: Vec<AttributeProto>,
+    /// Fields 6, 8, 9 and 10, when any of them is present.
+    pub extras: Option<Box<NodeExtras>>,
+}
+
+/// The fields of a [`NodeProto`] that few nodes have.
+#[derive(Clone, PartialEq, Default, Debug)]
+pub struct NodeExtras {
+    /// Field 8: selects one of several functions sharing (domain, op_type).
+    pub overload: Option<Str>,
     /// Field 6.
     pub doc_string: Option<Str>,
     /// Field 9.
@@ -43,20 +62,67 @@ pub struct NodeProto {
     pub device_configurations: Vec<NodeDeviceConfigurationProto>,
 }
 
-macro_rules! accessors {
-    ($($field:ident),*) => {
-        impl NodeProto {
-            $(
-                #[doc = concat!("`", stringify!($field), "`, or \"\" when absent (as prost's accessors).")]
-                #[inline]
-                pub fn $field(&self) -> &str {
-                    self.$field.as_deref().unwrap_or("")
-                }
-            )*
-        }
-    };
+static NO_METADATA: Vec<StringStringEntryProto> = Vec::new();
+static NO_DEVICE_CONFIGURATIONS: Vec<NodeDeviceConfigurationProto> = Vec::new();
+
+impl NodeProto {
+    /// `name`, or "" when absent (as prost's accessors).
+    #[inline]
+    pub fn name(&self) -> &str {
+        self.name.as_deref().unwrap_or("")
+    }
+
+    /// `op_type`, or "" when absent.
+    #[inline]
+    pub fn op_type(&self) -> &str {
+        self.op_type.as_deref().unwrap_or("")
+    }
+
+    /// `domain`, or "" when absent.
+    #[inline]
+    pub fn domain(&self) -> &str {
+        self.domain.as_deref().unwrap_or("")
+    }
+
+    /// `overload`, or "" when absent.
+    pub fn overload(&self) -> &str {
+        self.overload_opt().unwrap_or("")
+    }
+
+    /// `overload`, `None` when absent.
+    pub fn overload_opt(&self) -> Option<&str> {
+        self.extras.as_ref()?.overload.as_deref()
+    }
+
+    /// `doc_string`, or "" when absent.
+    pub fn doc_string(&self) -> &str {
+        self.doc_string_opt().unwrap_or("")
+    }
+
+    /// `doc_string`, `None` when absent.
+    pub fn doc_string_opt(&self) -> Option<&str> {
+        self.extras.as_ref()?.doc_string.as_deref()
+    }
+
+    /// `metadata_props` (empty when absent).
+    pub fn metadata_props(&self) -> &Vec<StringStringEntryProto> {
+        self.extras
+            .as_ref()
+            .map_or(&NO_METADATA, |e| &e.metadata_props)
+    }
+
+    /// `device_configurations` (empty when absent).
+    pub fn device_configurations(&self) -> &Vec<NodeDeviceConfigurationProto> {
+        self.extras
+            .as_ref()
+            .map_or(&NO_DEVICE_CONFIGURATIONS, |e| &e.device_configurations)
+    }
+
+    /// The rare fields, allocated on first use.
+    pub fn extras_mut(&mut self) -> &mut NodeExtras {
+        self.extras.get_or_insert_with(Box::default)
+    }
 }
-accessors!(name, op_type, domain, overload, doc_string);
 
 /// Decodes one length-delimited string field. The text goes through prost's
 /// own string decoder (UTF-8 check, error values) and then moves inline when
@@ -98,17 +164,17 @@ impl prost::Message for NodeProto {
             encode_str(4, text, buf);
         }
         encoding::message::encode_repeated(5, &self.attribute, buf);
-        if let Some(text) = &self.doc_string {
+        if let Some(text) = self.doc_string_opt() {
             encode_str(6, text, buf);
         }
         if let Some(text) = &self.domain {
             encode_str(7, text, buf);
         }
-        if let Some(text) = &self.overload {
+        if let Some(text) = self.overload_opt() {
             encode_str(8, text, buf);
         }
-        encoding::message::encode_repeated(9, &self.metadata_props, buf);
-        encoding::message::encode_repeated(10, &self.device_configurations, buf);
+        encoding::message::encode_repeated(9, self.metadata_props(), buf);
+        encoding::message::encode_repeated(10, self.device_configurations(), buf);
     }
 
     fn merge_field(
@@ -124,13 +190,18 @@ impl prost::Message for NodeProto {
             3 => self.name = Some(merge_str(wire_type, buf, ctx)?),
             4 => self.op_type = Some(merge_str(wire_type, buf, ctx)?),
             5 => encoding::message::merge_repeated(wire_type, &mut self.attribute, buf, ctx)?,
-            6 => self.doc_string = Some(merge_str(wire_type, buf, ctx)?),
+            6 => self.extras_mut().doc_string = Some(merge_str(wire_type, buf, ctx)?),
             7 => self.domain = Some(merge_str(wire_type, buf, ctx)?),
-            8 => self.overload = Some(merge_str(wire_type, buf, ctx)?),
-            9 => encoding::message::merge_repeated(wire_type, &mut self.metadata_props, buf, ctx)?,
+            8 => self.extras_mut().overload = Some(merge_str(wire_type, buf, ctx)?),
+            9 => encoding::message::merge_repeated(
+                wire_type,
+                &mut self.extras_mut().metadata_props,
+                buf,
+                ctx,
+            )?,
             10 => encoding::message::merge_repeated(
                 wire_type,
-                &mut self.device_configurations,
+                &mut self.extras_mut().device_configurations,
                 buf,
                 ctx,
             )?,
@@ -142,17 +213,17 @@ impl prost::Message for NodeProto {
     fn encoded_len(&self) -> usize {
         let strs =
             |tag: u32, texts: &[Str]| -> usize { texts.iter().map(|t| str_len(tag, t)).sum() };
-        let opt = |tag: u32, text: &Option<Str>| text.as_deref().map_or(0, |t| str_len(tag, t));
+        let opt = |tag: u32, text: Option<&str>| text.map_or(0, |t| str_len(tag, t));
         strs(1, &self.input)
             + strs(2, &self.output)
-            + opt(3, &self.name)
-            + opt(4, &self.op_type)
+            + opt(3, self.name.as_deref())
+            + opt(4, self.op_type.as_deref())
             + encoding::message::encoded_len_repeated(5, &self.attribute)
-            + opt(6, &self.doc_string)
-            + opt(7, &self.domain)
-            + opt(8, &self.overload)
-            + encoding::message::encoded_len_repeated(9, &self.metadata_props)
-            + encoding::message::encoded_len_repeated(10, &self.device_configurations)
+            + opt(6, self.doc_string_opt())
+            + opt(7, self.domain.as_deref())
+            + opt(8, self.overload_opt())
+            + encoding::message::encoded_len_repeated(9, self.metadata_props())
+            + encoding::message::encoded_len_repeated(10, self.device_configurations())
     }
 
     fn clear(&mut self) {
@@ -228,7 +299,7 @@ mod tests {
         let bytes = reference.encode_to_vec();
         let node = NodeProto::decode(bytes.as_slice()).expect("decode");
         assert_eq!(
-            node.input,
+            node.input.as_slice(),
             ["x", "", "a name longer than twenty-four bytes"]
         );
         assert_eq!(node.name(), "n0");
@@ -238,6 +309,18 @@ mod tests {
         assert_eq!(node.encode_to_vec(), bytes);
         let back = Generated::decode(node.encode_to_vec().as_slice()).expect("decode back");
         assert_eq!(back, reference);
+    }
+
+    #[test]
+    #[cfg(target_pointer_width = "64")]
+    fn compact_layout() {
+        assert_eq!(std::mem::size_of::<NodeProto>(), 192);
+        let node = NodeProto::decode(sample().encode_to_vec().as_slice()).expect("decode");
+        assert!(node.input.spilled(), "three inputs do not fit inline");
+        let mut two = NodeProto::default();
+        two.input.extend(["a".into(), "b".into()]);
+        two.output.push("c".into());
+        assert!(!two.input.spilled() && !two.output.spilled());
     }
 
     #[test]
