@@ -35,6 +35,16 @@ pub fn decode_roundtrip(data: &[u8]) {
     };
     // Compare encodings (NaN floats make PartialEq unusable).
     assert_eq!(again.encode_to_vec(), encoded, "decode(encode(m)) != m");
+    // Differential: plain prost decoding takes the generic path for every
+    // node (NodeProto::merge_field), ours the scan-driven fast paths; when
+    // both accept the input they must agree on every value.
+    if let Ok(generic) = ModelProto::decode(data) {
+        assert_eq!(
+            generic.encode_to_vec(),
+            encoded,
+            "fast-path decode differs from prost's generic decode"
+        );
+    }
 }
 
 /// Decodes and checks a model (strict too); the checker must always return.
