@@ -43,7 +43,8 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="smaller inputs, one repeat")
     args = parser.parse_args()
-    repeat = 1 if args.quick else 3
+    # Medians of 5 fresh processes: single runs on this shared VM move by tens of percent.
+    repeat = 1 if args.quick else 5
     inputs = [
         (
             "fp16 transformer, inline",
