@@ -100,8 +100,9 @@ pub const PARALLEL_MIN: usize = 2048;
 /// Rough upper bound of the heap a decoded message takes, from scan counts.
 ///
 /// Each message costs its struct size (held in a parent `Vec`, which may have
-/// up to twice the capacity it needs), each repeated element a slot, and each
-/// string its bytes. Bytes fields are slices of the source: no heap.
+/// up to twice the capacity it needs), each repeated element a slot (a
+/// string or bytes element a 32-byte one), again with room for doubling, and
+/// each string its bytes. Bytes fields are slices of the source: no heap.
 pub fn projected_memory(stats: &ScanStats) -> u64 {
     let structs: u64 = stats
         .messages
@@ -112,6 +113,7 @@ pub fn projected_memory(stats: &ScanStats) -> u64 {
     structs
         .saturating_mul(2)
         .saturating_add(stats.repeated_elements.saturating_mul(2 * 8))
+        .saturating_add(stats.text_list_elements.saturating_mul(2 * 24))
         .saturating_add(stats.string_bytes.saturating_mul(2))
 }
 
@@ -438,6 +440,24 @@ mod tests {
         assert!(
             range.contains(&raw.as_ptr()),
             "raw_data must point into the source buffer"
+        );
+    }
+
+    #[test]
+    fn projection_covers_string_lists() {
+        // One node with 100k empty inputs: 2 bytes each on the wire, a
+        // 24-byte CompactString slot each in memory (up to twice that while
+        // the list grows).
+        let node = [0x0a, 0x00].repeat(100_000);
+        let stats = wire::scan(&node, ids::NODE_PROTO, DEFAULT_MAX_DEPTH).expect("scan");
+        assert_eq!(stats.text_list_elements, 100_000);
+        assert!(projected_memory(&stats) >= 100_000 * 2 * 24);
+        let decoded: proto::NodeProto =
+            decode(Bytes::from(node), &DecodeOptions::default()).expect("decode");
+        assert_eq!(decoded.input.len(), 100_000);
+        assert!(
+            projected_memory(&stats)
+                >= (decoded.input.capacity() * std::mem::size_of::<proto::Str>()) as u64
         );
     }
 

@@ -32,6 +32,9 @@ pub struct ScanStats {
     pub messages: Vec<u64>,
     /// Elements of repeated fields (messages, strings, bytes and scalars).
     pub repeated_elements: u64,
+    /// Those of them that are strings or bytes (a 24- or 32-byte slot each,
+    /// more than a scalar's).
+    pub text_list_elements: u64,
     /// Bytes of string fields (copied into Rust `String`s).
     pub string_bytes: u64,
     /// Deepest nesting seen (the root is depth 0).
@@ -215,6 +218,7 @@ fn scan_plain_node(node: &[u8], stats: &mut ScanStats) -> bool {
     }
     stats.messages[crate::schema::ids::NODE_PROTO] += 1;
     stats.repeated_elements += repeated;
+    stats.text_list_elements += repeated;
     stats.string_bytes += bytes;
     true
 }
@@ -224,6 +228,7 @@ impl ScanStats {
         ScanStats {
             messages: vec![0; MESSAGES.len()],
             repeated_elements: 0,
+            text_list_elements: 0,
             string_bytes: 0,
             max_depth: 0,
         }
@@ -234,6 +239,7 @@ impl ScanStats {
             *a += b;
         }
         self.repeated_elements += other.repeated_elements;
+        self.text_list_elements += other.text_list_elements;
         self.string_bytes += other.string_bytes;
         self.max_depth = self.max_depth.max(other.max_depth);
         self
@@ -631,6 +637,9 @@ fn walk<const DIAG: bool>(
                     );
                 }
                 let (start, stop) = length!();
+                if field.repeated {
+                    stats.text_list_elements += 1;
+                }
                 if field.kind == Kind::String {
                     if DIAG {
                         if let Err(e) = std::str::from_utf8(&buf[start..stop]) {
@@ -807,6 +816,7 @@ mod tests {
             let walked = scan(node, ids::NODE_PROTO, DEFAULT_MAX_DEPTH).expect("plain node");
             assert_eq!(fast.messages, walked.messages);
             assert_eq!(fast.repeated_elements, walked.repeated_elements);
+            assert_eq!(fast.text_list_elements, walked.text_list_elements);
             assert_eq!(fast.string_bytes, walked.string_bytes);
             assert_eq!(fast.max_depth, walked.max_depth);
         }
