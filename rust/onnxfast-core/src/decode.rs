@@ -343,7 +343,7 @@ impl SpanMerge for proto::NodeProto {
             let tag =
                 u32::try_from(key >> 3).map_err(|_| Malformed("field number overflows".into()))?;
             let wire = key & 7;
-            if wire == 2 && matches!(tag, 1..=4 | 6..=8) {
+            if wire == 2 && proto::is_string_field(u64::from(tag)) {
                 let n = usize::try_from(slice_varint(buf, &mut pos)?)
                     .map_err(|_| Malformed("length overflows".into()))?;
                 let text = buf
@@ -351,15 +351,7 @@ impl SpanMerge for proto::NodeProto {
                     .ok_or_else(|| Malformed("string past the end".into()))?;
                 let text = proto::Str::from(utf8(text)?);
                 pos += n;
-                match tag {
-                    1 => self.input.push(text),
-                    2 => self.output.push(text),
-                    3 => self.name = Some(text),
-                    4 => self.op_type = Some(text),
-                    6 => self.extras_mut().doc_string = Some(text),
-                    7 => self.domain = Some(text),
-                    _ => self.extras_mut().overload = Some(text),
-                }
+                self.set_string(tag, text);
             } else {
                 let wire_type =
                     WireType::try_from(wire).map_err(|_| Malformed("invalid wire type".into()))?;

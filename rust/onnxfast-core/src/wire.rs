@@ -200,10 +200,9 @@ fn scan_plain_node(node: &[u8], stats: &mut ScanStats) -> bool {
         let Ok(key) = read_varint(node, &mut pos, node.len()) else {
             return false;
         };
-        // Field numbers 1-4 and 6-8 are NodeProto's string fields (1 and 2
-        // repeated); 2 is the length-delimited wire type.
+        // 2 is the length-delimited wire type; fields 1 and 2 are repeated.
         let number = key >> 3;
-        if key & 7 != 2 || !matches!(number, 1..=4 | 6..=8) {
+        if key & 7 != 2 || !crate::proto::is_string_field(number) {
             return false;
         }
         let Ok(len) = read_varint(node, &mut pos, node.len()) else {

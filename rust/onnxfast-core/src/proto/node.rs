@@ -118,10 +118,34 @@ impl NodeProto {
             .map_or(&NO_DEVICE_CONFIGURATIONS, |e| &e.device_configurations)
     }
 
+    /// Stores the text of string field `number` (one for which
+    /// [`is_string_field`] holds): appended for inputs and outputs, set
+    /// otherwise (protobuf's last-one-wins).
+    #[inline]
+    pub(crate) fn set_string(&mut self, number: u32, text: Str) {
+        match number {
+            1 => self.input.push(text),
+            2 => self.output.push(text),
+            3 => self.name = Some(text),
+            4 => self.op_type = Some(text),
+            6 => self.extras_mut().doc_string = Some(text),
+            7 => self.domain = Some(text),
+            _ => self.extras_mut().overload = Some(text),
+        }
+    }
+
     /// The rare fields, allocated on first use.
     pub fn extras_mut(&mut self) -> &mut NodeExtras {
         self.extras.get_or_insert_with(Box::default)
     }
+}
+
+/// Whether `number` is one of NodeProto's string fields: 1 input and
+/// 2 output (repeated), 3 name, 4 op_type, 6 doc_string, 7 domain,
+/// 8 overload. The scanner's and the decoder's fast paths read exactly these.
+#[inline]
+pub(crate) const fn is_string_field(number: u64) -> bool {
+    matches!(number, 1..=4 | 6..=8)
 }
 
 /// Decodes one length-delimited string field. The text goes through prost's
@@ -185,14 +209,11 @@ impl prost::Message for NodeProto {
         ctx: DecodeContext,
     ) -> Result<(), DecodeError> {
         match tag {
-            1 => self.input.push(merge_str(wire_type, buf, ctx)?),
-            2 => self.output.push(merge_str(wire_type, buf, ctx)?),
-            3 => self.name = Some(merge_str(wire_type, buf, ctx)?),
-            4 => self.op_type = Some(merge_str(wire_type, buf, ctx)?),
+            t if is_string_field(u64::from(t)) => {
+                let text = merge_str(wire_type, buf, ctx)?;
+                self.set_string(t, text);
+            }
             5 => encoding::message::merge_repeated(wire_type, &mut self.attribute, buf, ctx)?,
-            6 => self.extras_mut().doc_string = Some(merge_str(wire_type, buf, ctx)?),
-            7 => self.domain = Some(merge_str(wire_type, buf, ctx)?),
-            8 => self.extras_mut().overload = Some(merge_str(wire_type, buf, ctx)?),
             9 => encoding::message::merge_repeated(
                 wire_type,
                 &mut self.extras_mut().metadata_props,
