@@ -278,7 +278,7 @@ impl fmt::Display for TensorError {
         write!(
             f,
             "tensor '{}': {}",
-            crate::checker::report::clean(&self.tensor),
+            crate::diag::clean(&self.tensor),
             self.kind
         )
     }

@@ -40,8 +40,8 @@ pub struct ExternalDataError {
 
 impl std::fmt::Display for ExternalDataError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let loc = crate::checker::report::clean(&self.location);
-        let name = crate::checker::report::clean(&self.tensor);
+        let loc = crate::diag::clean(&self.location);
+        let name = crate::diag::clean(&self.tensor);
         write!(f, "tensor '{name}', external data '{loc}': {}", self.rule)
     }
 }
@@ -63,7 +63,7 @@ fn parse_decimal(key: &str, value: &str) -> Result<u64, String> {
     if value.is_empty() || !value.bytes().all(|b| b.is_ascii_digit()) {
         return Err(format!(
             "'{key}' must be a non-negative decimal integer, got '{}'",
-            crate::checker::report::clean(value)
+            crate::diag::clean(value)
         ));
     }
     value
@@ -335,7 +335,7 @@ impl ExternalStore {
                 if !hex.eq_ignore_ascii_case(expected_sum.trim()) {
                     return Err(fail(format!(
                         "SHA-1 checksum mismatch: the bytes hash to {hex}, the model says {}",
-                        crate::checker::report::clean(expected_sum)
+                        crate::diag::clean(expected_sum)
                     )));
                 }
             }
@@ -351,7 +351,7 @@ pub fn inline_all(
     model: &mut crate::proto::ModelProto,
     store: &ExternalStore,
 ) -> Result<(), crate::Error> {
-    crate::visit::try_for_each_tensor_mut(
+    crate::ir::visit::try_for_each_tensor_mut(
         model,
         &mut |t: &mut TensorProto| -> Result<(), crate::Error> {
             if !is_external(t) {

@@ -12,16 +12,18 @@
 pub mod checker;
 pub mod convert;
 pub mod decode;
+pub mod diag;
 pub mod error;
 pub mod external;
 #[doc(hidden)]
 pub mod fuzzing;
+pub mod ir;
 mod names;
+pub mod opset;
 pub mod proto;
 pub mod schema;
 pub mod source;
 pub mod tensor;
-pub mod visit;
 pub mod wire;
 
 pub use bytes::Bytes;

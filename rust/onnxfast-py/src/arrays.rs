@@ -271,7 +271,7 @@ pub fn read_external(py: Python<'_>, t: &Ptr<TensorProto>, plan: &TensorPlan) ->
             let category = crate::errors::exception_class(py, "ExternalDataWarning")?;
             let msg = format!(
                 "tensor '{}': external_data keys {:?} are not part of the ONNX spec and were ignored",
-                onnxfast_core::checker::report::clean(t.name()),
+                onnxfast_core::diag::clean(t.name()),
                 info.ignored_keys
             );
             let msg = std::ffi::CString::new(msg.replace('\0', "")).unwrap_or_default();

@@ -225,7 +225,7 @@ message! {
             let mut order: Vec<String> = Vec::new();
             let mut by_location: std::collections::HashMap<String, Vec<String>> = std::collections::HashMap::new();
             let mut refused: Vec<(String, String, String)> = Vec::new();
-            onnxfast_core::visit::for_each_tensor(&model, &mut |t| {
+            onnxfast_core::ir::visit::for_each_tensor(&model, &mut |t| {
                 if !onnxfast_core::external::is_external(t) {
                     return;
                 }

@@ -4,8 +4,8 @@ use std::collections::{HashMap, HashSet};
 
 use super::graph::{item, node_step, Scope};
 use super::node::{check_node_local, check_subgraphs};
-use super::report::{Location, Step};
 use super::{q, Checker, OpsetMap};
+use crate::diag::{Location, Step};
 use crate::names::Name;
 use crate::proto::{FunctionProto, GraphProto, ModelProto, NodeProto};
 
@@ -267,7 +267,7 @@ fn check_function(
             if !input.is_empty() && !scope.in_innermost(input) {
                 let hint = if suggestions_left > 0 {
                     suggestions_left -= 1;
-                    super::report::closest(
+                    crate::diag::closest(
                         input,
                         scope.names().take(super::graph::MAX_SUGGESTION_CANDIDATES),
                     )

@@ -3,9 +3,9 @@
 use rayon::prelude::*;
 
 use super::node;
-use super::report::{closest, Location, Step};
 use super::tensor;
 use super::{q, Checker, OpsetMap};
+use crate::diag::{closest, Location, Step};
 use crate::names::{Name, NameMap, NameSet};
 use crate::proto::{type_proto, GraphProto, NodeProto, ValueInfoProto};
 

@@ -8,9 +8,6 @@
 //! stops at the first error, the checker records it and goes on, taking care
 //! not to report consequences of an earlier finding twice.
 
-pub mod report;
-pub mod schemas;
-
 mod function;
 mod graph;
 mod node;
@@ -19,10 +16,10 @@ mod tensor;
 
 use std::path::PathBuf;
 
+pub use crate::diag::{Diagnostic, Location, Report, Severity, Step};
 use crate::names::{Name, NameMap, NameSet};
+use crate::opset::SchemaRegistry;
 use crate::proto::ModelProto;
-pub use report::{Diagnostic, Location, Report, Severity, Step};
-use schemas::SchemaRegistry;
 
 /// The newest IR version this checker knows.
 pub const IR_VERSION: i64 = 14;
@@ -131,7 +128,7 @@ impl<'a> Checker<'a> {
 
 /// Quotes an untrusted name for a message.
 pub(crate) fn q(name: &str) -> String {
-    format!("'{}'", report::clean(name))
+    format!("'{}'", crate::diag::clean(name))
 }
 
 /// Checks a decoded model.

@@ -1,11 +1,11 @@
 //! Nodes and attributes: well-formedness and operator-schema verification.
 
 use super::graph::{check_graph, item, Scope};
-use super::report::{closest, Location, Step};
-use super::schemas::{OpSchema, ParamOption};
 use super::tensor;
 use super::{q, Checker, OpsetMap};
+use crate::diag::{closest, Location, Step};
 use crate::names::{same, Name, NameSet};
+use crate::opset::{OpSchema, ParamOption};
 use crate::proto::attribute_proto::AttributeType;
 use crate::proto::{AttributeProto, NodeProto};
 

@@ -3,8 +3,8 @@
 use std::collections::HashSet;
 
 use super::graph::{item, node_step};
-use super::report::{Location, Step};
 use super::{q, Checker};
+use crate::diag::{Location, Step};
 use crate::proto::{type_proto, GraphProto, ModelProto, NodeProto, TensorProto, ValueInfoProto};
 
 /// Tensor checks beyond onnx's: exact data sizes, known data types, and

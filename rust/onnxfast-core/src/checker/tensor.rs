@@ -3,8 +3,8 @@
 use std::path::{Component, Path, PathBuf};
 
 use super::graph::item;
-use super::report::{Location, Step};
 use super::{q, Checker};
+use crate::diag::{Location, Step};
 use crate::proto::{tensor_proto::DataLocation, SparseTensorProto, TensorProto};
 
 /// Data fields in onnx's counting order.

@@ -1,0 +1,5 @@
+//! The model as a graph: traversal of every tensor, lexical scopes and the
+//! def-use index that the checker, the inference engine and the binding
+//! share.
+
+pub mod visit;
