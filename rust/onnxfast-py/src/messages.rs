@@ -320,7 +320,7 @@ message! {
     /// initializers and values of enclosing graphs have no producer here).
     fn producer(&self, name: &str) -> Option<Node> {
         let index = crate::graph_index::index(&self.0);
-        index.producer.get(name).map(|&i| Node(self.0.project(|g| &g.node[i])))
+        index.producer(name).map(|i| Node(self.0.project(|g| &g.node[i])))
     }
 
     /// The nodes of this graph that read `name`, in graph order (a node
@@ -328,10 +328,10 @@ message! {
     fn consumers(&self, name: &str) -> Vec<Node> {
         let index = crate::graph_index::index(&self.0);
         index
-            .consumers
-            .get(name)
-            .map(|nodes| nodes.iter().map(|&i| Node(self.0.project(|g| &g.node[i]))).collect())
-            .unwrap_or_default()
+            .consumers(name)
+            .iter()
+            .map(|&i| Node(self.0.project(|g| &g.node[i])))
+            .collect()
     }
 
     fn __repr__(&self) -> String {

@@ -26,13 +26,6 @@ pub enum RootMessage {
     Optional(proto::OptionalProto),
 }
 
-/// Def-use index of one graph: which node produces / consumes each value.
-#[derive(Default)]
-pub struct GraphIndex {
-    pub producer: HashMap<proto::Str, usize>,
-    pub consumers: HashMap<proto::Str, Vec<usize>>,
-}
-
 pub struct Root {
     /// The buffer the tree was decoded from (keeps every slice alive).
     pub source: Bytes,
@@ -43,7 +36,7 @@ pub struct Root {
     /// inline): `source` then no longer serializes it.
     pub source_is_exact: bool,
     /// Lazily built def-use indexes, keyed by the graph's address.
-    pub graph_indexes: Mutex<HashMap<usize, Arc<GraphIndex>>>,
+    pub graph_indexes: Mutex<HashMap<usize, Arc<onnxfast_core::ir::DefUse>>>,
 }
 
 impl Drop for Root {

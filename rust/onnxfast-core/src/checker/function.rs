@@ -1,11 +1,13 @@
 //! Model-local functions (checked from IR version 8, as onnx does).
 
+use crate::diag::codes;
 use std::collections::{HashMap, HashSet};
 
-use super::graph::{item, node_step, Scope};
+use super::graph::{item, node_step};
 use super::node::{check_node_local, check_subgraphs};
 use super::{q, Checker, OpsetMap};
 use crate::diag::{Location, Step};
+use crate::ir::Scope;
 use crate::names::Name;
 use crate::proto::{FunctionProto, GraphProto, ModelProto, NodeProto};
 
@@ -54,8 +56,8 @@ fn opset_map<'f>(c: &mut Checker<'_>, f: &'f FunctionProto, loc: &Location) -> O
     let mut map = OpsetMap::default();
     for (i, o) in f.opset_import.iter().enumerate() {
         if i32::try_from(o.version()).is_err() {
-            c.error(
-                "E104",
+            c.emit(
+                codes::OPSET_VERSION_RANGE,
                 &loc.child(item("opset_import", i, o.domain())),
                 format!(
                     "opset version {} is out of the supported range (32-bit)",
@@ -82,8 +84,8 @@ pub(crate) fn check_functions(
         }
     }
     if model.functions.len() > MAX_FUNCTIONS {
-        c.error(
-            "E601",
+        c.emit(
+            codes::TOO_MANY_FUNCTIONS,
             &parent.child(Step::Field("functions")),
             format!(
                 "the model has {} functions, more than the limit of {MAX_FUNCTIONS}",
@@ -98,8 +100,8 @@ pub(crate) fn check_functions(
         let id = function_id(f);
         if ids.insert(id.clone(), i).is_some() {
             duplicate = true;
-            c.error(
-                "E602",
+            c.emit(
+                codes::DUPLICATE_FUNCTION,
                 &parent.child(function_step(f)),
                 format!("more than one function has the id {}", q(&id)),
             );
@@ -173,8 +175,8 @@ fn check_call_graph(
                                 .map(|&(x, _)| function_id(&model.functions[x]))
                                 .collect();
                             path.push(function_id(&model.functions[w]));
-                            c.error(
-                                "E603",
+                            c.emit(
+                                codes::FUNCTION_CYCLE,
                                 &parent.child(function_step(&model.functions[w])),
                                 format!(
                                     "model-local functions call each other in a cycle: {}",
@@ -200,8 +202,8 @@ fn check_call_graph(
     if !reported_cycle {
         if let Some((i, &d)) = depth.iter().enumerate().max_by_key(|&(_, d)| *d) {
             if d > MAX_CALL_DEPTH {
-                c.error(
-                    "E604",
+                c.emit(
+                    codes::FUNCTION_CALLS_TOO_DEEP,
                     &parent.child(function_step(&model.functions[i])),
                     format!(
                         "a chain of {d} nested function calls starts here (limit {MAX_CALL_DEPTH})"
@@ -219,11 +221,15 @@ fn check_function(
     loc: &Location,
 ) {
     if f.name().is_empty() {
-        c.error("E605", loc, "the function has no name".into());
+        c.emit(
+            codes::NO_FUNCTION_NAME,
+            loc,
+            "the function has no name".into(),
+        );
     }
     if f.domain.is_none() {
-        c.error(
-            "E606",
+        c.emit(
+            codes::NO_FUNCTION_DOMAIN,
             loc,
             "the function has no domain field (it may be empty, but must be present)".into(),
         );
@@ -233,8 +239,8 @@ fn check_function(
     scope.push();
     for (i, input) in f.input.iter().enumerate() {
         if !scope.add(input) {
-            c.error(
-                "E607",
+            c.emit(
+                codes::DUPLICATE_FUNCTION_INPUT,
                 &loc.child(item("input", i, input)),
                 format!("function input {} is declared more than once", q(input)),
             );
@@ -243,8 +249,8 @@ fn check_function(
     let mut seen = HashSet::new();
     for (i, o) in f.output.iter().enumerate() {
         if !seen.insert(o.as_str()) {
-            c.error(
-                "E608",
+            c.emit(
+                codes::DUPLICATE_FUNCTION_OUTPUT,
                 &loc.child(item("output", i, o)),
                 format!("function output {} is declared more than once", q(o)),
             );
@@ -253,8 +259,8 @@ fn check_function(
     let mut seen = HashSet::new();
     for (i, a) in f.attribute.iter().enumerate() {
         if !seen.insert(a.as_str()) {
-            c.error(
-                "E609",
+            c.emit(
+                codes::DUPLICATE_FUNCTION_ATTRIBUTE,
                 &loc.child(item("attribute", i, a)),
                 format!("function attribute {} is declared more than once", q(a)),
             );
@@ -275,8 +281,8 @@ fn check_function(
                 } else {
                     None
                 };
-                c.error_hint(
-                    "E610",
+                c.emit_hint(
+                    codes::UNDEFINED_FUNCTION_INPUT,
                     &nloc.child(item("input", k, input)),
                     format!(
                         "input {} is neither a function input nor an output of an earlier node",
@@ -296,8 +302,8 @@ fn check_function(
                 continue;
             }
             if scope.in_any(output) {
-                c.error(
-                    "E613",
+                c.emit(
+                    codes::FUNCTION_ASSIGNED_TWICE,
                     &nloc.child(item("output", k, output)),
                     format!(
                         "{} is assigned more than once (functions must be in SSA form)",
@@ -319,8 +325,8 @@ fn check_opset_compatibility(
     loc: &Location,
 ) {
     let Some(&fv) = func.get(&Name(n.domain())) else {
-        c.error(
-            "E611",
+        c.emit(
+            codes::FUNCTION_DOMAIN_NOT_IMPORTED,
             loc,
             format!(
                 "the function does not import the node's domain {}",
@@ -344,8 +350,8 @@ fn check_opset_compatibility(
         .get(n.op_type(), fv, n.domain())
         .map(|s| s.since_version);
     if sm != sf {
-        c.error(
-            "E612",
+        c.emit(
+            codes::FUNCTION_OPSET_MISMATCH,
             loc,
             format!(
                 "operator {} differs between the function's opset ({fv}) and the model's ({mv}) for domain {}",

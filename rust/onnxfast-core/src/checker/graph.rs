@@ -1,73 +1,15 @@
 //! Graphs: value infos, initializers, SSA form, topological order, outputs.
 
+use crate::diag::codes;
 use rayon::prelude::*;
 
 use super::node;
 use super::tensor;
 use super::{q, Checker, OpsetMap};
 use crate::diag::{closest, Location, Step};
-use crate::names::{Name, NameMap, NameSet};
+use crate::ir::{DefUse, Scope};
+use crate::names::{Name, NameSet};
 use crate::proto::{type_proto, GraphProto, NodeProto, ValueInfoProto};
-
-/// Lexical scopes, innermost last: the names each enclosing graph had
-/// defined when the node holding the current subgraph was reached.
-#[derive(Default)]
-pub(crate) struct Scope<'a> {
-    levels: Vec<NameSet<'a>>,
-}
-
-impl<'a> Scope<'a> {
-    pub fn push(&mut self) {
-        self.push_with_capacity(0);
-    }
-
-    pub fn push_with_capacity(&mut self, capacity: usize) {
-        let mut level = NameSet::default();
-        level.reserve(capacity);
-        self.levels.push(level);
-    }
-
-    /// Room for `more` names in the innermost level.
-    pub fn reserve(&mut self, more: usize) {
-        if let Some(level) = self.levels.last_mut() {
-            level.reserve(more);
-        }
-    }
-
-    pub fn pop(&mut self) {
-        self.levels.pop();
-    }
-
-    /// Adds to the innermost level; false if it was already there.
-    pub fn add(&mut self, name: &'a str) -> bool {
-        match self.levels.last_mut() {
-            Some(level) => level.insert(Name(name)),
-            None => true,
-        }
-    }
-
-    pub fn in_innermost(&self, name: &str) -> bool {
-        self.levels.last().is_some_and(|l| l.contains(&Name(name)))
-    }
-
-    /// In an enclosing level (not the innermost)?
-    pub fn in_outer(&self, name: &str) -> bool {
-        let n = self.levels.len().saturating_sub(1);
-        self.levels[..n]
-            .iter()
-            .rev()
-            .any(|l| l.contains(&Name(name)))
-    }
-
-    pub fn in_any(&self, name: &str) -> bool {
-        self.levels.iter().rev().any(|l| l.contains(&Name(name)))
-    }
-
-    /// Every visible name (for suggestions).
-    pub fn names(&self) -> impl Iterator<Item = &'a str> + '_ {
-        self.levels.iter().flat_map(|l| l.iter().map(|n| n.0))
-    }
-}
 
 /// Undefined inputs per graph that get a spelling suggestion.
 const MAX_SUGGESTIONS: usize = 20;
@@ -89,8 +31,8 @@ pub(crate) fn check_graph<'a>(
 ) {
     let here = parent.child(Step::Graph(g.name().to_string()));
     if g.name().is_empty() {
-        c.error(
-            "E201",
+        c.emit(
+            codes::NO_GRAPH_NAME,
             &here,
             "the graph has no name (graph names are required)".into(),
         );
@@ -104,8 +46,8 @@ pub(crate) fn check_graph<'a>(
     scope.push_with_capacity(g.input.len() + g.initializer.len() + g.sparse_initializer.len());
     for (i, vi) in g.input.iter().enumerate() {
         if !scope.add(vi.name()) {
-            c.error(
-                "E206",
+            c.emit(
+                codes::DUPLICATE_GRAPH_INPUT,
                 &here.child(item("input", i, vi.name())),
                 format!(
                     "graph input {} is declared more than once (SSA form)",
@@ -121,18 +63,22 @@ pub(crate) fn check_graph<'a>(
     for (i, t) in g.initializer.iter().enumerate() {
         let loc = here.child(item("initializer", i, t.name()));
         if t.name.is_none() || t.name().is_empty() {
-            c.error("E207", &loc, "initializer has no name".into());
+            c.emit(
+                codes::NO_INITIALIZER_NAME,
+                &loc,
+                "initializer has no name".into(),
+            );
         } else if !init_names.insert(Name(t.name())) {
-            c.error(
-                "E208",
+            c.emit(
+                codes::DUPLICATE_INITIALIZER,
                 &loc,
                 format!("initializer name {} is used more than once", q(t.name())),
             );
         }
         if c.ir_version <= 3 {
             if !t.name().is_empty() && !scope.in_innermost(t.name()) {
-                c.error(
-                    "E209",
+                c.emit(
+                    codes::INITIALIZER_NOT_INPUT,
                     &loc,
                     format!(
                         "initializer {} is not a graph input (required for IR version {} ≤ 3)",
@@ -151,14 +97,14 @@ pub(crate) fn check_graph<'a>(
         let loc = here.child(item("sparse_initializer", i, name));
         let has_name = s.values.as_ref().is_some_and(|v| v.name.is_some());
         if !has_name || name.is_empty() {
-            c.error(
-                "E210",
+            c.emit(
+                codes::NO_SPARSE_INITIALIZER_NAME,
                 &loc,
                 "sparse initializer has no name (values.name)".into(),
             );
         } else if !init_names.insert(Name(name)) {
-            c.error(
-                "E211",
+            c.emit(
+                codes::DUPLICATE_SPARSE_INITIALIZER,
                 &loc,
                 format!(
                     "sparse initializer name {} is already used by another initializer",
@@ -200,7 +146,7 @@ pub(crate) fn check_graph<'a>(
 
     scope.reserve(g.node.iter().map(|n| n.output.len()).sum());
     // Producer of each name in this graph, built on the first undefined input.
-    let mut producers: Option<NameMap<'_, usize>> = None;
+    let mut defuse: Option<DefUse> = None;
     // Spelling suggestions scan the names in scope: only for the first few
     // undefined inputs, so a hostile graph cannot make this quadratic.
     let mut suggestions_left = MAX_SUGGESTIONS;
@@ -208,17 +154,9 @@ pub(crate) fn check_graph<'a>(
         let loc = || here.child(node_step(i, n));
         for (k, input) in n.input.iter().enumerate() {
             if !input.is_empty() && !scope.in_any(input) {
-                let producers = producers.get_or_insert_with(|| {
-                    let mut map = NameMap::default();
-                    for (j, m) in g.node.iter().enumerate() {
-                        for o in &m.output {
-                            map.entry(Name(o.as_str())).or_insert(j);
-                        }
-                    }
-                    map
-                });
-                let hint = match producers.get(&Name(input.as_str())) {
-                    Some(&j) if j >= i => Some(format!(
+                let defuse = defuse.get_or_insert_with(|| DefUse::build(&g.node));
+                let hint = match defuse.producer(input) {
+                    Some(j) if j >= i => Some(format!(
                         "{} is produced later, by {}: the nodes are not in topological order",
                         q(input),
                         node_step(j, &g.node[j])
@@ -230,8 +168,8 @@ pub(crate) fn check_graph<'a>(
                     }
                     _ => None,
                 };
-                c.error_hint(
-                    "E212",
+                c.emit_hint(
+                    codes::UNDEFINED_INPUT,
                     &loc().child(item("input", k, input)),
                     format!(
                         "input {} is not defined before this node (not a graph input, an \
@@ -257,8 +195,8 @@ pub(crate) fn check_graph<'a>(
             }
             // One lookup in the innermost level (insert), then the enclosing ones.
             if scope.in_outer(output) || !scope.add(output) {
-                c.error(
-                    "E213",
+                c.emit(
+                    codes::ASSIGNED_TWICE,
                     &loc().child(item("output", k, output)),
                     format!(
                         "{} is assigned more than once (graphs must be in SSA form)",
@@ -282,8 +220,8 @@ fn check_outputs_produced(
 ) {
     for (i, vi) in g.output.iter().enumerate() {
         if !produced(vi.name()) {
-            c.error(
-                "E214",
+            c.emit(
+                codes::OUTPUT_NOT_PRODUCED,
                 &here.child(item("output", i, vi.name())),
                 format!(
                     "graph output {} is not produced in this graph",
@@ -389,14 +327,14 @@ pub(crate) fn node_step(index: usize, n: &NodeProto) -> Step {
 /// Graph inputs and outputs: a name always; a complete type in the main graph.
 fn check_value_info(c: &mut Checker<'_>, vi: &ValueInfoProto, is_main: bool, loc: &Location) {
     if vi.name().is_empty() {
-        c.error("E202", loc, "the value has no name".into());
+        c.emit(codes::NO_VALUE_NAME, loc, "the value has no name".into());
     }
     if !is_main {
         return;
     }
     let Some(t) = &vi.r#type else {
-        c.error(
-            "E203",
+        c.emit(
+            codes::NO_VALUE_TYPE,
             loc,
             "the value has no type (main-graph inputs and outputs need one)".into(),
         );
@@ -407,42 +345,54 @@ fn check_value_info(c: &mut Checker<'_>, vi: &ValueInfoProto, is_main: bool, loc
     match &t.value {
         Some(type_proto::Value::TensorType(x)) => {
             if x.elem_type.is_none() {
-                c.error("E204", loc, missing("elem_type"));
+                c.emit(codes::INCOMPLETE_VALUE_TYPE, loc, missing("elem_type"));
             } else if x.shape.is_none() {
-                c.error("E204", loc, missing("shape"));
+                c.emit(codes::INCOMPLETE_VALUE_TYPE, loc, missing("shape"));
             }
         }
         Some(type_proto::Value::SparseTensorType(x)) => {
             if x.elem_type.is_none() {
-                c.error("E204", loc, missing("elem_type"));
+                c.emit(codes::INCOMPLETE_VALUE_TYPE, loc, missing("elem_type"));
             } else if x.shape.is_none() {
-                c.error("E204", loc, missing("shape"));
+                c.emit(codes::INCOMPLETE_VALUE_TYPE, loc, missing("shape"));
             }
         }
         Some(type_proto::Value::SequenceType(x)) => {
             if x.elem_type.is_none() {
-                c.error("E204", loc, missing("sequence elem_type"));
+                c.emit(
+                    codes::INCOMPLETE_VALUE_TYPE,
+                    loc,
+                    missing("sequence elem_type"),
+                );
             }
         }
         Some(type_proto::Value::OptionalType(x)) => {
             if x.elem_type.is_none() {
-                c.error("E204", loc, missing("optional elem_type"));
+                c.emit(
+                    codes::INCOMPLETE_VALUE_TYPE,
+                    loc,
+                    missing("optional elem_type"),
+                );
             }
         }
         Some(type_proto::Value::MapType(x)) => {
             if x.key_type.is_none() {
-                c.error("E204", loc, missing("map key_type"));
+                c.emit(codes::INCOMPLETE_VALUE_TYPE, loc, missing("map key_type"));
             } else if x.value_type.is_none() {
-                c.error("E204", loc, missing("map value_type"));
+                c.emit(codes::INCOMPLETE_VALUE_TYPE, loc, missing("map value_type"));
             }
         }
         Some(type_proto::Value::OpaqueType(x)) => {
             if x.name().is_empty() {
-                c.error("E204", loc, "its opaque type has no name".into());
+                c.emit(
+                    codes::INCOMPLETE_VALUE_TYPE,
+                    loc,
+                    "its opaque type has no name".into(),
+                );
             }
         }
-        None => c.error(
-            "E205",
+        None => c.emit(
+            codes::EMPTY_VALUE_TYPE,
             loc,
             "its type sets none of tensor, sequence, map, optional, sparse or opaque".into(),
         ),

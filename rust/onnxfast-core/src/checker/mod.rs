@@ -14,8 +14,10 @@ mod node;
 mod strict;
 mod tensor;
 
+use crate::diag::codes;
 use std::path::PathBuf;
 
+use crate::diag::codes::Code;
 pub use crate::diag::{Diagnostic, Location, Report, Severity, Step};
 use crate::names::{Name, NameMap, NameSet};
 use crate::opset::SchemaRegistry;
@@ -86,28 +88,25 @@ impl<'a> Checker<'a> {
         (self.out, self.total)
     }
 
-    pub fn error(&mut self, code: &'static str, location: &Location, message: String) {
-        self.push(code, Severity::Error, location, message, None);
+    /// Records a finding of `code` (its severity is the code's).
+    pub fn emit(&mut self, code: Code, location: &Location, message: String) {
+        self.push(code, location, message, None);
     }
 
-    pub fn error_hint(
+    /// As [`Checker::emit`], with a suggestion.
+    pub fn emit_hint(
         &mut self,
-        code: &'static str,
+        code: Code,
         location: &Location,
         message: String,
         hint: Option<String>,
     ) {
-        self.push(code, Severity::Error, location, message, hint);
-    }
-
-    pub fn warning(&mut self, code: &'static str, location: &Location, message: String) {
-        self.push(code, Severity::Warning, location, message, None);
+        self.push(code, location, message, hint);
     }
 
     fn push(
         &mut self,
-        code: &'static str,
-        severity: Severity,
+        code: Code,
         location: &Location,
         message: String,
         suggestion: Option<String>,
@@ -117,8 +116,8 @@ impl<'a> Checker<'a> {
             return;
         }
         self.out.push(Diagnostic {
-            code,
-            severity,
+            code: code.id,
+            severity: code.severity,
             message,
             location: location.clone(),
             suggestion,
@@ -145,14 +144,14 @@ pub fn check_model(model: &ModelProto, options: &CheckOptions) -> Report {
     let top = Location::default();
     let ir = model.ir_version();
     if ir == 0 {
-        c.error(
-            "E101",
+        c.emit(
+            codes::NO_IR_VERSION,
             &here.child(Step::Field("ir_version")),
             "the model has no ir_version (it is absent or 0)".into(),
         );
     } else if ir > IR_VERSION {
-        c.error(
-            "E102",
+        c.emit(
+            codes::IR_VERSION_TOO_NEW,
             &here.child(Step::Field("ir_version")),
             format!("ir_version {ir} is newer than this checker's ({IR_VERSION})"),
         );
@@ -161,8 +160,8 @@ pub fn check_model(model: &ModelProto, options: &CheckOptions) -> Report {
         let mut seen = NameSet::default();
         for (i, p) in model.metadata_props.iter().enumerate() {
             if !seen.insert(Name(p.key())) {
-                c.error(
-                    "E103",
+                c.emit(
+                    codes::DUPLICATE_METADATA_KEY,
                     &here.child(Step::Item {
                         field: "metadata_props",
                         index: i,
@@ -178,11 +177,11 @@ pub fn check_model(model: &ModelProto, options: &CheckOptions) -> Report {
     let opsets = model_opsets(&mut c, model, &here);
     match &model.graph {
         Some(g) => {
-            let mut scope = graph::Scope::default();
+            let mut scope = crate::ir::Scope::default();
             graph::check_graph(&mut c, g, &opsets, true, &mut scope, &top);
         }
-        None => c.error(
-            "E201",
+        None => c.emit(
+            codes::NO_GRAPH_NAME,
             &here.child(Step::Field("graph")),
             "the model has no graph (a graph with a name is required)".into(),
         ),
@@ -206,8 +205,8 @@ fn model_opsets<'m>(c: &mut Checker<'_>, model: &'m ModelProto, here: &Location)
     for (i, o) in model.opset_import.iter().enumerate() {
         let version = o.version();
         if i32::try_from(version).is_err() {
-            c.error(
-                "E104",
+            c.emit(
+                codes::OPSET_VERSION_RANGE,
                 &here.child(Step::Item {
                     field: "opset_import",
                     index: i,
@@ -226,15 +225,15 @@ fn model_opsets<'m>(c: &mut Checker<'_>, model: &'m ModelProto, here: &Location)
     }
     if ir >= 3 {
         if map.is_empty() {
-            c.error(
-                "E105",
+            c.emit(
+                codes::NO_OPSET_IMPORT,
                 &here.child(Step::Field("opset_import")),
                 format!("a model with IR version {ir} (>= 3) must import an opset"),
             );
         }
     } else if !map.is_empty() {
-        c.error(
-            "E106",
+        c.emit(
+            codes::OPSET_IMPORT_BEFORE_IR3,
             &here.child(Step::Field("opset_import")),
             format!("a model with IR version {ir} (< 3) cannot have opset_import"),
         );

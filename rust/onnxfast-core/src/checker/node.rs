@@ -1,9 +1,11 @@
 //! Nodes and attributes: well-formedness and operator-schema verification.
 
-use super::graph::{check_graph, item, Scope};
+use super::graph::{check_graph, item};
 use super::tensor;
 use super::{q, Checker, OpsetMap};
+use crate::diag::codes;
 use crate::diag::{closest, Location, Step};
+use crate::ir::Scope;
 use crate::names::{same, Name, NameSet};
 use crate::opset::{OpSchema, ParamOption};
 use crate::proto::attribute_proto::AttributeType;
@@ -62,11 +64,11 @@ pub(crate) fn check_node_local(
     loc: &dyn Fn() -> Location,
 ) {
     if n.op_type().is_empty() {
-        c.error("E401", &loc(), "the node has no op_type".into());
+        c.emit(codes::NO_OP_TYPE, &loc(), "the node has no op_type".into());
     }
     if n.input.is_empty() && n.output.is_empty() {
-        c.error(
-            "E402",
+        c.emit(
+            codes::NO_INPUTS_OR_OUTPUTS,
             &loc(),
             "the node has neither inputs nor outputs".into(),
         );
@@ -74,8 +76,8 @@ pub(crate) fn check_node_local(
     let version = domain_version(n, opsets);
     if version.is_none() {
         let imported: Vec<String> = opsets.keys().map(|d| q(d.0)).collect();
-        c.error_hint(
-            "E403",
+        c.emit_hint(
+            codes::DOMAIN_NOT_IMPORTED,
             &loc(),
             format!(
                 "the node's domain {} is not imported by the model (opset_import)",
@@ -88,8 +90,8 @@ pub(crate) fn check_node_local(
     for a in &n.attribute {
         let aloc = || loc().child(Step::Attribute(a.name().to_string()));
         if !seen.insert(Name(a.name())) {
-            c.error(
-                "E404",
+            c.emit(
+                codes::DUPLICATE_ATTRIBUTE,
                 &aloc(),
                 format!("attribute {} appears more than once", q(a.name())),
             );
@@ -105,8 +107,8 @@ pub(crate) fn check_node_local(
     let Some(schema) = c.schemas.get(n.op_type(), version, n.domain()) else {
         if BUILTIN_DOMAINS.contains(&n.domain()) || c.options.check_custom_domain {
             let hint = unknown_op_hint(c, n, version);
-            c.error_hint(
-                "E405",
+            c.emit_hint(
+                codes::UNKNOWN_OPERATOR,
                 &loc(),
                 format!(
                     "no operator {} in domain {} at opset version {version}",
@@ -123,8 +125,8 @@ pub(crate) fn check_node_local(
         return;
     };
     if schema.deprecated {
-        c.error(
-            "E406",
+        c.emit(
+            codes::DEPRECATED_OPERATOR,
             &loc(),
             format!(
                 "operator {} is deprecated at opset version {version} (since version {})",
@@ -179,8 +181,8 @@ fn verify(c: &mut Checker<'_>, n: &NodeProto, s: &OpSchema, loc: &dyn Fn() -> Lo
     };
     let n_in = n.input.len();
     if n_in < s.min_input as usize || n_in > s.max_input as usize {
-        c.error(
-            "E407",
+        c.emit(
+            codes::INPUT_COUNT,
             &loc(),
             format!(
                 "{} takes {} inputs, the node has {n_in}",
@@ -191,8 +193,8 @@ fn verify(c: &mut Checker<'_>, n: &NodeProto, s: &OpSchema, loc: &dyn Fn() -> Lo
     }
     let n_out = n.output.len();
     if n_out < s.min_output as usize || n_out > s.max_output as usize {
-        c.error(
-            "E408",
+        c.emit(
+            codes::OUTPUT_COUNT,
             &loc(),
             format!(
                 "{} has {} outputs, the node has {n_out}",
@@ -202,8 +204,8 @@ fn verify(c: &mut Checker<'_>, n: &NodeProto, s: &OpSchema, loc: &dyn Fn() -> Lo
         );
     } else if let Some(allowed) = allowed_outputs(s) {
         if !allowed.contains(&n_out) {
-            c.error(
-                "E408",
+            c.emit(
+                codes::OUTPUT_COUNT,
                 &loc(),
                 format!(
                     "{} has {allowed:?} outputs (no other count), the node has {n_out}",
@@ -225,8 +227,8 @@ fn verify(c: &mut Checker<'_>, n: &NodeProto, s: &OpSchema, loc: &dyn Fn() -> Lo
                 },
             };
             if name.is_empty() && formal.option == ParamOption::Single {
-                c.error(
-                    "E409",
+                c.emit(
+                    codes::REQUIRED_PARAM_EMPTY,
                     &loc().child(item(
                         if kind == "input" { "input" } else { "output" },
                         i,
@@ -250,8 +252,8 @@ fn verify(c: &mut Checker<'_>, n: &NodeProto, s: &OpSchema, loc: &dyn Fn() -> Lo
             }
             let hint = closest(a.name(), s.attributes.iter().map(|x| x.name.as_str()))
                 .map(|x| format!("did you mean {}?", q(x)));
-            c.error_hint(
-                "E410",
+            c.emit_hint(
+                codes::UNKNOWN_ATTRIBUTE,
                 &aloc(),
                 format!("{} has no attribute {}", who(), q(a.name())),
                 hint.or_else(|| {
@@ -268,8 +270,8 @@ fn verify(c: &mut Checker<'_>, n: &NodeProto, s: &OpSchema, loc: &dyn Fn() -> Lo
         let actual = declared_type(a).unwrap_or(AttributeType::Undefined);
         let expected = AttributeType::try_from(spec.attr_type).unwrap_or(AttributeType::Undefined);
         if actual != expected {
-            c.error(
-                "E411",
+            c.emit(
+                codes::ATTRIBUTE_TYPE,
                 &aloc(),
                 format!(
                     "attribute {} of {} must be {}, it is {}",
@@ -292,8 +294,8 @@ fn verify(c: &mut Checker<'_>, n: &NodeProto, s: &OpSchema, loc: &dyn Fn() -> Lo
             _ => None,
         };
         if let Some(field) = missing {
-            c.error(
-                "E412",
+            c.emit(
+                codes::ATTRIBUTE_NO_VALUE,
                 &aloc(),
                 format!(
                     "attribute {} is {} but has no value in its '{field}' field",
@@ -305,8 +307,8 @@ fn verify(c: &mut Checker<'_>, n: &NodeProto, s: &OpSchema, loc: &dyn Fn() -> Lo
     }
     for spec in s.attributes.iter().filter(|x| x.required) {
         if !n.attribute.iter().any(|a| same(a.name(), &spec.name)) {
-            c.error(
-                "E413",
+            c.emit(
+                codes::MISSING_ATTRIBUTE,
                 &loc(),
                 format!("{} requires the attribute {}", who(), q(&spec.name)),
             );
@@ -335,12 +337,16 @@ fn check_attribute(
     loc: &dyn Fn() -> Location,
 ) {
     if a.name().is_empty() {
-        c.error("E501", &loc(), "the attribute has no name".into());
+        c.emit(
+            codes::NO_ATTRIBUTE_NAME,
+            &loc(),
+            "the attribute has no name".into(),
+        );
     }
     let declared = declared_type(a);
     if c.ir_version >= 2 && declared.is_none() {
-        c.error(
-            "E502",
+        c.emit(
+            codes::NO_ATTRIBUTE_TYPE,
             &loc(),
             "the attribute has no type (required from IR version 2)".into(),
         );
@@ -369,8 +375,8 @@ fn check_attribute(
         used += 1;
         if let Some(t) = declared {
             if t != kind {
-                c.error(
-                    "E503",
+                c.emit(
+                    codes::ATTRIBUTE_VALUE_FIELD,
                     &loc(),
                     format!(
                         "the attribute's type is {} but it holds a {} value",
@@ -383,15 +389,15 @@ fn check_attribute(
         }
     }
     if used > 1 && declared.is_none() {
-        c.error(
-            "E504",
+        c.emit(
+            codes::ATTRIBUTE_MANY_VALUES,
             &loc(),
             "the attribute holds more than one value field".into(),
         );
     }
     if !is_main && a.ref_attr_name.is_some() && used != 0 {
-        c.error(
-            "E505",
+        c.emit(
+            codes::REF_ATTRIBUTE_WITH_VALUE,
             &loc(),
             "inside a subgraph, an attribute that refers to a parent attribute (ref_attr_name) cannot also hold a value"
                 .into(),

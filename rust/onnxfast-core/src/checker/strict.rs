@@ -1,5 +1,6 @@
 //! Checks onnx lacks, run with `strict=True` (codes S9xx / W9xx).
 
+use crate::diag::codes;
 use std::collections::HashSet;
 
 use super::graph::{item, node_step};
@@ -20,8 +21,8 @@ pub(crate) fn check_tensor(
     }
     let dt = t.data_type();
     if crate::tensor::elem_type(dt).is_none() {
-        c.error(
-            "S902",
+        c.emit(
+            codes::STRICT_DATA_TYPE,
             loc,
             format!(
                 "tensor {} has data_type {dt}, which is not an ONNX element type",
@@ -34,7 +35,7 @@ pub(crate) fn check_tensor(
         let plan = match crate::tensor::plan(t) {
             Ok(p) => p,
             Err(e) => {
-                c.error("S903", loc, e.to_string());
+                c.emit(codes::STRICT_EXTERNAL_DATA, loc, e.to_string());
                 return;
             }
         };
@@ -44,13 +45,13 @@ pub(crate) fn check_tensor(
         let store =
             crate::external::ExternalStore::new(c.options.model_dir.clone(), Default::default());
         if let Err(e) = store.read(t, expected) {
-            c.error("S903", loc, e.to_string());
+            c.emit(codes::STRICT_EXTERNAL_DATA, loc, e.to_string());
         }
         return;
     }
     // Sizes: onnx accepts data longer than the dims need; the loader does not.
     if let Err(e) = crate::tensor::plan(t) {
-        c.error("S901", loc, e.to_string());
+        c.emit(codes::STRICT_DATA_SIZE, loc, e.to_string());
     }
 }
 
@@ -104,8 +105,8 @@ fn check_graph(c: &mut Checker<'_>, g: &GraphProto, here: &Location) {
     dead.reverse();
     for k in dead {
         let n = &g.node[k];
-        c.warning(
-            "W906",
+        c.emit(
+            codes::DEAD_NODE,
             &here.child(node_step(k, n)),
             "no output of this node reaches a graph output (dead code)".into(),
         );
@@ -117,8 +118,8 @@ fn check_graph(c: &mut Checker<'_>, g: &GraphProto, here: &Location) {
     }
     for (k, t) in g.initializer.iter().enumerate() {
         if !t.name().is_empty() && !read.contains(t.name()) {
-            c.warning(
-                "W905",
+            c.emit(
+                codes::UNUSED_INITIALIZER,
                 &here.child(item("initializer", k, t.name())),
                 format!("initializer {} is never used", q(t.name())),
             );
@@ -126,8 +127,8 @@ fn check_graph(c: &mut Checker<'_>, g: &GraphProto, here: &Location) {
     }
     for (k, n) in g.node.iter().enumerate() {
         if super::node::is_experimental(n) {
-            c.warning(
-                "W907",
+            c.emit(
+                codes::EXPERIMENTAL_OPERATOR,
                 &here.child(node_step(k, n)),
                 format!(
                     "{} is an experimental operator (not checked against a schema)",
@@ -160,12 +161,16 @@ fn collect_subgraph_reads<'a>(n: &'a NodeProto, into: &mut HashSet<&'a str>) {
 /// complete type.
 fn check_value_info(c: &mut Checker<'_>, vi: &ValueInfoProto, loc: &Location) {
     if vi.name().is_empty() {
-        c.error("S904", loc, "a value_info entry has no name".into());
+        c.emit(
+            codes::STRICT_VALUE_INFO,
+            loc,
+            "a value_info entry has no name".into(),
+        );
         return;
     }
     let Some(t) = &vi.r#type else {
-        c.error(
-            "S904",
+        c.emit(
+            codes::STRICT_VALUE_INFO,
             loc,
             format!("value_info {} has no type", q(vi.name())),
         );
@@ -193,6 +198,10 @@ fn check_value_info(c: &mut Checker<'_>, vi: &ValueInfoProto, loc: &Location) {
         None => Some("an empty type".to_string()),
     };
     if let Some(p) = problem {
-        c.error("S904", loc, format!("value_info {} has {p}", q(vi.name())));
+        c.emit(
+            codes::STRICT_VALUE_INFO,
+            loc,
+            format!("value_info {} has {p}", q(vi.name())),
+        );
     }
 }

@@ -1,5 +1,6 @@
 //! Tensors and sparse tensors, as onnx checks them (onnx 1.23.2).
 
+use crate::diag::codes;
 use std::path::{Component, Path, PathBuf};
 
 use super::graph::item;
@@ -48,12 +49,16 @@ pub(crate) fn check_tensor(
 fn check_tensor_inner(c: &mut Checker<'_>, t: &TensorProto, loc: &dyn Fn() -> Location) {
     let name = q(t.name());
     let Some(dt) = t.data_type else {
-        c.error("E301", &loc(), format!("tensor {name} has no data_type"));
+        c.emit(
+            codes::NO_DATA_TYPE,
+            &loc(),
+            format!("tensor {name} has no data_type"),
+        );
         return;
     };
     if dt == 0 {
-        c.error(
-            "E302",
+        c.emit(
+            codes::UNDEFINED_DATA_TYPE,
             &loc(),
             format!("tensor {name} has data_type UNDEFINED (0)"),
         );
@@ -68,8 +73,8 @@ fn check_tensor_inner(c: &mut Checker<'_>, t: &TensorProto, loc: &dyn Fn() -> Lo
         .map_or("", |(f, _)| *f);
     if is_external(t) {
         if count > 0 {
-            c.error(
-                "E303",
+            c.emit(
+                codes::EXTERNAL_AND_INLINE,
                 &loc(),
                 format!("tensor {name} is stored externally but also has data in {value_field}"),
             );
@@ -80,8 +85,8 @@ fn check_tensor_inner(c: &mut Checker<'_>, t: &TensorProto, loc: &dyn Fn() -> Lo
             if e.key.is_some() && e.value.is_some() && e.key() == "location" {
                 found = true;
                 if let Err(rule) = resolve_location(c.options.model_dir.as_deref(), e.value()) {
-                    c.error(
-                        "E305",
+                    c.emit(
+                        codes::BAD_EXTERNAL_LOCATION,
                         &loc(),
                         format!(
                             "tensor {name}: external data location {}: {rule}",
@@ -93,8 +98,8 @@ fn check_tensor_inner(c: &mut Checker<'_>, t: &TensorProto, loc: &dyn Fn() -> Lo
             }
         }
         if !found {
-            c.error(
-                "E304",
+            c.emit(
+                codes::NO_EXTERNAL_LOCATION,
                 &loc(),
                 format!("tensor {name} is stored externally but has no location"),
             );
@@ -104,8 +109,8 @@ fn check_tensor_inner(c: &mut Checker<'_>, t: &TensorProto, loc: &dyn Fn() -> Lo
     let mut nelem: i64 = 1;
     for &d in &t.dims {
         if d < 0 {
-            c.error(
-                "E306",
+            c.emit(
+                codes::NEGATIVE_DIM,
                 &loc(),
                 format!("tensor {name} has a negative dimension ({d})"),
             );
@@ -114,8 +119,8 @@ fn check_tensor_inner(c: &mut Checker<'_>, t: &TensorProto, loc: &dyn Fn() -> Lo
         match nelem.checked_mul(d) {
             Some(v) => nelem = v,
             None => {
-                c.error(
-                    "E307",
+                c.emit(
+                    codes::DIMS_OVERFLOW,
                     &loc(),
                     format!("the product of tensor {name}'s dims overflows 64 bits"),
                 );
@@ -124,8 +129,8 @@ fn check_tensor_inner(c: &mut Checker<'_>, t: &TensorProto, loc: &dyn Fn() -> Lo
         }
     }
     if nelem == 0 && count > 0 {
-        c.error(
-            "E308",
+        c.emit(
+            codes::DATA_IN_EMPTY_TENSOR,
             &loc(),
             format!("tensor {name} has no elements but holds data in {value_field}"),
         );
@@ -138,8 +143,8 @@ fn check_tensor_inner(c: &mut Checker<'_>, t: &TensorProto, loc: &dyn Fn() -> Lo
             let set: Vec<&str> = fields.iter().filter(|(_, s)| *s).map(|(f, _)| *f).collect();
             format!("{count} data fields ({})", set.join(", "))
         };
-        c.error(
-            "E309",
+        c.emit(
+            codes::NOT_ONE_DATA_FIELD,
             &loc(),
             format!("tensor {name} must hold its data in exactly one field, it has {what}"),
         );
@@ -150,8 +155,8 @@ fn check_tensor_inner(c: &mut Checker<'_>, t: &TensorProto, loc: &dyn Fn() -> Lo
     if fields[4].1 {
         let raw = t.raw_data.as_ref().map_or(0, |r| r.len()) as i64;
         if dt == 8 {
-            c.error(
-                "E310",
+            c.emit(
+                codes::STRING_RAW_DATA,
                 &loc(),
                 format!("STRING tensor {name} stores its data in raw_data"),
             );
@@ -162,7 +167,7 @@ fn check_tensor_inner(c: &mut Checker<'_>, t: &TensorProto, loc: &dyn Fn() -> Lo
             25 | 26 => Some((nelem + 3) / 4),
             27 | 28 => {
                 let Some(bits) = nelem.checked_mul(6) else {
-                    c.error("E311", &loc(), too_large());
+                    c.emit(codes::RAW_DATA_TOO_SMALL, &loc(), too_large());
                     return;
                 };
                 let expected = (bits + 7) / 8;
@@ -175,7 +180,7 @@ fn check_tensor_inner(c: &mut Checker<'_>, t: &TensorProto, loc: &dyn Fn() -> Lo
                         .unwrap_or(0);
                     let mask = (0xffu32 << (bits % 8)) as u8;
                     if last & mask != 0 {
-                        c.error("E312", &loc(), format!("tensor {name} has non-zero padding bits in its packed FLOAT6 raw_data"));
+                        c.emit(codes::FLOAT6_PADDING, &loc(), format!("tensor {name} has non-zero padding bits in its packed FLOAT6 raw_data"));
                         return;
                     }
                 }
@@ -183,19 +188,19 @@ fn check_tensor_inner(c: &mut Checker<'_>, t: &TensorProto, loc: &dyn Fn() -> Lo
             }
             2 | 3 | 9 | 17..=20 | 24 => Some(nelem),
             4 | 5 | 10 | 16 => nelem.checked_mul(2).or_else(|| {
-                c.error("E311", &loc(), too_large());
+                c.emit(codes::RAW_DATA_TOO_SMALL, &loc(), too_large());
                 None
             }),
             1 | 6 | 12 => nelem.checked_mul(4).or_else(|| {
-                c.error("E311", &loc(), too_large());
+                c.emit(codes::RAW_DATA_TOO_SMALL, &loc(), too_large());
                 None
             }),
             7 | 11 | 13 | 14 => nelem.checked_mul(8).or_else(|| {
-                c.error("E311", &loc(), too_large());
+                c.emit(codes::RAW_DATA_TOO_SMALL, &loc(), too_large());
                 None
             }),
             15 => nelem.checked_mul(16).or_else(|| {
-                c.error("E311", &loc(), too_large());
+                c.emit(codes::RAW_DATA_TOO_SMALL, &loc(), too_large());
                 None
             }),
             _ => return, // unknown data types are not size-checked by onnx
@@ -204,8 +209,8 @@ fn check_tensor_inner(c: &mut Checker<'_>, t: &TensorProto, loc: &dyn Fn() -> Lo
             return;
         };
         if raw < expected {
-            c.error(
-                "E311",
+            c.emit(
+                codes::RAW_DATA_TOO_SMALL,
                 &loc(),
                 format!("tensor {name}: raw_data has {raw} bytes, too few for its dims and data type ({expected} required)"),
             );
@@ -224,8 +229,8 @@ fn check_tensor_inner(c: &mut Checker<'_>, t: &TensorProto, loc: &dyn Fn() -> Lo
         12 | 13 => ("uint64_data", nelem, "uint64"),
         8 => ("string_data", nelem, "string"),
         _ => {
-            c.error(
-                "E316",
+            c.emit(
+                codes::UNKNOWN_DATA_TYPE_DATA,
                 &loc(),
                 format!("tensor {name} has an unknown data_type {dt}"),
             );
@@ -241,24 +246,24 @@ fn check_tensor_inner(c: &mut Checker<'_>, t: &TensorProto, loc: &dyn Fn() -> Lo
         _ => t.string_data.len(),
     } as i64;
     if nelem != 0 && have == 0 {
-        c.error(
-            "E313",
+        c.emit(
+            codes::WRONG_DATA_FIELD,
             &loc(),
             format!("tensor {name}: data_type {dt} stores its values in {required}, not in {value_field}"),
         );
         return;
     }
     if nelem > 0 && have < min {
-        c.error(
-            "E314",
+        c.emit(
+            codes::TYPED_DATA_TOO_SHORT,
             &loc(),
             format!("tensor {name}: {required} has {have} values, too few for its dims ({min} {unit} values required)"),
         );
         return;
     }
     if nelem > 0 && matches!(dt, 27 | 28) && t.int32_data.iter().any(|v| !(0..=63).contains(v)) {
-        c.error(
-            "E315",
+        c.emit(
+            codes::FLOAT6_VALUE_BITS,
             &loc(),
             format!("tensor {name}: FLOAT6 int32_data values must use only bits 0-5"),
         );
@@ -341,7 +346,11 @@ fn lexically_normal(location: &str) -> PathBuf {
 /// onnx's check_sparse_tensor.
 pub(crate) fn check_sparse(c: &mut Checker<'_>, s: &SparseTensorProto, loc: &dyn Fn() -> Location) {
     let Some(values) = &s.values else {
-        c.error("E320", &loc(), "the sparse tensor has no values".into());
+        c.emit(
+            codes::SPARSE_NO_VALUES,
+            &loc(),
+            "the sparse tensor has no values".into(),
+        );
         return;
     };
     let vloc = loc().child(Step::Field("values"));
@@ -350,8 +359,8 @@ pub(crate) fn check_sparse(c: &mut Checker<'_>, s: &SparseTensorProto, loc: &dyn
     }
     let vname = q(values.name());
     if values.dims.len() != 1 {
-        c.error(
-            "E321",
+        c.emit(
+            codes::SPARSE_VALUES_RANK,
             &vloc,
             format!(
                 "sparse tensor values {vname} must have rank 1, not {}",
@@ -362,16 +371,16 @@ pub(crate) fn check_sparse(c: &mut Checker<'_>, s: &SparseTensorProto, loc: &dyn
     }
     let nnz = values.dims[0];
     if s.dims.is_empty() {
-        c.error(
-            "E322",
+        c.emit(
+            codes::SPARSE_NO_DIMS,
             &loc(),
             format!("sparse tensor {vname} has no dims (dense rank must be > 0)"),
         );
         return;
     }
     if s.dims.iter().any(|&d| d <= 0) {
-        c.error(
-            "E323",
+        c.emit(
+            codes::SPARSE_DIM_NOT_POSITIVE,
             &loc(),
             format!("sparse tensor {vname} has a dimension that is not positive"),
         );
@@ -379,8 +388,8 @@ pub(crate) fn check_sparse(c: &mut Checker<'_>, s: &SparseTensorProto, loc: &dyn
     }
     let Some(indices) = &s.indices else {
         if nnz != 0 {
-            c.error(
-                "E329",
+            c.emit(
+                codes::SPARSE_NO_INDICES,
                 &loc(),
                 format!("sparse tensor {vname} has {nnz} values but no indices"),
             );
@@ -393,8 +402,8 @@ pub(crate) fn check_sparse(c: &mut Checker<'_>, s: &SparseTensorProto, loc: &dyn
     }
     let iname = q(indices.name());
     if indices.data_type() != 7 {
-        c.error(
-            "E324",
+        c.emit(
+            codes::SPARSE_INDICES_TYPE,
             &iloc,
             format!("sparse tensor indices {iname} must be INT64"),
         );
@@ -404,8 +413,8 @@ pub(crate) fn check_sparse(c: &mut Checker<'_>, s: &SparseTensorProto, loc: &dyn
     match indices.dims.len() {
         1 => {
             if indices.dims[0] != nnz {
-                c.error(
-                    "E325",
+                c.emit(
+                    codes::SPARSE_INDICES_SHAPE,
                     &iloc,
                     format!(
                         "sparse tensor indices {iname} has {} values, but NNZ is {nnz}",
@@ -425,8 +434,8 @@ pub(crate) fn check_sparse(c: &mut Checker<'_>, s: &SparseTensorProto, loc: &dyn
                 .take(usize::try_from(nnz).unwrap_or(0))
             {
                 if v < 0 || v >= dense {
-                    c.error(
-                        "E326",
+                    c.emit(
+                        codes::SPARSE_INDEX_RANGE,
                         &iloc.child(item("index", i, "")),
                         format!(
                             "sparse index {v} at position {i} is out of range [0, {}]",
@@ -436,8 +445,8 @@ pub(crate) fn check_sparse(c: &mut Checker<'_>, s: &SparseTensorProto, loc: &dyn
                     return;
                 }
                 if v <= prev {
-                    c.error(
-                        "E327",
+                    c.emit(
+                        codes::SPARSE_INDICES_ORDER,
                         &iloc.child(item("index", i, "")),
                         format!("sparse index at position {i} is not in sorted order"),
                     );
@@ -448,16 +457,16 @@ pub(crate) fn check_sparse(c: &mut Checker<'_>, s: &SparseTensorProto, loc: &dyn
         }
         2 => {
             if indices.dims[0] != nnz {
-                c.error(
-                    "E325",
+                c.emit(
+                    codes::SPARSE_INDICES_SHAPE,
                     &iloc,
                     format!("sparse tensor indices {iname}: first dimension is not NNZ ({nnz})"),
                 );
                 return;
             }
             if indices.dims[1] != rank as i64 {
-                c.error(
-                    "E325",
+                c.emit(
+                    codes::SPARSE_INDICES_SHAPE,
                     &iloc,
                     format!("sparse tensor indices {iname}: second dimension is not the tensor's rank ({rank})"),
                 );
@@ -472,8 +481,8 @@ pub(crate) fn check_sparse(c: &mut Checker<'_>, s: &SparseTensorProto, loc: &dyn
                 for (j, &dim) in s.dims.iter().enumerate() {
                     let v = idx.get(i * rank + j).copied().unwrap_or(-1);
                     if v < 0 || v >= dim {
-                        c.error(
-                            "E326",
+                        c.emit(
+                            codes::SPARSE_INDEX_RANGE,
                             &iloc.child(item("index", i, "")),
                             format!("sparse index value at position [{i},{j}] is out of range"),
                         );
@@ -482,8 +491,8 @@ pub(crate) fn check_sparse(c: &mut Checker<'_>, s: &SparseTensorProto, loc: &dyn
                     linear = linear.wrapping_mul(dim).wrapping_add(v);
                 }
                 if linear <= prev {
-                    c.error(
-                        "E327",
+                    c.emit(
+                        codes::SPARSE_INDICES_ORDER,
                         &iloc.child(item("index", i, "")),
                         format!(
                             "sparse index at position {i} is not in lexicographic sorted order"
@@ -494,8 +503,8 @@ pub(crate) fn check_sparse(c: &mut Checker<'_>, s: &SparseTensorProto, loc: &dyn
                 prev = linear;
             }
         }
-        r => c.error(
-            "E325",
+        r => c.emit(
+            codes::SPARSE_INDICES_SHAPE,
             &iloc,
             format!("sparse tensor indices {iname} must have rank 1 or 2, not {r}"),
         ),
@@ -506,8 +515,8 @@ pub(crate) fn check_sparse(c: &mut Checker<'_>, s: &SparseTensorProto, loc: &dyn
 fn index_data(c: &mut Checker<'_>, t: &TensorProto, loc: &Location) -> Option<Vec<i64>> {
     let name = q(t.name());
     if is_external(t) {
-        c.error(
-            "E328",
+        c.emit(
+            codes::SPARSE_INDICES_UNREADABLE,
             loc,
             format!("sparse indices {name} are stored externally (onnx cannot parse them)"),
         );
@@ -516,8 +525,8 @@ fn index_data(c: &mut Checker<'_>, t: &TensorProto, loc: &Location) -> Option<Ve
     let nelem: i64 = t.dims.iter().fold(1i64, |a, &d| a.saturating_mul(d));
     if let Some(raw) = &t.raw_data {
         if (raw.len() / 8) < usize::try_from(nelem).unwrap_or(usize::MAX) {
-            c.error(
-                "E328",
+            c.emit(
+                codes::SPARSE_INDICES_UNREADABLE,
                 loc,
                 format!(
                     "sparse indices {name}: raw_data has {} bytes for {nelem} int64 elements",
@@ -533,8 +542,8 @@ fn index_data(c: &mut Checker<'_>, t: &TensorProto, loc: &Location) -> Option<Ve
         );
     }
     if t.int64_data.len() as i64 != nelem {
-        c.error(
-            "E328",
+        c.emit(
+            codes::SPARSE_INDICES_UNREADABLE,
             loc,
             format!(
                 "sparse indices {name}: int64_data has {} elements, dims need exactly {nelem}",

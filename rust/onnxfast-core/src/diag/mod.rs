@@ -1,4 +1,7 @@
-//! Findings of the checker: code, severity, message and location.
+//! Findings of the checker and the inference engine: code, severity,
+//! message and location; the codes themselves ([`codes`]).
+
+pub mod codes;
 
 use std::fmt;
 

@@ -2,4 +2,9 @@
 //! def-use index that the checker, the inference engine and the binding
 //! share.
 
+pub mod defuse;
+mod scope;
 pub mod visit;
+
+pub use defuse::DefUse;
+pub(crate) use scope::Scope;

@@ -1,0 +1,64 @@
+//! Lexical scopes of names: a graph sees its own names and those its
+//! enclosing graphs had defined when the node holding it was reached.
+
+use crate::names::{Name, NameSet};
+
+/// Lexical scopes, innermost last: the names each enclosing graph had
+/// defined when the node holding the current subgraph was reached.
+#[derive(Default)]
+pub struct Scope<'a> {
+    levels: Vec<NameSet<'a>>,
+}
+
+impl<'a> Scope<'a> {
+    pub fn push(&mut self) {
+        self.push_with_capacity(0);
+    }
+
+    pub fn push_with_capacity(&mut self, capacity: usize) {
+        let mut level = NameSet::default();
+        level.reserve(capacity);
+        self.levels.push(level);
+    }
+
+    /// Room for `more` names in the innermost level.
+    pub fn reserve(&mut self, more: usize) {
+        if let Some(level) = self.levels.last_mut() {
+            level.reserve(more);
+        }
+    }
+
+    pub fn pop(&mut self) {
+        self.levels.pop();
+    }
+
+    /// Adds to the innermost level; false if it was already there.
+    pub fn add(&mut self, name: &'a str) -> bool {
+        match self.levels.last_mut() {
+            Some(level) => level.insert(Name(name)),
+            None => true,
+        }
+    }
+
+    pub fn in_innermost(&self, name: &str) -> bool {
+        self.levels.last().is_some_and(|l| l.contains(&Name(name)))
+    }
+
+    /// In an enclosing level (not the innermost)?
+    pub fn in_outer(&self, name: &str) -> bool {
+        let n = self.levels.len().saturating_sub(1);
+        self.levels[..n]
+            .iter()
+            .rev()
+            .any(|l| l.contains(&Name(name)))
+    }
+
+    pub fn in_any(&self, name: &str) -> bool {
+        self.levels.iter().rev().any(|l| l.contains(&Name(name)))
+    }
+
+    /// Every visible name (for suggestions).
+    pub fn names(&self) -> impl Iterator<Item = &'a str> + '_ {
+        self.levels.iter().flat_map(|l| l.iter().map(|n| n.0))
+    }
+}
