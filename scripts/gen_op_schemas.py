@@ -8,11 +8,26 @@ is plain text, one record per line, fields separated by a single space:
     # onnx <version>
     D <domain> <min_version> <max_version>            (opset range of a domain)
     S <domain> <op_type> <since_version> <deprecated 0|1> <min_in> <max_in> <min_out> <max_out>
-    I <name> <option S|O|V> <min_arity> <homogeneous 0|1>   (inputs of the S above, in order)
-    O <name> <option S|O|V> <min_arity> <homogeneous 0|1>   (outputs)
-    A <name> <AttributeProto type code> <required 0|1>       (attributes)
+      <how>                                           (i: onnx has a type-and-shape inference
+                                                       function, f: a function body, c: a
+                                                       context-dependent body; - none)
+    I <name> <option S|O|V> <min_arity> <homogeneous 0|1> <type_str>
+                                                      (inputs of the S above, in order)
+    O <name> <option S|O|V> <min_arity> <homogeneous 0|1> <type_str>   (outputs)
+    T <type_str> <allowed types, ';'-separated>       (type constraints)
+    A <name> <AttributeProto type code> <required 0|1> <default>       (attributes)
+    F <hex of the FunctionProto>                      (the body onnx infers through: only for
+                                                       schemas with a body and no inference
+                                                       function)
 
-`-` stands for the empty domain (ai.onnx) and for empty names.
+`-` stands for the empty domain (ai.onnx), for empty names and for "no default".
+Types are written canonically, as onnx's DataTypeUtils::ToString prints them
+(`tensor(float)`, `seq(tensor(int64))`, `map(int64,tensor(float))`): a scalar
+element type inside a map or sequence stands for a tensor of it. Defaults:
+INT as a decimal, FLOAT as Python's repr, INTS / FLOATS comma-separated,
+STRING as `s` + the text when it is printable ASCII without spaces or
+commas, else `x` + hex (STRINGS: comma-separated), TENSOR as `x` + hex of the
+serialized TensorProto.
 """
 
 from __future__ import annotations
@@ -39,6 +54,62 @@ def _token(text: str) -> str:
     return text
 
 
+def _canonical(type_str: str) -> str:
+    """onnx's canonical spelling of a type string (DataTypeUtils::ToString of
+    DataTypeUtils::FromString): no spaces, scalars inside containers as tensors."""
+    t = type_str.replace(" ", "")
+    for prefix in ("seq", "optional"):
+        if t.startswith(prefix + "("):
+            return f"{prefix}({_canonical(t[len(prefix) + 1 : -1])})"
+    if t.startswith("map("):
+        key, value = t[4:-1].split(",", 1)
+        return f"map({key},{_canonical(value)})"
+    if t.startswith(("tensor(", "sparse_tensor(", "opaque(")):
+        return t
+    return f"tensor({t})"
+
+
+def _text(data: bytes) -> str:
+    """`s` + the text when it is plain (printable ASCII, no space or comma),
+    else `x` + hex."""
+    if all(0x21 <= b < 0x7F and b != ord(",") for b in data):
+        return "s" + data.decode("ascii")
+    return "x" + data.hex()
+
+
+def _default(attr) -> str:
+    dv = attr.default_value
+    kind = onnx.AttributeProto
+    if dv.type == kind.UNDEFINED:
+        return "-"
+    if dv.type == kind.INT:
+        return str(dv.i)
+    if dv.type == kind.FLOAT:
+        return repr(dv.f)
+    if dv.type == kind.STRING:
+        return _text(dv.s)
+    if dv.type == kind.INTS:
+        return ",".join(str(v) for v in dv.ints) or "-"
+    if dv.type == kind.FLOATS:
+        return ",".join(repr(v) for v in dv.floats) or "-"
+    if dv.type == kind.STRINGS:
+        return ",".join(_text(v) for v in dv.strings) or "-"
+    if dv.type == kind.TENSOR:
+        return "x" + dv.t.SerializeToString().hex()
+    raise ValueError(f"unexpected default of type {dv.type}")
+
+
+def _how(s) -> str:
+    flags = ""
+    if s.has_type_and_shape_inference_function:
+        flags += "i"
+    if s.has_function:
+        flags += "f"
+    if s.has_context_dependent_function:
+        flags += "c"
+    return flags or "-"
+
+
 def main() -> None:
     schemas = sorted(
         onnx.defs.get_all_schemas_with_history(),
@@ -50,16 +121,26 @@ def main() -> None:
     for s in schemas:
         lines.append(
             f"S {_token(s.domain)} {_token(s.name)} {s.since_version} {int(s.deprecated)} "
-            f"{s.min_input} {s.max_input} {s.min_output} {s.max_output}"
+            f"{s.min_input} {s.max_input} {s.min_output} {s.max_output} {_how(s)}"
         )
+        constraints = {c.type_param_str for c in s.type_constraints}
         for tag, params in (("I", s.inputs), ("O", s.outputs)):
             for p in params:
                 option = _OPTION[p.option]
+                type_str = p.type_str if p.type_str in constraints else _canonical(p.type_str)
                 lines.append(
-                    f"{tag} {_token(p.name)} {option} {p.min_arity} {int(p.is_homogeneous)}"
+                    f"{tag} {_token(p.name)} {option} {p.min_arity} {int(p.is_homogeneous)} "
+                    f"{_token(type_str)}"
                 )
+        for c in s.type_constraints:
+            allowed = ";".join(_canonical(t) for t in c.allowed_type_strs)
+            lines.append(f"T {_token(c.type_param_str)} {_token(allowed)}")
         for name, attr in sorted(s.attributes.items()):
-            lines.append(f"A {_token(name)} {int(attr.type.value)} {int(attr.required)}")
+            lines.append(
+                f"A {_token(name)} {int(attr.type.value)} {int(attr.required)} {_default(attr)}"
+            )
+        if s.has_function and not s.has_type_and_shape_inference_function:
+            lines.append(f"F {s.function_body.SerializeToString().hex()}")
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text("\n".join(lines) + "\n")
     print(f"wrote {len(schemas)} schemas to {OUT}")

@@ -4,6 +4,7 @@
 
 pub mod defuse;
 mod scope;
+pub mod types;
 pub mod visit;
 
 pub use defuse::DefUse;

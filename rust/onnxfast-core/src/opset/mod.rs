@@ -3,5 +3,9 @@
 //! `scripts/gen_op_schemas.py` from the onnx release the checker follows).
 
 mod registry;
+mod typeset;
 
-pub use registry::{AttrSpec, FormalParam, OpSchema, ParamOption, SchemaRegistry};
+pub use registry::{
+    AttrSpec, FormalParam, InferenceKind, OpSchema, ParamOption, SchemaRegistry, TypeConstraint,
+};
+pub use typeset::TypeSet;

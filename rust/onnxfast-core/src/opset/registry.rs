@@ -3,9 +3,13 @@
 //! the installed onnx package.
 
 use foldhash::HashMap;
+use prost::Message;
 use std::sync::OnceLock;
 
+use super::typeset::TypeSet;
 use crate::names::{same, Name, NameMap};
+use crate::proto::attribute_proto::AttributeType;
+use crate::proto::{AttributeProto, FunctionProto, TensorProto};
 
 /// How a formal input or output may be bound.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -21,6 +25,10 @@ pub struct FormalParam {
     pub option: ParamOption,
     pub min_arity: u32,
     pub homogeneous: bool,
+    /// A type constraint's name (`T`) or a type (`tensor(int64)`).
+    pub type_str: String,
+    /// The types it allows (the constraint's, or the one type).
+    pub allowed: TypeSet,
 }
 
 #[derive(Debug, Clone)]
@@ -29,6 +37,26 @@ pub struct AttrSpec {
     /// `AttributeProto.AttributeType` code.
     pub attr_type: i32,
     pub required: bool,
+    /// The schema's default value, as an attribute named `name`.
+    pub default: Option<AttributeProto>,
+}
+
+/// A type constraint: a name (`T`) and the types it allows.
+#[derive(Debug, Clone)]
+pub struct TypeConstraint {
+    pub name: String,
+    pub allowed: TypeSet,
+}
+
+/// How onnx infers the outputs of an operator.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct InferenceKind {
+    /// The schema has a type-and-shape inference function.
+    pub function: bool,
+    /// The schema has a function body.
+    pub body: bool,
+    /// The schema has a context-dependent function body.
+    pub context_body: bool,
 }
 
 /// One version of one operator.
@@ -45,12 +73,48 @@ pub struct OpSchema {
     pub inputs: Vec<FormalParam>,
     pub outputs: Vec<FormalParam>,
     pub attributes: Vec<AttrSpec>,
+    pub constraints: Vec<TypeConstraint>,
+    pub inference: InferenceKind,
+    /// The function body onnx infers through (schemas with a body and no
+    /// inference function).
+    pub body: Option<FunctionProto>,
 }
 
 impl OpSchema {
     pub fn attribute(&self, name: &str) -> Option<&AttrSpec> {
         self.attributes.iter().find(|a| same(&a.name, name))
     }
+
+    /// The formal input that actual input `i` binds to (the last one when it
+    /// is variadic).
+    pub fn input_param(&self, i: usize) -> Option<&FormalParam> {
+        formal(&self.inputs, i)
+    }
+
+    /// The formal output that actual output `i` binds to.
+    pub fn output_param(&self, i: usize) -> Option<&FormalParam> {
+        formal(&self.outputs, i)
+    }
+
+    /// `'Conv' (opset ai.onnx version 11)`, for messages.
+    pub fn display_name(&self) -> String {
+        format!(
+            "'{}' ({} version {})",
+            self.name,
+            if self.domain.is_empty() {
+                "ai.onnx"
+            } else {
+                &self.domain
+            },
+            self.since_version
+        )
+    }
+}
+
+fn formal(params: &[FormalParam], i: usize) -> Option<&FormalParam> {
+    params
+        .get(i)
+        .or_else(|| params.last().filter(|p| p.option == ParamOption::Variadic))
 }
 
 /// All schemas, by (domain, op_type), each list sorted by since_version.
@@ -89,7 +153,76 @@ fn parse_param(fields: &[&'static str]) -> Option<FormalParam> {
         option,
         min_arity: fields.get(2)?.parse().ok()?,
         homogeneous: *fields.get(3)? == "1",
+        type_str: token(fields.get(4)?).to_string(),
+        // Resolved against the constraints when the schema is complete.
+        allowed: TypeSet::default(),
     })
+}
+
+fn unhex(hex: &str) -> Option<Vec<u8>> {
+    if hex.len() % 2 != 0 {
+        return None;
+    }
+    (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(hex.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
+/// A STRING default: `s` + text or `x` + hex.
+fn parse_text(t: &str) -> Option<Vec<u8>> {
+    if let Some(text) = t.strip_prefix('s') {
+        Some(text.as_bytes().to_vec())
+    } else {
+        unhex(t.strip_prefix('x')?)
+    }
+}
+
+/// A default value as the generator writes it (see gen_op_schemas.py).
+fn parse_default(name: &str, attr_type: i32, text: &str) -> Option<AttributeProto> {
+    if text == "-" {
+        return None;
+    }
+    let kind = AttributeType::try_from(attr_type).ok()?;
+    let mut a = AttributeProto {
+        name: Some(name.to_string()),
+        r#type: Some(attr_type),
+        ..AttributeProto::default()
+    };
+    let list = || text.split(',');
+    match kind {
+        AttributeType::Int => a.i = Some(text.parse().ok()?),
+        AttributeType::Float => a.f = Some(text.parse::<f64>().ok()? as f32),
+        AttributeType::String => a.s = Some(parse_text(text)?.into()),
+        AttributeType::Ints => a.ints = list().map(|v| v.parse().ok()).collect::<Option<_>>()?,
+        AttributeType::Floats => {
+            a.floats = list()
+                .map(|v| v.parse::<f64>().ok().map(|f| f as f32))
+                .collect::<Option<_>>()?
+        }
+        AttributeType::Strings => {
+            a.strings = list()
+                .map(|v| parse_text(v).map(Into::into))
+                .collect::<Option<_>>()?
+        }
+        AttributeType::Tensor => {
+            let bytes = unhex(text.strip_prefix('x')?)?;
+            a.t = Some(TensorProto::decode(bytes.as_slice()).ok()?);
+        }
+        _ => return None,
+    }
+    Some(a)
+}
+
+/// Resolves each formal parameter's allowed types once the schema is read.
+fn resolve_params(s: &mut OpSchema) {
+    let constraints = &s.constraints;
+    for p in s.inputs.iter_mut().chain(s.outputs.iter_mut()) {
+        p.allowed = match constraints.iter().find(|c| c.name == p.type_str) {
+            Some(c) => c.allowed.clone(),
+            None => TypeSet::parse(&p.type_str).unwrap_or_default(),
+        };
+    }
 }
 
 impl SchemaRegistry {
@@ -99,7 +232,8 @@ impl SchemaRegistry {
         let mut current: Option<(Name<'static>, Name<'static>, OpSchema)> = None;
         let flush = |reg: &mut SchemaRegistry,
                      s: Option<(Name<'static>, Name<'static>, OpSchema)>| {
-            if let Some((domain, name, s)) = s {
+            if let Some((domain, name, mut s)) = s {
+                resolve_params(&mut s);
                 let next = reg.lists.len();
                 let i = *reg
                     .by_op
@@ -124,7 +258,7 @@ impl SchemaRegistry {
                         reg.domains.insert(token(fields[1]).to_string(), (lo, hi));
                     }
                 }
-                Some("S") if fields.len() == 9 => {
+                Some("S") if fields.len() == 10 => {
                     flush(&mut reg, current.take());
                     let num = |i: usize| fields[i].parse::<u32>().unwrap_or(0);
                     let (domain, name) = (token(fields[1]), token(fields[2]));
@@ -143,6 +277,13 @@ impl SchemaRegistry {
                             inputs: Vec::new(),
                             outputs: Vec::new(),
                             attributes: Vec::new(),
+                            constraints: Vec::new(),
+                            inference: InferenceKind {
+                                function: fields[9].contains('i'),
+                                body: fields[9].contains('f'),
+                                context_body: fields[9].contains('c'),
+                            },
+                            body: None,
                         },
                     ));
                 }
@@ -160,13 +301,30 @@ impl SchemaRegistry {
                         s.outputs.push(p);
                     }
                 }
-                Some("A") if fields.len() == 4 => {
+                Some("A") if fields.len() == 5 => {
                     if let Some((_, _, s)) = current.as_mut() {
+                        let name = token(fields[1]);
+                        let attr_type = fields[2].parse().unwrap_or(0);
                         s.attributes.push(AttrSpec {
-                            name: token(fields[1]).to_string(),
-                            attr_type: fields[2].parse().unwrap_or(0),
+                            name: name.to_string(),
+                            attr_type,
                             required: fields[3] == "1",
+                            default: parse_default(name, attr_type, fields[4]),
                         });
+                    }
+                }
+                Some("T") if fields.len() == 3 => {
+                    if let Some((_, _, s)) = current.as_mut() {
+                        s.constraints.push(TypeConstraint {
+                            name: token(fields[1]).to_string(),
+                            allowed: TypeSet::parse(token(fields[2])).unwrap_or_default(),
+                        });
+                    }
+                }
+                Some("F") if fields.len() == 2 => {
+                    if let Some((_, _, s)) = current.as_mut() {
+                        s.body =
+                            unhex(fields[1]).and_then(|b| FunctionProto::decode(b.as_slice()).ok());
                     }
                 }
                 _ => {}
@@ -239,5 +397,57 @@ mod tests {
             .get("Gemm", 13, "")
             .and_then(|s| s.attribute("transB"))
             .is_some());
+    }
+
+    #[test]
+    fn every_type_constraint_default_and_body_is_read() {
+        let reg = SchemaRegistry::global();
+        let mut defaults = 0;
+        let mut bodies = 0;
+        for list in &reg.lists {
+            for s in list {
+                for p in s.inputs.iter().chain(&s.outputs) {
+                    assert!(!p.allowed.is_empty(), "{} {}", s.display_name(), p.name);
+                }
+                for c in &s.constraints {
+                    assert!(!c.allowed.is_empty(), "{} {}", s.display_name(), c.name);
+                }
+                defaults += s.attributes.iter().filter(|a| a.default.is_some()).count();
+                bodies += usize::from(s.body.is_some());
+                assert_eq!(s.body.is_some(), s.inference.body && !s.inference.function);
+            }
+        }
+        let written = DATA
+            .lines()
+            .filter(|l| l.starts_with("A ") && !l.ends_with(" -"))
+            .count();
+        assert_eq!(defaults, written);
+        assert_eq!(bodies, DATA.lines().filter(|l| l.starts_with("F ")).count());
+        assert!(bodies >= 4);
+
+        let conv = reg.get("Conv", 22, "").expect("Conv");
+        assert_eq!(conv.inputs[0].type_str, "T");
+        assert!(conv.inputs[0].allowed.has_tensor(1));
+        assert!(!conv.inputs[0].allowed.has_tensor(7));
+        let group = conv.attribute("group").and_then(|a| a.default.as_ref());
+        assert_eq!(group.and_then(|a| a.i), Some(1));
+        let pad = conv.attribute("auto_pad").and_then(|a| a.default.as_ref());
+        assert_eq!(pad.and_then(|a| a.s.as_deref()), Some(&b"NOTSET"[..]));
+        let alpha = reg
+            .get("LeakyRelu", 16, "")
+            .and_then(|s| s.attribute("alpha"))
+            .and_then(|a| a.default.as_ref())
+            .and_then(|a| a.f);
+        assert_eq!(alpha, Some(0.01));
+        let shape = reg.get("Reshape", 21, "").expect("Reshape");
+        assert_eq!(shape.inputs[1].type_str, "tensor(int64)");
+        assert_eq!(
+            shape.inputs[1].allowed.single(),
+            Some(crate::ir::types::Type::tensor(7, None))
+        );
+        let mvn = reg.get("MeanVarianceNormalization", 21, "").expect("MVN");
+        assert!(mvn.body.as_ref().is_some_and(|b| !b.node.is_empty()));
+        let zipmap = reg.get("ZipMap", 1, "ai.onnx.ml").expect("ZipMap");
+        assert_eq!(zipmap.outputs[0].allowed.len(), 2);
     }
 }
