@@ -121,6 +121,7 @@ def check(
     skip_opset_compatibility_check: bool = False,
     check_custom_domain: bool = False,
     max_diagnostics: int = 10_000,
+    full: bool = False,
 ) -> Report:
     """Checks a model and returns every finding; never raises for an invalid model.
 
@@ -128,6 +129,9 @@ def check(
     are not read), bytes, or an ``onnx.ModelProto``. External-data locations
     resolve against the model's folder (the current directory for in-memory
     models, as onnx does). ``strict=True`` adds the checks onnx lacks.
+    ``full=True`` adds type and shape inference over the whole model, as
+    ``onnx.checker.check_model(model, full_check=True)`` (codes E7…; weights
+    are not read: only small constants that decide a shape are).
     At most ``max_diagnostics`` findings are kept (``report.omitted`` counts
     the rest), which bounds memory on hostile models.
     """
@@ -139,6 +143,7 @@ def check(
         skip_opset_compatibility_check=skip_opset_compatibility_check,
         check_custom_domain=check_custom_domain,
         max_diagnostics=max_diagnostics,
+        full=full,
     )
     return Report([Diagnostic(*d) for d in found], omitted)
 
@@ -149,14 +154,19 @@ def check_model(
     strict: bool = False,
     skip_opset_compatibility_check: bool = False,
     check_custom_domain: bool = False,
+    full: bool = False,
+    full_check: bool | None = None,
 ) -> None:
     """Drop-in for ``onnx.checker.check_model``: raises :class:`CheckError`
-    (a ValueError) carrying the full report when the model has any error."""
+    (a ValueError) carrying the full report when the model has any error.
+    ``full`` (or onnx's spelling, ``full_check``) adds type and shape
+    inference, as onnx's ``full_check=True``."""
     report = check(
         model_or_path,
         strict=strict,
         skip_opset_compatibility_check=skip_opset_compatibility_check,
         check_custom_domain=check_custom_domain,
+        full=full if full_check is None else full_check,
     )
     if not report.ok:
         raise CheckError(str(report), report=report)

@@ -72,6 +72,7 @@ def check_model(
     skip_opset_compatibility_check: bool = False,
     check_custom_domain: bool = False,
     max_diagnostics: int = 10000,
+    full: bool = False,
 ) -> tuple[list[tuple[str, str, str, str, str | None]], int]: ...
 def _panic_for_tests() -> None: ...
 

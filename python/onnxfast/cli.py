@@ -1,6 +1,6 @@
 """The onnxfast command line.
 
-    onnxfast check PATH... [--strict] [--json] [-j N]
+    onnxfast check PATH... [--strict] [--full] [--json] [-j N]
     onnxfast info PATH [--json]
 
 Exit status of `check`: 0 when every model is valid, 1 when any is invalid,
@@ -98,10 +98,10 @@ def _collect(paths: list[str]) -> tuple[list[Path], list[str]]:
     return files, missing
 
 
-def _check_one(path: Path, strict: bool) -> dict[str, Any]:
+def _check_one(path: Path, strict: bool, full: bool = False) -> dict[str, Any]:
     started = time.perf_counter()
     try:
-        report: Report = check(path, strict=strict)
+        report: Report = check(path, strict=strict, full=full)
     except (OSError, OnnxFastError) as e:
         return {
             "path": str(path),
@@ -120,9 +120,9 @@ def _check_one(path: Path, strict: bool) -> dict[str, Any]:
     }
 
 
-def _check_one_plain(path: Path, strict: bool) -> dict[str, Any]:
+def _check_one_plain(path: Path, strict: bool, full: bool = False) -> dict[str, Any]:
     """_check_one for worker processes: only picklable values come back."""
-    result = _check_one(path, strict)
+    result = _check_one(path, strict, full)
     report = result.pop("_report", None)
     exc = result.pop("_exc", None)
     if report is not None:
@@ -207,7 +207,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     checked: list[dict[str, Any]] = []
     if jobs == 1:
         for f in files:
-            checked.append(_check_one(f, args.strict))
+            checked.append(_check_one(f, args.strict, args.full))
             progress.step(str(f))
     else:
         # Worker processes: small models spend most of their time in Python
@@ -218,7 +218,13 @@ def cmd_check(args: argparse.Namespace) -> int:
             chunk = max(1, min(64, len(files) // (jobs * 8)))
             for f, result in zip(
                 files,
-                pool.map(_check_one_plain, files, [args.strict] * len(files), chunksize=chunk),
+                pool.map(
+                    _check_one_plain,
+                    files,
+                    [args.strict] * len(files),
+                    [args.full] * len(files),
+                    chunksize=chunk,
+                ),
             ):
                 checked.append(result)
                 progress.step(str(f))
@@ -432,6 +438,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p_check.add_argument(
         "--strict", action="store_true", help="add the checks onnx lacks (docs/checks.md)"
+    )
+    p_check.add_argument(
+        "--full",
+        action="store_true",
+        help="add type and shape inference (onnx's full_check=True)",
     )
     p_check.add_argument(
         "--json", action="store_true", help="one JSON object per model (JSON Lines)"

@@ -17,6 +17,7 @@ pub mod error;
 pub mod external;
 #[doc(hidden)]
 pub mod fuzzing;
+pub mod infer;
 pub mod ir;
 mod names;
 pub mod opset;

@@ -16,8 +16,9 @@ type Finding = (&'static str, &'static str, String, String, Option<String>);
 #[pyfunction]
 #[pyo3(signature = (
     model, *, strict = false, model_dir = None, skip_opset_compatibility_check = false,
-    check_custom_domain = false, max_diagnostics = 10000,
+    check_custom_domain = false, max_diagnostics = 10000, full = false,
 ))]
+#[allow(clippy::too_many_arguments)]
 pub fn check_model(
     py: Python<'_>,
     model: &Bound<'_, Model>,
@@ -26,9 +27,11 @@ pub fn check_model(
     skip_opset_compatibility_check: bool,
     check_custom_domain: bool,
     max_diagnostics: usize,
+    full: bool,
 ) -> PyResult<(Vec<Finding>, u64)> {
     let options = CheckOptions {
         strict,
+        full,
         model_dir,
         skip_opset_compatibility_check,
         check_custom_domain,

@@ -11,6 +11,7 @@
 mod function;
 mod graph;
 mod node;
+pub(crate) use node::is_experimental;
 mod strict;
 mod tensor;
 
@@ -31,6 +32,9 @@ pub const IR_VERSION: i64 = 14;
 pub struct CheckOptions {
     /// Add the checks onnx lacks (docs/checks.md, codes S…).
     pub strict: bool,
+    /// onnx's `full_check`: type and shape inference over the whole model
+    /// after the structural checks (codes E7…, W79…).
+    pub full: bool,
     /// The model's folder, for external-data locations. `None` resolves them
     /// against the current directory, as onnx does for in-memory models.
     pub model_dir: Option<PathBuf>,
@@ -191,6 +195,20 @@ pub fn check_model(model: &ModelProto, options: &CheckOptions) -> Report {
     }
     if options.strict {
         strict::check_model(&mut c, model, &here);
+    }
+    if options.full {
+        let store =
+            crate::external::ExternalStore::new(options.model_dir.clone(), Default::default());
+        let inferred = crate::infer::infer_model(
+            model,
+            &crate::infer::InferOptions {
+                store: Some(&store),
+                max_diagnostics: c.limit.saturating_sub(c.out.len()),
+                collect_types: false,
+            },
+        );
+        let total = inferred.diagnostics.len() as u64 + inferred.omitted;
+        c.absorb((inferred.diagnostics, total));
     }
     let omitted = c.total - c.out.len() as u64;
     Report {

@@ -237,6 +237,86 @@ pub const DEAD_NODE: Code = warning(
 pub const EXPERIMENTAL_OPERATOR: Code =
     warning("W907", "An experimental operator (no schema check).");
 
+// Types and shapes (full check)
+pub const INPUT_TYPE_NOT_ALLOWED: Code = error(
+    "E701",
+    "An input's type is not one its formal parameter allows (the operator schema's type constraint).",
+);
+pub const TYPE_VARIABLE_CONFLICT: Code = error(
+    "E702",
+    "Inputs or outputs bound to the same type variable (`T`) have different types.",
+);
+pub const OUTPUT_TYPE_NOT_ALLOWED: Code = error(
+    "E703",
+    "An output's inferred type is not one its formal parameter allows.",
+);
+pub const TYPE_NOT_CHECKABLE: Code = error(
+    "E704",
+    "A value's type cannot be checked against the schema: its element type is UNDEFINED (0) or not an ONNX type, or a sequence, optional or map has no element type.",
+);
+pub const DECLARED_KIND: Code = error(
+    "E710",
+    "An inferred type and the declared type of the value (graph input or output, `value_info`) are of different kinds (tensor, sparse tensor, sequence, optional, map, opaque).",
+);
+pub const DECLARED_ELEM_TYPE: Code = error(
+    "E711",
+    "An inferred element type (or map key type) differs from the declared one.",
+);
+pub const DECLARED_RANK: Code = error("E712", "An inferred rank differs from the declared one.");
+pub const DECLARED_DIM: Code = error(
+    "E713",
+    "An inferred static dimension differs from the declared one.",
+);
+pub const INITIALIZER_DECLARED_TYPE: Code = error(
+    "E714",
+    "An initializer's element type or shape differs from the declared type of the same name (graph input, output or `value_info`).",
+);
+pub const INCOMPATIBLE_SHAPES: Code = error(
+    "E720",
+    "The input shapes cannot go together (broadcasting, matrix product, concatenation, channels, ...).",
+);
+pub const BAD_INPUT_RANK: Code = error("E721", "An input's rank is not one the operator accepts.");
+pub const BAD_ATTRIBUTE: Code = error(
+    "E722",
+    "An attribute's value is invalid for the operator or its inputs (axis out of range, `perm` not a permutation, `Cast(to=UNDEFINED)`, `kernel_shape` of the wrong length, ...).",
+);
+pub const BAD_CONSTANT_INPUT: Code = error(
+    "E723",
+    "A constant input that decides a shape (a Reshape's `shape`, Slice's `starts`, ...) holds an invalid value, or its data cannot be read.",
+);
+pub const MISSING_INPUT_TYPE: Code = error(
+    "E724",
+    "An input the operator's inference needs is not given or has no type.",
+);
+pub const INPUT_KIND: Code = error(
+    "E725",
+    "An input is not the kind of value the operator's inference needs (a sequence where a tensor is needed, ...).",
+);
+pub const BAD_ELEM_TYPE: Code = error(
+    "E726",
+    "An input or attribute has an element type the operator's inference refuses, beyond its type constraint (e.g. a Constant's sparse value of the wrong type).",
+);
+pub const INFERENCE_FAILED: Code = error(
+    "E729",
+    "Another failure of an operator's inference (the message says which).",
+);
+pub const SUBGRAPH_SIGNATURE: Code = error(
+    "E730",
+    "A subgraph does not fit its node: number of inputs or outputs, or the types the node gives it or needs from it (If branches, Loop and Scan bodies).",
+);
+pub const NO_INFERENCE: Code = warning(
+    "W790",
+    "An operator of a custom domain has no schema or model-local function: its outputs get no types and inference goes on without them (reported once per operator).",
+);
+pub const MASKED_BY_UNKNOWN_OP: Code = warning(
+    "W791",
+    "A type or shape defect onnx does not report, because an earlier node of the same graph is an operator it cannot infer (onnx stops reporting inference errors there); a warning, to keep onnx's verdict. The message names the defect's code.",
+);
+pub const INFERENCE_BUDGET: Code = warning(
+    "W792",
+    "Inference stopped expanding function bodies and subgraphs after its work budget (bounded time on hostile models); later calls are not inferred.",
+);
+
 /// Every code, in docs order.
 pub const ALL: &[Code] = &[
     NO_IR_VERSION,
@@ -316,6 +396,27 @@ pub const ALL: &[Code] = &[
     FUNCTION_DOMAIN_NOT_IMPORTED,
     FUNCTION_OPSET_MISMATCH,
     FUNCTION_ASSIGNED_TWICE,
+    INPUT_TYPE_NOT_ALLOWED,
+    TYPE_VARIABLE_CONFLICT,
+    OUTPUT_TYPE_NOT_ALLOWED,
+    TYPE_NOT_CHECKABLE,
+    DECLARED_KIND,
+    DECLARED_ELEM_TYPE,
+    DECLARED_RANK,
+    DECLARED_DIM,
+    INITIALIZER_DECLARED_TYPE,
+    INCOMPATIBLE_SHAPES,
+    BAD_INPUT_RANK,
+    BAD_ATTRIBUTE,
+    BAD_CONSTANT_INPUT,
+    MISSING_INPUT_TYPE,
+    INPUT_KIND,
+    BAD_ELEM_TYPE,
+    INFERENCE_FAILED,
+    SUBGRAPH_SIGNATURE,
+    NO_INFERENCE,
+    MASKED_BY_UNKNOWN_OP,
+    INFERENCE_BUDGET,
     STRICT_DATA_SIZE,
     STRICT_DATA_TYPE,
     STRICT_EXTERNAL_DATA,

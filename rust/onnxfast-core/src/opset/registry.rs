@@ -62,6 +62,9 @@ pub struct InferenceKind {
 /// One version of one operator.
 #[derive(Debug, Clone)]
 pub struct OpSchema {
+    /// Index of this schema among all of the registry's (see
+    /// [`SchemaRegistry::all`]), for tables indexed by schema.
+    pub id: usize,
     pub domain: String,
     pub name: String,
     pub since_version: i64,
@@ -266,6 +269,7 @@ impl SchemaRegistry {
                         Name(domain),
                         Name(name),
                         OpSchema {
+                            id: 0,
                             domain: domain.to_string(),
                             name: name.to_string(),
                             since_version: fields[3].parse().unwrap_or(0),
@@ -331,8 +335,13 @@ impl SchemaRegistry {
             }
         }
         flush(&mut reg, current);
+        let mut id = 0;
         for list in &mut reg.lists {
             list.sort_by_key(|s| s.since_version);
+            for s in list.iter_mut() {
+                s.id = id;
+                id += 1;
+            }
         }
         reg
     }
@@ -359,6 +368,20 @@ impl SchemaRegistry {
             .and_then(|ops| ops.get(&Name(op_type)).copied())
             .and_then(|i| self.lists.get(i))
             .map_or(&[], Vec::as_slice)
+    }
+
+    /// Every schema; the i-th has `id` i.
+    pub fn all(&self) -> impl Iterator<Item = &OpSchema> {
+        self.lists.iter().flatten()
+    }
+
+    /// Number of schemas.
+    pub fn len(&self) -> usize {
+        self.lists.iter().map(Vec::len).sum()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.lists.is_empty()
     }
 
     /// Operator names of a domain (for suggestions).

@@ -1,0 +1,494 @@
+//! What an operator's inference rule sees: the node's input types, its
+//! attributes (the schema's defaults filled in), the values of constant
+//! inputs, and slots for its output types. A rule is a short function
+//! `fn(&mut NodeCtx) -> Result<(), InferError>`.
+
+use crate::diag::codes::{self, Code};
+use crate::ir::types::{Dim, Dims, TensorType, Type};
+use crate::opset::OpSchema;
+use crate::proto::attribute_proto::AttributeType;
+use crate::proto::{AttributeProto, GraphProto, NodeProto};
+
+use super::constant::{self, Const};
+use super::engine::{Engine, Run};
+
+/// Where in the node a defect is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum At {
+    Node,
+    Input(usize),
+    Output(usize),
+    Attribute(String),
+}
+
+/// A defect found while inferring a node.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Defect {
+    pub code: Code,
+    pub message: String,
+    pub at: At,
+    /// onnx fails at once (not an inference error it collects): an
+    /// unknown operator earlier in the graph does not hide it.
+    pub fatal: bool,
+}
+
+/// Why a rule stopped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum InferError {
+    /// A defect of the model (reported).
+    Defect(Defect),
+    /// Nothing more can be inferred (an input's type is missing because of
+    /// an earlier finding): the outputs stay unknown, nothing is reported.
+    Skip,
+    /// Already reported (e.g. inside a subgraph); the node failed.
+    Reported,
+}
+
+pub type InferResult<T = ()> = Result<T, InferError>;
+
+/// Builds a defect.
+pub fn defect(code: Code, at: At, message: impl Into<String>) -> InferError {
+    InferError::Defect(Defect {
+        code,
+        message: message.into(),
+        at,
+        fatal: false,
+    })
+}
+
+/// The attributes a rule sees: the node's own, or inside a function body,
+/// the node's with references (`ref_attr_name`) bound to the caller's.
+pub(crate) enum Attrs<'a> {
+    Direct(&'a [AttributeProto]),
+    Bound(Vec<(&'a str, &'a AttributeProto)>),
+}
+
+impl<'a> Attrs<'a> {
+    pub(crate) fn get(&self, name: &str) -> Option<&'a AttributeProto> {
+        match self {
+            Attrs::Direct(list) => list.iter().find(|a| a.name() == name),
+            Attrs::Bound(list) => list.iter().find(|(n, _)| *n == name).map(|(_, a)| *a),
+        }
+    }
+
+    pub(crate) fn iter(&self) -> Box<dyn Iterator<Item = (&'a str, &'a AttributeProto)> + '_> {
+        match self {
+            Attrs::Direct(list) => Box::new(list.iter().map(|a| (a.name(), a))),
+            Attrs::Bound(list) => Box::new(list.iter().copied()),
+        }
+    }
+}
+
+/// How an input's type is known.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum InputType<'a> {
+    /// The input is omitted (empty name, or an unbound function parameter).
+    Absent,
+    Known(&'a Type),
+    /// Present, defined without a type (onnx fails when a rule needs it).
+    Untyped,
+    /// Unknown because of an earlier finding (or undefined): skip quietly.
+    Poisoned,
+}
+
+/// The context of one node's inference.
+pub struct NodeCtx<'a, 'm> {
+    pub node: &'m NodeProto,
+    pub schema: &'static OpSchema,
+    /// The opset version of the node's domain.
+    pub opset: i64,
+    pub(crate) attrs: Attrs<'m>,
+    pub(crate) inputs: Vec<InputType<'a>>,
+    pub(crate) consts: Vec<Option<&'a Const<'m>>>,
+    /// Output types as inferred so far (`None`: not set).
+    pub outputs: Vec<Option<Type>>,
+    pub(crate) node_index: usize,
+    pub(crate) engine: &'a mut Engine<'m>,
+    pub(crate) run: &'a Run<'m, 'a>,
+}
+
+impl<'a, 'm> NodeCtx<'a, 'm> {
+    // ---- inputs ------------------------------------------------------------
+
+    /// Number of inputs the node lists (including empty ones).
+    pub fn n_inputs(&self) -> usize {
+        self.inputs.len()
+    }
+
+    pub fn n_outputs(&self) -> usize {
+        self.outputs.len()
+    }
+
+    /// True when input `i` is given (listed and not empty).
+    pub fn has_input(&self, i: usize) -> bool {
+        !matches!(self.inputs.get(i), None | Some(InputType::Absent))
+    }
+
+    /// True when output `i` is wanted (listed and not empty).
+    pub fn has_output(&self, i: usize) -> bool {
+        self.node.output.get(i).is_some_and(|o| !o.is_empty())
+    }
+
+    /// The name of input `i` ("" when absent).
+    pub fn input_name(&self, i: usize) -> &str {
+        self.node.input.get(i).map_or("", |s| s.as_str())
+    }
+
+    /// The type of input `i`, when known.
+    pub fn ty(&self, i: usize) -> Option<&'a Type> {
+        match self.inputs.get(i) {
+            Some(InputType::Known(t)) => Some(t),
+            _ => None,
+        }
+    }
+
+    /// The type of input `i`, which the rule needs: a defect when it is
+    /// absent or has no type, a quiet stop when an earlier finding is why.
+    pub fn need(&self, i: usize) -> InferResult<&'a Type> {
+        match self.inputs.get(i) {
+            Some(InputType::Known(t)) => Ok(t),
+            Some(InputType::Poisoned) => Err(InferError::Skip),
+            Some(InputType::Untyped) => Err(defect(
+                codes::MISSING_INPUT_TYPE,
+                At::Input(i),
+                format!("input {i} has no type, which this operator's inference needs"),
+            )),
+            None | Some(InputType::Absent) => Err(defect(
+                codes::MISSING_INPUT_TYPE,
+                At::Input(i),
+                format!("input {i} is needed to infer the outputs, but it is not given"),
+            )),
+        }
+    }
+
+    /// Input `i` as a tensor type (which the rule needs).
+    pub fn tensor(&self, i: usize) -> InferResult<&'a TensorType> {
+        match self.need(i)? {
+            Type::Tensor(t) => Ok(t),
+            other => Err(defect(
+                codes::INPUT_KIND,
+                At::Input(i),
+                format!("input {i} must be a tensor, it is a {}", other.kind_name()),
+            )),
+        }
+    }
+
+    /// The element type of input `i` (which the rule needs, known).
+    pub fn elem(&self, i: usize) -> InferResult<i32> {
+        let t = match self.need(i)? {
+            Type::Tensor(t) | Type::SparseTensor(t) => t,
+            other => {
+                return Err(defect(
+                    codes::INPUT_KIND,
+                    At::Input(i),
+                    format!(
+                        "input {i} must be a tensor or sparse tensor, it is a {}",
+                        other.kind_name()
+                    ),
+                ))
+            }
+        };
+        if t.elem == 0 {
+            return Err(defect(
+                codes::MISSING_INPUT_TYPE,
+                At::Input(i),
+                format!("the element type of input {i} is unknown"),
+            ));
+        }
+        Ok(t.elem)
+    }
+
+    /// The dims of input `i`, when it is a tensor of known rank.
+    pub fn shape(&self, i: usize) -> Option<&'a [Dim]> {
+        match self.ty(i)? {
+            Type::Tensor(t) | Type::SparseTensor(t) => t.shape.as_deref(),
+            _ => None,
+        }
+    }
+
+    /// The rank of input `i`, when known.
+    pub fn rank(&self, i: usize) -> Option<usize> {
+        self.shape(i).map(<[Dim]>::len)
+    }
+
+    /// The value of a constant input (an initializer or a Constant node's
+    /// output), read from that tensor alone.
+    pub(crate) fn constant(&self, i: usize) -> Option<&'a Const<'m>> {
+        self.consts.get(i).copied().flatten()
+    }
+
+    /// A constant input as integers: `Ok(None)` when the input is not
+    /// constant, a defect when its data cannot be read as integers.
+    pub fn const_ints(&mut self, i: usize) -> InferResult<Option<Vec<i64>>> {
+        let Some(c) = self.constant(i) else {
+            return Ok(None);
+        };
+        constant::ints(c, self.engine.external())
+            .map(Some)
+            .map_err(|e| defect(codes::BAD_CONSTANT_INPUT, At::Input(i), e))
+    }
+
+    /// A constant input as floats (any numeric type, converted).
+    pub fn const_floats(&mut self, i: usize) -> InferResult<Option<Vec<f64>>> {
+        let Some(c) = self.constant(i) else {
+            return Ok(None);
+        };
+        constant::floats(c, self.engine.external())
+            .map(Some)
+            .map_err(|e| defect(codes::BAD_CONSTANT_INPUT, At::Input(i), e))
+    }
+
+    /// The dims of a constant input (its tensor's dims), without reading data.
+    pub fn const_dims(&self, i: usize) -> Option<Vec<i64>> {
+        self.constant(i).map(Const::dims)
+    }
+
+    // ---- attributes --------------------------------------------------------
+
+    /// The node's attribute `name` (no default).
+    pub fn attr(&self, name: &str) -> Option<&'a AttributeProto> {
+        self.attrs.get(name)
+    }
+
+    /// The attribute `name` of the node, else the schema's default.
+    pub fn attr_or_default(&self, name: &str) -> Option<&'a AttributeProto> {
+        self.attrs
+            .get(name)
+            .or_else(|| self.schema.attribute(name)?.default.as_ref())
+    }
+
+    /// INT attribute (or its default).
+    pub fn int(&self, name: &str) -> Option<i64> {
+        self.attr_or_default(name).and_then(|a| a.i)
+    }
+
+    /// INT attribute, else `default`.
+    pub fn int_or(&self, name: &str, default: i64) -> i64 {
+        self.int(name).unwrap_or(default)
+    }
+
+    /// FLOAT attribute (or its default).
+    pub fn float(&self, name: &str) -> Option<f32> {
+        self.attr_or_default(name).and_then(|a| a.f)
+    }
+
+    /// INTS attribute (or its default). A present attribute of the right
+    /// type with no values is an empty list.
+    pub fn ints(&self, name: &str) -> Option<&'a [i64]> {
+        let a = self.attr_or_default(name)?;
+        if a.r#type == Some(AttributeType::Ints as i32) || !a.ints.is_empty() {
+            Some(&a.ints)
+        } else {
+            None
+        }
+    }
+
+    /// FLOATS attribute (or its default).
+    pub fn floats(&self, name: &str) -> Option<&'a [f32]> {
+        let a = self.attr_or_default(name)?;
+        if a.r#type == Some(AttributeType::Floats as i32) || !a.floats.is_empty() {
+            Some(&a.floats)
+        } else {
+            None
+        }
+    }
+
+    /// STRING attribute (or its default), as text (lossy for non-UTF-8).
+    pub fn string(&self, name: &str) -> Option<String> {
+        self.attr_or_default(name)
+            .and_then(|a| a.s.as_ref())
+            .map(|s| String::from_utf8_lossy(s).into_owned())
+    }
+
+    /// STRINGS attribute (or its default).
+    pub fn strings(&self, name: &str) -> Option<Vec<String>> {
+        let a = self.attr_or_default(name)?;
+        if a.r#type == Some(AttributeType::Strings as i32) || !a.strings.is_empty() {
+            Some(
+                a.strings
+                    .iter()
+                    .map(|s| String::from_utf8_lossy(s).into_owned())
+                    .collect(),
+            )
+        } else {
+            None
+        }
+    }
+
+    // ---- outputs -----------------------------------------------------------
+
+    /// Sets output `i`'s type (ignored for outputs the node does not list).
+    pub fn set(&mut self, i: usize, t: Type) {
+        if let Some(slot) = self.outputs.get_mut(i) {
+            *slot = Some(t);
+        }
+    }
+
+    /// Sets output `i` to a tensor type.
+    pub fn set_tensor(&mut self, i: usize, elem: i32, shape: Option<Dims>) {
+        self.set(i, Type::tensor(elem, shape));
+    }
+
+    /// Sets output `i`'s element type (keeping a shape already set).
+    pub fn set_elem(&mut self, i: usize, elem: i32) {
+        if let Some(slot) = self.outputs.get_mut(i) {
+            match slot {
+                Some(Type::Tensor(t)) => t.elem = elem,
+                _ => *slot = Some(Type::tensor(elem, None)),
+            }
+        }
+    }
+
+    /// Sets output `i`'s shape (keeping an element type already set).
+    pub fn set_shape(&mut self, i: usize, dims: Dims) {
+        if let Some(slot) = self.outputs.get_mut(i) {
+            match slot {
+                Some(Type::Tensor(t)) => t.shape = Some(dims),
+                _ => *slot = Some(Type::tensor(0, Some(dims))),
+            }
+        }
+    }
+
+    /// The element type set for output `i` so far (0 when none).
+    pub fn out_elem(&self, i: usize) -> i32 {
+        match self.outputs.get(i) {
+            Some(Some(Type::Tensor(t))) => t.elem,
+            _ => 0,
+        }
+    }
+
+    /// Output `i` gets input `j`'s element type (input needed).
+    pub fn propagate_elem(&mut self, j: usize, i: usize) -> InferResult {
+        let elem = self.elem(j)?;
+        self.set_elem(i, elem);
+        Ok(())
+    }
+
+    /// Output `i` gets input `j`'s whole type (element types checked known,
+    /// shapes included): onnx's propagateShapeAndTypeFromFirstInput for any
+    /// kind of value.
+    pub fn propagate_type(&mut self, j: usize, i: usize) -> InferResult {
+        let t = self.need(j)?;
+        check_elem_known(t).map_err(|what| {
+            defect(
+                codes::MISSING_INPUT_TYPE,
+                At::Input(j),
+                format!("the {what} of input {j} is unknown"),
+            )
+        })?;
+        self.set(i, t.clone());
+        Ok(())
+    }
+
+    /// Output `i` gets input `j`'s shape, when known.
+    pub fn propagate_shape(&mut self, j: usize, i: usize) {
+        if let Some(s) = self.shape(j) {
+            let dims: Dims = s.iter().copied().collect();
+            self.set_shape(i, dims);
+        }
+    }
+
+    /// A symbol different from every other (an unknown dim with identity).
+    pub fn fresh(&mut self) -> Dim {
+        self.engine.symbols.fresh()
+    }
+
+    /// Formats a type for a message.
+    pub fn show(&self, t: &Type) -> String {
+        self.engine.symbols.show(t)
+    }
+
+    /// Formats dims for a message.
+    pub fn show_dims(&self, dims: &[Dim]) -> String {
+        self.engine.symbols.show_dims(dims)
+    }
+
+    // ---- subgraphs ---------------------------------------------------------
+
+    /// Infers the graph of attribute `name` with these types for its inputs
+    /// (onnx's GraphInferencer): returns the types of its outputs. Findings
+    /// inside the graph are reported there; when there are any, the node
+    /// fails ([`InferError::Reported`]).
+    pub fn infer_graph(
+        &mut self,
+        name: &str,
+        input_types: &[Option<Type>],
+    ) -> InferResult<Vec<Option<Type>>> {
+        let Some(g) = self.graph_of(name) else {
+            return Err(defect(
+                codes::INFERENCE_FAILED,
+                At::Attribute(name.to_string()),
+                format!("attribute '{name}' does not hold a graph"),
+            ));
+        };
+        self.engine
+            .infer_subgraph(g, name, input_types, self.run, self.node, self.node_index)
+    }
+
+    fn graph_of(&self, name: &str) -> Option<&'m GraphProto> {
+        self.attrs.get(name).and_then(|a| a.g.as_ref())
+    }
+
+    /// Infers the node through a function body (an operator's, or a
+    /// model-local function) and takes its output types.
+    pub(crate) fn call_function(&mut self, f: &'m crate::proto::FunctionProto) -> InferResult {
+        let outs = self.engine.infer_call(
+            f,
+            self.run,
+            self.node,
+            self.node_index,
+            &self.inputs,
+            &self.consts,
+            &self.attrs,
+        )?;
+        for (i, t) in outs.into_iter().enumerate() {
+            if let Some(t) = t {
+                self.set(i, t);
+            }
+        }
+        Ok(())
+    }
+
+    /// The schema's type-constraint check (onnx's CheckInputOutputType).
+    pub(crate) fn type_check(&mut self, s: &OpSchema) -> InferResult {
+        let inputs: Vec<Option<&Type>> = (0..self.inputs.len()).map(|i| self.ty(i)).collect();
+        let symbols = &self.engine.symbols;
+        let node = self.node;
+        super::typecheck::check(
+            s,
+            &inputs,
+            &mut self.outputs,
+            &|t| symbols.show(t),
+            &|output, i| {
+                let name = if output {
+                    node.output.get(i)
+                } else {
+                    node.input.get(i)
+                };
+                super::engine::q(name.map_or("", |s| s.as_str()))
+            },
+        )
+    }
+}
+
+/// `Err(what)` when a type's element type (or a container's) is unknown.
+fn check_elem_known(t: &Type) -> Result<(), &'static str> {
+    match t {
+        Type::Tensor(x) | Type::SparseTensor(x) => {
+            if x.elem == 0 {
+                Err("element type")
+            } else {
+                Ok(())
+            }
+        }
+        Type::Sequence(e) | Type::Optional(e) => match e {
+            Some(e) => check_elem_known(e),
+            None => Err("element type"),
+        },
+        Type::Map(k, v) => match v {
+            Some(v) if *k != 0 => check_elem_known(v),
+            _ => Err("key or value type"),
+        },
+        Type::Opaque { .. } => Ok(()),
+    }
+}

@@ -1,0 +1,1015 @@
+//! The graph walk of type and shape inference, with onnx 1.23's semantics
+//! (`shape_inference/implementation.cc`, strict mode, type checks on):
+//!
+//! - a graph's declared types come first (`value_info`, then inputs, then
+//!   outputs: a later declaration of a name wins), then its initializers
+//!   (whose types must agree with a declaration of the same name), then its
+//!   nodes in order;
+//! - for each node: the operator's rule (or its function body, or a
+//!   model-local function), then the schema's type-constraint check, then
+//!   each output type is merged into its declaration (a conflict is an
+//!   error) and recorded; a Constant node's value is kept for later rules;
+//! - subgraphs (If, Loop, Scan, ...) are inferred when their node's rule
+//!   asks, seeing the enclosing graphs' types; function bodies are inferred
+//!   per call, seeing only the caller's input types, constants and
+//!   attributes.
+//!
+//! Where onnx stops at the first error, the engine records it and goes on:
+//! the node that failed gets no output types (its declared types stay),
+//! and nodes that need those types skip quietly, so one defect is reported
+//! once. After a node of an unknown operator, onnx stops reporting
+//! inference errors in that graph; the engine reports them as warnings
+//! (W791) so the verdict stays onnx's.
+
+use std::collections::HashMap;
+
+use crate::diag::codes::{self, Code};
+use crate::diag::{Diagnostic, Location, Severity, Step};
+use crate::external::ExternalStore;
+use crate::ir::types::{Symbols, Type};
+use crate::names::{Name, NameMap, NameSet};
+use crate::opset::{OpSchema, ParamOption, SchemaRegistry};
+use crate::proto::attribute_proto::AttributeType;
+use crate::proto::{
+    AttributeProto, FunctionProto, GraphProto, ModelProto, NodeProto, ValueInfoProto,
+};
+
+use super::constant::Const;
+use super::context::{defect, At, Attrs, Defect, InferError, InferResult, InputType, NodeCtx};
+use super::merge;
+use super::ops;
+use super::{GraphTypes, InferOptions};
+
+/// Nodes the engine processes at most in one run (main graph, subgraphs,
+/// function bodies), beyond the main graph's own: function bodies can call
+/// each other exponentially often; past this budget, calls are no longer
+/// expanded (W792).
+const MIN_WORK: u64 = 1 << 20;
+
+/// The state of one inference run.
+pub(crate) struct Engine<'m> {
+    pub(crate) symbols: Symbols,
+    schemas: &'static SchemaRegistry,
+    functions: HashMap<String, &'m FunctionProto>,
+    ir_version: i64,
+    store: Option<&'m ExternalStore>,
+    check_type: bool,
+    findings: Vec<Diagnostic>,
+    total: u64,
+    limit: usize,
+    /// Function bodies being expanded (recursion guard).
+    active: Vec<*const FunctionProto>,
+    work: u64,
+    work_limit: u64,
+    budget_reported: bool,
+    /// Unknown operators already warned about (W790 once per operator).
+    warned_ops: NameSet<'m>,
+    pub(crate) collected: Option<Vec<GraphTypes>>,
+}
+
+/// One graph (or one function-body call) being inferred.
+pub(crate) struct Run<'m, 'o> {
+    outer: Option<&'o Run<'m, 'o>>,
+    types: NameMap<'m, Type>,
+    /// Defined without a type (a rule needing it fails, as in onnx).
+    untyped: NameSet<'m>,
+    /// Unknown because of an earlier finding: rules skip quietly.
+    poisoned: NameSet<'m>,
+    consts: NameMap<'m, Const<'m>>,
+    opsets: NameMap<'m, i64>,
+    /// Function parameters the caller did not give.
+    unbound: NameSet<'m>,
+    /// A function call's attributes, by the function's attribute names.
+    bindings: Option<&'o [(&'m str, &'m AttributeProto)]>,
+    /// An unknown operator was met (onnx's `has_unsupported_op`), or the
+    /// caller's graph was in that state when this run started.
+    masked: bool,
+    /// A finding that makes this run fail (onnx throws at its end).
+    failed: bool,
+    loc: Location,
+    path: String,
+}
+
+impl<'m, 'o> Run<'m, 'o> {
+    fn new(outer: Option<&'o Run<'m, 'o>>, loc: Location, path: String) -> Self {
+        Run {
+            outer,
+            types: NameMap::default(),
+            untyped: NameSet::default(),
+            poisoned: NameSet::default(),
+            consts: NameMap::default(),
+            opsets: NameMap::default(),
+            unbound: NameSet::default(),
+            bindings: None,
+            masked: false,
+            failed: false,
+            loc,
+            path,
+        }
+    }
+
+    /// How a value is known here or in an enclosing graph.
+    fn lookup<'s>(&'s self, name: &'s str) -> InputType<'s> {
+        let mut run: Option<&'s Run<'m, 'o>> = Some(self);
+        while let Some(r) = run {
+            if let Some(t) = r.types.get(&Name(name)) {
+                return InputType::Known(t);
+            }
+            if r.untyped.contains(&Name(name)) {
+                return InputType::Untyped;
+            }
+            if r.poisoned.contains(&Name(name)) {
+                return InputType::Poisoned;
+            }
+            run = r.outer;
+        }
+        InputType::Poisoned
+    }
+
+    fn bindings(&self) -> Option<&'o [(&'m str, &'m AttributeProto)]> {
+        let mut run = Some(self);
+        while let Some(r) = run {
+            if r.bindings.is_some() {
+                return r.bindings;
+            }
+            run = r.outer;
+        }
+        None
+    }
+}
+
+fn node_step(index: usize, n: &NodeProto) -> Step {
+    Step::Node {
+        index,
+        name: n.name().to_string(),
+        op_type: n.op_type().to_string(),
+    }
+}
+
+fn item(field: &'static str, index: usize, name: &str) -> Step {
+    Step::Item {
+        field,
+        index,
+        name: name.to_string(),
+    }
+}
+
+/// The opset map of a model or function (`opset_import`, last one wins).
+fn opsets_of<'m>(imports: &'m [crate::proto::OperatorSetIdProto]) -> NameMap<'m, i64> {
+    let mut map = NameMap::default();
+    for o in imports {
+        map.insert(Name(o.domain()), i64::from(o.version() as i32));
+    }
+    map
+}
+
+fn function_id(domain: &str, name: &str, overload: &str) -> String {
+    if overload.is_empty() {
+        format!("{domain}:{name}")
+    } else {
+        format!("{domain}:{name}:{overload}")
+    }
+}
+
+/// True when the node fits its schema well enough for inference (input and
+/// output counts, attribute types, required attributes): a node that does
+/// not is reported by the structural checker, and skipped here.
+fn fits(node: &NodeProto, attrs: &Attrs<'_>, s: &OpSchema) -> bool {
+    let (n_in, n_out) = (node.input.len(), node.output.len());
+    if n_in < s.min_input as usize || n_in > s.max_input as usize {
+        return false;
+    }
+    if n_out < s.min_output as usize || n_out > s.max_output as usize {
+        return false;
+    }
+    for (names, params) in [(&node.input[..], &s.inputs), (&node.output[..], &s.outputs)] {
+        for (i, name) in names.iter().enumerate() {
+            match params.get(i) {
+                Some(p) if p.option == ParamOption::Single && name.is_empty() => return false,
+                _ => {}
+            }
+        }
+    }
+    for (name, a) in attrs.iter() {
+        if let Some(spec) = s.attribute(name) {
+            if a.r#type != Some(spec.attr_type) {
+                return false;
+            }
+        }
+    }
+    s.attributes
+        .iter()
+        .filter(|a| a.required)
+        .all(|a| attrs.get(&a.name).is_some())
+}
+
+/// A node's attributes in a run: references to a function's attributes
+/// are bound to the caller's values, unbound ones dropped (onnx's
+/// AttributeBinder).
+fn bind_attrs<'m>(
+    node: &'m NodeProto,
+    bindings: Option<&[(&'m str, &'m AttributeProto)]>,
+) -> Attrs<'m> {
+    let Some(bindings) = bindings else {
+        return Attrs::Direct(&node.attribute);
+    };
+    if node.attribute.iter().all(|a| a.ref_attr_name.is_none()) {
+        return Attrs::Direct(&node.attribute);
+    }
+    let mut out = Vec::with_capacity(node.attribute.len());
+    for a in &node.attribute {
+        match &a.ref_attr_name {
+            None => out.push((a.name(), a)),
+            Some(r) => {
+                if let Some((_, bound)) = bindings.iter().find(|(n, _)| *n == r.as_str()) {
+                    out.push((a.name(), *bound));
+                }
+            }
+        }
+    }
+    Attrs::Bound(out)
+}
+
+impl<'m> Engine<'m> {
+    pub(crate) fn new(model: &'m ModelProto, options: &InferOptions<'m>) -> Engine<'m> {
+        let mut functions = HashMap::new();
+        for f in &model.functions {
+            functions
+                .entry(function_id(f.domain(), f.name(), f.overload()))
+                .or_insert(f);
+        }
+        let nodes = model.graph.as_ref().map_or(0, |g| g.node.len() as u64);
+        Engine {
+            symbols: Symbols::default(),
+            schemas: SchemaRegistry::global(),
+            functions,
+            ir_version: model.ir_version(),
+            store: options.store,
+            check_type: true,
+            findings: Vec::new(),
+            total: 0,
+            limit: options.max_diagnostics,
+            active: Vec::new(),
+            work: 0,
+            work_limit: MIN_WORK.max(nodes.saturating_mul(64)),
+            budget_reported: false,
+            warned_ops: NameSet::default(),
+            collected: options.collect_types.then(Vec::new),
+        }
+    }
+
+    pub(crate) fn external(&self) -> Option<&'m ExternalStore> {
+        self.store
+    }
+
+    /// The diagnostics found, and how many were not kept.
+    pub(crate) fn finish(self) -> (Vec<Diagnostic>, u64, Option<Vec<GraphTypes>>) {
+        let kept = self.findings.len() as u64;
+        (self.findings, self.total - kept, self.collected)
+    }
+
+    fn push(&mut self, diag: Diagnostic) {
+        self.total += 1;
+        if self.findings.len() < self.limit {
+            self.findings.push(diag);
+        }
+    }
+
+    /// Records a defect of a run. `maskable`: onnx collects it as an
+    /// inference error (hidden after an unknown operator); otherwise onnx
+    /// fails at once, whatever came before.
+    fn report(
+        &mut self,
+        run: &mut Run<'m, '_>,
+        code: Code,
+        loc: Location,
+        message: String,
+        maskable: bool,
+    ) {
+        if maskable && run.masked {
+            self.push(Diagnostic {
+                code: codes::MASKED_BY_UNKNOWN_OP.id,
+                severity: Severity::Warning,
+                message: format!(
+                    "{message} [{}; onnx does not report it: an earlier node of this graph is \
+                     an operator it cannot infer]",
+                    code.id
+                ),
+                location: loc,
+                suggestion: None,
+            });
+            return;
+        }
+        run.failed = true;
+        self.push(Diagnostic {
+            code: code.id,
+            severity: code.severity,
+            message,
+            location: loc,
+            suggestion: None,
+        });
+    }
+
+    fn warn(&mut self, code: Code, loc: Location, message: String) {
+        self.push(Diagnostic {
+            code: code.id,
+            severity: code.severity,
+            message,
+            location: loc,
+            suggestion: None,
+        });
+    }
+
+    /// Infers the model's main graph.
+    pub(crate) fn run_model(&mut self, model: &'m ModelProto) {
+        let Some(g) = &model.graph else {
+            return;
+        };
+        let top = Location::default();
+        let mut run = Run::new(
+            None,
+            top.child(Step::Graph(g.name().to_string())),
+            "main".to_string(),
+        );
+        run.opsets = opsets_of(&model.opset_import);
+        self.declare(&mut run, g, &[]);
+        self.run_graph(&mut run, g);
+    }
+
+    /// Declared types of a graph: value_info, inputs (merged with `given`
+    /// types, for subgraphs), outputs.
+    fn declare(&mut self, run: &mut Run<'m, '_>, g: &'m GraphProto, given: &[Option<Type>]) {
+        fn declare<'m>(
+            run: &mut Run<'m, '_>,
+            vi: &'m ValueInfoProto,
+            symbols: &mut Symbols,
+        ) -> bool {
+            match vi.r#type.as_ref().and_then(|t| symbols.type_from_proto(t)) {
+                Some(t) => {
+                    run.untyped.remove(&Name(vi.name()));
+                    run.types.insert(Name(vi.name()), t);
+                    true
+                }
+                None => false,
+            }
+        }
+        for vi in &g.value_info {
+            declare(run, vi, &mut self.symbols);
+        }
+        for (i, vi) in g.input.iter().enumerate() {
+            let declared = declare(run, vi, &mut self.symbols);
+            match given.get(i) {
+                Some(Some(t)) => {
+                    // Checked against the declaration by infer_subgraph.
+                    let slot = run
+                        .types
+                        .entry(Name(vi.name()))
+                        .or_insert_with(|| t.clone());
+                    if declared {
+                        merge::merge_into(t, slot);
+                    }
+                    merge::materialize(slot, &mut self.symbols);
+                    run.untyped.remove(&Name(vi.name()));
+                }
+                _ if !declared => {
+                    run.untyped.insert(Name(vi.name()));
+                }
+                _ => {}
+            }
+        }
+        for vi in &g.output {
+            declare(run, vi, &mut self.symbols);
+        }
+    }
+
+    /// Initializers, then nodes.
+    fn run_graph(&mut self, run: &mut Run<'m, '_>, g: &'m GraphProto) {
+        for (i, t) in g.initializer.iter().enumerate() {
+            let ty = Type::tensor_of(t.data_type(), &t.dims);
+            self.initializer(run, t.name(), ty, &item("initializer", i, t.name()));
+            run.consts.insert(Name(t.name()), Const::Tensor(t));
+        }
+        for (i, s) in g.sparse_initializer.iter().enumerate() {
+            let Some(values) = &s.values else {
+                continue;
+            };
+            let ty = Type::SparseTensor(crate::ir::types::TensorType::new(
+                values.data_type(),
+                Some(
+                    s.dims
+                        .iter()
+                        .map(|&d| crate::ir::types::Dim::Value(d))
+                        .collect(),
+                ),
+            ));
+            self.initializer(
+                run,
+                values.name(),
+                ty,
+                &item("sparse_initializer", i, values.name()),
+            );
+        }
+        for (i, n) in g.node.iter().enumerate() {
+            self.process_node(run, i, n);
+        }
+        if let Some(collected) = &mut self.collected {
+            let mut values = Vec::new();
+            let mut seen = NameSet::default();
+            let names = g
+                .input
+                .iter()
+                .map(|v| v.name())
+                .chain(g.value_info.iter().map(|v| v.name()))
+                .chain(
+                    g.node
+                        .iter()
+                        .flat_map(|n| n.output.iter().map(|o| o.as_str())),
+                )
+                .chain(g.output.iter().map(|v| v.name()));
+            for name in names {
+                if name.is_empty() || !seen.insert(Name(name)) {
+                    continue;
+                }
+                if let Some(t) = run.types.get(&Name(name)) {
+                    values.push((name.to_string(), t.clone()));
+                }
+            }
+            collected.push(GraphTypes {
+                path: run.path.clone(),
+                values,
+            });
+        }
+    }
+
+    /// An initializer's type against a declaration of the same name.
+    fn initializer(&mut self, run: &mut Run<'m, '_>, name: &'m str, ty: Type, step: &Step) {
+        let checked = run
+            .types
+            .get(&Name(name))
+            .map(|existing| merge::check(&ty, existing, &self.symbols));
+        match checked {
+            Some(Err(c)) => {
+                let loc = run.loc.child(step.clone());
+                self.report(
+                    run,
+                    codes::INITIALIZER_DECLARED_TYPE,
+                    loc,
+                    format!(
+                        "the initializer does not match the declared type of {}: {}",
+                        q(name),
+                        c.message
+                    ),
+                    false,
+                );
+            }
+            Some(Ok(())) => {}
+            None => {
+                if self.ir_version >= 4 {
+                    run.untyped.remove(&Name(name));
+                    run.types.insert(Name(name), ty);
+                }
+            }
+        }
+    }
+
+    fn spend(&mut self, nodes: usize, loc: &Location) -> bool {
+        self.work = self.work.saturating_add(nodes as u64);
+        if self.work <= self.work_limit {
+            return true;
+        }
+        if !self.budget_reported {
+            self.budget_reported = true;
+            self.warn(
+                codes::INFERENCE_BUDGET,
+                loc.clone(),
+                format!(
+                    "inference stopped expanding function bodies and subgraphs here: more than \
+                     {} nodes inferred in all (calls past this point are not inferred)",
+                    self.work_limit
+                ),
+            );
+        }
+        false
+    }
+
+    fn poison_outputs(run: &mut Run<'m, '_>, node: &'m NodeProto) {
+        for o in &node.output {
+            if !o.is_empty() && !run.types.contains_key(&Name(o)) {
+                run.untyped.remove(&Name(o));
+                run.poisoned.insert(Name(o));
+            }
+        }
+    }
+
+    fn process_node(&mut self, run: &mut Run<'m, '_>, index: usize, node: &'m NodeProto) {
+        self.work = self.work.saturating_add(1);
+        let domain = node.domain();
+        let version = run.opsets.get(&Name(domain)).copied().or_else(|| {
+            if domain.is_empty() {
+                run.opsets.get(&Name("ai.onnx")).copied()
+            } else {
+                None
+            }
+        });
+        let Some(version) = version else {
+            if self.ir_version < 3 && run.outer.is_none() && run.bindings.is_none() {
+                // The checker accepts IR < 3 models without opset_import
+                // (opset 1 implied); onnx's inference does not.
+                let loc = run.loc.child(node_step(index, node));
+                self.report(
+                    run,
+                    codes::INFERENCE_FAILED,
+                    loc,
+                    format!(
+                        "no opset import for the node's domain {}: onnx's inference needs one, \
+                         even for IR version {} (< 3)",
+                        q(if domain.is_empty() { "ai.onnx" } else { domain }),
+                        self.ir_version
+                    ),
+                    true,
+                );
+            }
+            Self::poison_outputs(run, node);
+            return;
+        };
+        let attrs = bind_attrs(node, run.bindings());
+        let schema = self.schemas.get(node.op_type(), version, domain);
+        let Some(schema) = schema else {
+            let id = function_id(domain, node.op_type(), node.overload());
+            if let Some(&f) = self.functions.get(&id) {
+                self.call_node(run, index, node, attrs, version, None, Some(f));
+            } else {
+                self.unsupported(run, index, node);
+            }
+            return;
+        };
+        if schema.deprecated || !fits(node, &attrs, schema) {
+            Self::poison_outputs(run, node);
+            return;
+        }
+        self.call_node(run, index, node, attrs, version, Some(schema), None);
+    }
+
+    /// A node onnx cannot infer (no schema, no model-local function).
+    fn unsupported(&mut self, run: &mut Run<'m, '_>, index: usize, node: &'m NodeProto) {
+        run.masked = true;
+        Self::poison_outputs(run, node);
+        let builtin = matches!(
+            node.domain(),
+            "" | "ai.onnx" | "ai.onnx.ml" | "ai.onnx.training"
+        );
+        let experimental = crate::checker::is_experimental(node);
+        if builtin && !experimental {
+            // The checker reports the unknown operator (E405).
+            return;
+        }
+        if self.warned_ops.insert(Name(node.op_type())) {
+            let loc = run.loc.child(node_step(index, node));
+            self.warn(
+                codes::NO_INFERENCE,
+                loc,
+                format!(
+                    "no schema or model-local function for {}{}: its outputs get no types, and \
+                     onnx stops reporting inference errors after it in this graph (the first \
+                     node of this operator is shown)",
+                    if node.domain().is_empty() {
+                        String::new()
+                    } else {
+                        format!("'{}'::", crate::diag::clean(node.domain()))
+                    },
+                    q(node.op_type())
+                ),
+            );
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn call_node(
+        &mut self,
+        run: &mut Run<'m, '_>,
+        index: usize,
+        node: &'m NodeProto,
+        attrs: Attrs<'m>,
+        version: i64,
+        schema: Option<&'static OpSchema>,
+        local: Option<&'m FunctionProto>,
+    ) {
+        let inputs: Vec<InputType<'_>> = node
+            .input
+            .iter()
+            .map(|name| {
+                if name.is_empty() || run.unbound.contains(&Name(name)) {
+                    InputType::Absent
+                } else {
+                    run.lookup(name)
+                }
+            })
+            .collect();
+        let consts: Vec<Option<&Const<'m>>> = node
+            .input
+            .iter()
+            .map(|name| {
+                if name.is_empty() {
+                    None
+                } else {
+                    run.consts.get(&Name(name))
+                }
+            })
+            .collect();
+        let outputs = vec![None; node.output.len()];
+        let run_ref: &Run<'m, '_> = run;
+        let (result, outputs) = {
+            let mut ctx = NodeCtx {
+                node,
+                schema: schema.unwrap_or_else(|| placeholder_schema()),
+                opset: version,
+                attrs,
+                inputs,
+                consts,
+                outputs,
+                node_index: index,
+                engine: self,
+                run: run_ref,
+            };
+            let mut result = match (schema, local) {
+                (Some(s), _) => match ops::rule(s) {
+                    Some(rule) => rule(&mut ctx),
+                    None => match &s.body {
+                        Some(body) => ctx.call_function(body),
+                        None => Ok(()),
+                    },
+                },
+                (None, Some(f)) => ctx.call_function(f),
+                (None, None) => Ok(()),
+            };
+            if result.is_ok() && ctx.engine.check_type {
+                if let Some(s) = schema {
+                    result = ctx.type_check(s).map_err(|e| match e {
+                        InferError::Defect(d) => InferError::Defect(Defect { fatal: true, ..d }),
+                        other => other,
+                    });
+                }
+            }
+            (result, ctx.outputs)
+        };
+        match result {
+            Ok(()) => self.record(run, index, node, outputs),
+            Err(InferError::Defect(d)) => {
+                let loc = self.defect_loc(run, index, node, &d.at);
+                self.report(run, d.code, loc, d.message, !d.fatal);
+                Self::poison_outputs(run, node);
+            }
+            Err(InferError::Reported) => {
+                run.failed = true;
+                Self::poison_outputs(run, node);
+            }
+            Err(InferError::Skip) => Self::poison_outputs(run, node),
+        }
+    }
+
+    fn defect_loc(&self, run: &Run<'m, '_>, index: usize, node: &NodeProto, at: &At) -> Location {
+        let loc = run.loc.child(node_step(index, node));
+        match at {
+            At::Node => loc,
+            At::Input(i) => loc.child(item(
+                "input",
+                *i,
+                node.input.get(*i).map_or("", |s| s.as_str()),
+            )),
+            At::Output(i) => loc.child(item(
+                "output",
+                *i,
+                node.output.get(*i).map_or("", |s| s.as_str()),
+            )),
+            At::Attribute(a) => loc.child(Step::Attribute(a.clone())),
+        }
+    }
+
+    /// Records a node's inferred output types (onnx's UpdateType), then a
+    /// Constant's value.
+    fn record(
+        &mut self,
+        run: &mut Run<'m, '_>,
+        index: usize,
+        node: &'m NodeProto,
+        outputs: Vec<Option<Type>>,
+    ) {
+        for (k, (name, inferred)) in node.output.iter().zip(outputs).enumerate() {
+            if name.is_empty() {
+                continue;
+            }
+            let Some(mut inferred) = inferred else {
+                if !run.types.contains_key(&Name(name)) {
+                    run.poisoned.remove(&Name(name));
+                    run.untyped.insert(Name(name));
+                }
+                continue;
+            };
+            merge::materialize(&mut inferred, &mut self.symbols);
+            let checked = run
+                .types
+                .get(&Name(name))
+                .map(|existing| merge::check(&inferred, existing, &self.symbols));
+            match checked {
+                Some(Err(c)) => {
+                    let loc = run
+                        .loc
+                        .child(node_step(index, node))
+                        .child(item("output", k, name));
+                    self.report(
+                        run,
+                        c.code,
+                        loc,
+                        format!("{}: {}", q(name), c.message),
+                        true,
+                    );
+                    // onnx stops at the first conflict of a node.
+                    for rest in node.output.iter().skip(k + 1) {
+                        if !rest.is_empty() && !run.types.contains_key(&Name(rest)) {
+                            run.poisoned.insert(Name(rest));
+                        }
+                    }
+                    return;
+                }
+                Some(Ok(())) => {
+                    if let Some(existing) = run.types.get_mut(&Name(name)) {
+                        merge::merge_into(&inferred, existing);
+                    }
+                }
+                None => {
+                    run.untyped.remove(&Name(name));
+                    run.poisoned.remove(&Name(name));
+                    run.types.insert(Name(name), inferred);
+                }
+            }
+        }
+        self.constant(run, node);
+    }
+
+    /// Keeps a Constant node's value for later rules (onnx's ProcessConstant).
+    fn constant(&mut self, run: &mut Run<'m, '_>, node: &'m NodeProto) {
+        if node.op_type() != "Constant"
+            || !matches!(node.domain(), "" | "ai.onnx")
+            || node.output.len() != 1
+        {
+            return;
+        }
+        let out = Name(node.output[0].as_str());
+        for (name, a) in bind_attrs(node, run.bindings()).iter() {
+            let kind = a.r#type.and_then(|t| AttributeType::try_from(t).ok());
+            let value = match (name, kind) {
+                ("value", Some(AttributeType::Tensor)) => a.t.as_ref().map(Const::Tensor),
+                ("value", _) => None,
+                (_, Some(AttributeType::Ints)) => Some(Const::Ints {
+                    values: a.ints.clone(),
+                    scalar: false,
+                }),
+                (_, Some(AttributeType::Int)) => Some(Const::Ints {
+                    values: vec![a.i.unwrap_or(0)],
+                    scalar: true,
+                }),
+                (_, Some(AttributeType::Floats)) => Some(Const::Floats {
+                    values: a.floats.clone(),
+                    scalar: false,
+                }),
+                (_, Some(AttributeType::Float)) => Some(Const::Floats {
+                    values: vec![a.f.unwrap_or(0.0)],
+                    scalar: true,
+                }),
+                _ => None,
+            };
+            if let Some(v) = value {
+                run.consts.insert(out, v);
+            }
+        }
+    }
+
+    /// Infers a subgraph of `node` (onnx's GraphInferencer::doInferencing).
+    pub(crate) fn infer_subgraph(
+        &mut self,
+        g: &'m GraphProto,
+        attr: &str,
+        given: &[Option<Type>],
+        parent: &Run<'m, '_>,
+        node: &'m NodeProto,
+        index: usize,
+    ) -> InferResult<Vec<Option<Type>>> {
+        let at = || At::Attribute(attr.to_string());
+        let inits: NameSet<'_> = g.initializer.iter().map(|t| Name(t.name())).collect();
+        if self.ir_version >= 4 {
+            if g.input.len() != given.len() {
+                return Err(defect(
+                    codes::SUBGRAPH_SIGNATURE,
+                    at(),
+                    format!(
+                        "the graph of attribute '{attr}' has {} inputs, but the node gives it {}",
+                        g.input.len(),
+                        given.len()
+                    ),
+                ));
+            }
+            if let Some(vi) = g.input.iter().find(|vi| inits.contains(&Name(vi.name()))) {
+                return Err(defect(
+                    codes::SUBGRAPH_SIGNATURE,
+                    at(),
+                    format!(
+                        "{} is both an input and an initializer of the graph of attribute '{attr}'",
+                        q(vi.name())
+                    ),
+                ));
+            }
+        } else if given.len() > g.input.len() {
+            return Err(defect(
+                codes::SUBGRAPH_SIGNATURE,
+                at(),
+                format!(
+                    "the graph of attribute '{attr}' has {} inputs, but the node gives it {}",
+                    g.input.len(),
+                    given.len()
+                ),
+            ));
+        } else {
+            for (i, vi) in g.input.iter().enumerate() {
+                let is_init = inits.contains(&Name(vi.name()));
+                if i < given.len() && is_init {
+                    return Err(defect(
+                        codes::SUBGRAPH_SIGNATURE,
+                        at(),
+                        format!(
+                            "initializer {} of the graph of attribute '{attr}' must come after \
+                             the inputs the node gives",
+                            q(vi.name())
+                        ),
+                    ));
+                }
+                if i >= given.len() && !is_init {
+                    return Err(defect(
+                        codes::SUBGRAPH_SIGNATURE,
+                        at(),
+                        format!(
+                            "input {} of the graph of attribute '{attr}' is neither given by \
+                             the node nor an initializer",
+                            q(vi.name())
+                        ),
+                    ));
+                }
+            }
+        }
+        // Given types against the declared input types.
+        for (i, (vi, t)) in g.input.iter().zip(given).enumerate() {
+            let (Some(t), Some(declared)) = (t, vi.r#type.as_ref()) else {
+                continue;
+            };
+            let Some(declared) = self.symbols.type_from_proto(declared) else {
+                continue;
+            };
+            if let Err(c) = merge::check(t, &declared, &self.symbols) {
+                return Err(defect(
+                    c.code,
+                    at(),
+                    format!(
+                        "input {i} {} of the graph of attribute '{attr}': {}",
+                        q(vi.name()),
+                        c.message
+                    ),
+                ));
+            }
+        }
+        let loc = parent
+            .loc
+            .child(node_step(index, node))
+            .child(Step::Attribute(attr.to_string()));
+        if !self.spend(g.node.len(), &loc) {
+            return Err(InferError::Skip);
+        }
+        let mut run = Run::new(
+            Some(parent),
+            loc.child(Step::Graph(g.name().to_string())),
+            format!("{}/{index}.{attr}", parent.path),
+        );
+        run.opsets = parent.opsets.clone();
+        run.masked = parent.masked;
+        self.declare(&mut run, g, given);
+        self.run_graph(&mut run, g);
+        if run.failed {
+            return Err(InferError::Reported);
+        }
+        Ok(g.output
+            .iter()
+            .map(|vi| run.types.get(&Name(vi.name())).cloned())
+            .collect())
+    }
+
+    /// Infers a call of a function body (an operator's, or a model-local
+    /// function): returns its output types.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn infer_call(
+        &mut self,
+        f: &'m FunctionProto,
+        caller: &Run<'m, '_>,
+        node: &'m NodeProto,
+        index: usize,
+        inputs: &[InputType<'_>],
+        consts: &[Option<&Const<'m>>],
+        attrs: &Attrs<'m>,
+    ) -> InferResult<Vec<Option<Type>>> {
+        let key: *const FunctionProto = f;
+        if self.active.contains(&key) {
+            return Err(defect(
+                codes::INFERENCE_FAILED,
+                At::Node,
+                format!(
+                    "function {} is already being inferred in this call chain (recursion)",
+                    q(f.name())
+                ),
+            ));
+        }
+        let loc = caller
+            .loc
+            .child(node_step(index, node))
+            .child(Step::Function {
+                domain: f.domain().to_string(),
+                name: f.name().to_string(),
+            });
+        if !self.spend(f.node.len(), &loc) {
+            return Err(InferError::Skip);
+        }
+        // The caller's attributes, by the function's attribute names; the
+        // function's defaults for those the caller does not set.
+        let mut bindings: Vec<(&'m str, &'m AttributeProto)> = Vec::new();
+        for name in &f.attribute {
+            if let Some(a) = attrs.get(name) {
+                bindings.push((name.as_str(), a));
+            }
+        }
+        for d in &f.attribute_proto {
+            let value = attrs.get(d.name()).unwrap_or(d);
+            bindings.retain(|(n, _)| *n != d.name());
+            bindings.push((d.name(), value));
+        }
+        let mut run = Run::new(None, loc, format!("{}/{index}.{}", caller.path, f.name()));
+        run.opsets = opsets_of(&f.opset_import);
+        run.bindings = Some(&bindings);
+        run.masked = caller.masked;
+        for (i, formal) in f.input.iter().enumerate() {
+            match inputs.get(i) {
+                Some(InputType::Known(t)) => {
+                    run.types.insert(Name(formal), (*t).clone());
+                    if let Some(Some(c)) = consts.get(i) {
+                        if matches!(t, Type::Tensor(_)) {
+                            run.consts.insert(Name(formal), (*c).clone());
+                        }
+                    }
+                }
+                Some(InputType::Untyped) => {
+                    run.untyped.insert(Name(formal));
+                }
+                Some(InputType::Poisoned) => {
+                    run.poisoned.insert(Name(formal));
+                }
+                None | Some(InputType::Absent) => {
+                    run.unbound.insert(Name(formal));
+                }
+            }
+        }
+        self.active.push(key);
+        for (i, n) in f.node.iter().enumerate() {
+            self.process_node(&mut run, i, n);
+        }
+        self.active.pop();
+        if run.failed {
+            return Err(InferError::Reported);
+        }
+        Ok(f.output
+            .iter()
+            .map(|o| run.types.get(&Name(o)).cloned())
+            .collect())
+    }
+}
+
+/// Quotes an untrusted name for a message.
+pub(crate) fn q(name: &str) -> String {
+    format!("'{}'", crate::diag::clean(name))
+}
+
+/// The schema a model-local function call runs under (no rule, no checks).
+fn placeholder_schema() -> &'static OpSchema {
+    static EMPTY: std::sync::OnceLock<OpSchema> = std::sync::OnceLock::new();
+    EMPTY.get_or_init(|| OpSchema {
+        id: usize::MAX,
+        domain: String::new(),
+        name: String::new(),
+        since_version: 0,
+        deprecated: false,
+        min_input: 0,
+        max_input: u32::MAX,
+        min_output: 0,
+        max_output: u32::MAX,
+        inputs: Vec::new(),
+        outputs: Vec::new(),
+        attributes: Vec::new(),
+        constraints: Vec::new(),
+        inference: Default::default(),
+        body: None,
+    })
+}

@@ -1,0 +1,87 @@
+//! Type and shape inference: onnx's `infer_shapes(check_type=True,
+//! strict_mode=True)`, which is what `onnx.checker.check_model(full_check=
+//! True)` runs after the structural checks, with every defect reported.
+//!
+//! - [`engine`]: the graph walk (declared types, initializers, nodes,
+//!   subgraphs, function bodies), onnx's merge and masking rules;
+//! - [`context`]: what an operator's rule sees ([`NodeCtx`]);
+//! - [`typecheck`]: the type-constraint check every operator gets from its
+//!   schema;
+//! - [`merge`]: inferred against declared types;
+//! - [`constant`]: values of constant inputs (read from that tensor alone);
+//! - [`ops`]: one file of rules per operator family, in one static table
+//!   keyed by (domain, operator, version range).
+
+pub mod constant;
+pub mod context;
+pub(crate) mod engine;
+pub mod merge;
+pub mod ops;
+pub mod typecheck;
+pub mod util;
+
+pub use context::{At, Defect, InferError, InferResult, NodeCtx};
+
+use crate::diag::Diagnostic;
+use crate::external::ExternalStore;
+use crate::ir::types::{Symbols, Type};
+use crate::proto::ModelProto;
+
+/// What to infer and where constants' external data is.
+#[derive(Debug, Clone)]
+pub struct InferOptions<'m> {
+    /// Reads external data of constants a rule needs (a Reshape's shape),
+    /// beneath the model's folder. `None`: such constants are not read.
+    pub store: Option<&'m ExternalStore>,
+    /// Keep at most this many diagnostics.
+    pub max_diagnostics: usize,
+    /// Return the type of every value of every graph.
+    pub collect_types: bool,
+}
+
+impl Default for InferOptions<'_> {
+    fn default() -> Self {
+        InferOptions {
+            store: None,
+            max_diagnostics: crate::checker::DEFAULT_MAX_DIAGNOSTICS,
+            collect_types: false,
+        }
+    }
+}
+
+/// The types of one graph's values, after inference.
+#[derive(Debug, Clone)]
+pub struct GraphTypes {
+    /// `main`, or the path of a subgraph: `main/3.then_branch/0.body`
+    /// (node index and attribute name at each level).
+    pub path: String,
+    /// (value name, type) for inputs, `value_info` names, node outputs and
+    /// outputs that have a type, in that order, each name once.
+    pub values: Vec<(String, Type)>,
+}
+
+/// What inference found.
+#[derive(Debug)]
+pub struct Inference {
+    pub diagnostics: Vec<Diagnostic>,
+    /// Diagnostics beyond `max_diagnostics`, counted but not kept.
+    pub omitted: u64,
+    /// With `collect_types`: the types of every graph (main first).
+    pub graphs: Vec<GraphTypes>,
+    /// The symbols the types refer to.
+    pub symbols: Symbols,
+}
+
+/// Infers the types and shapes of a decoded model.
+pub fn infer_model<'m>(model: &'m ModelProto, options: &InferOptions<'m>) -> Inference {
+    let mut engine = engine::Engine::new(model, options);
+    engine.run_model(model);
+    let symbols = std::mem::take(&mut engine.symbols);
+    let (diagnostics, omitted, graphs) = engine.finish();
+    Inference {
+        diagnostics,
+        omitted,
+        graphs: graphs.unwrap_or_default(),
+        symbols,
+    }
+}

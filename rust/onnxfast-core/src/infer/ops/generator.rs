@@ -1,0 +1,5 @@
+//! Rules of onnx's `generator` family.
+
+use super::Entry;
+
+pub const OPS: &[Entry] = &[];

@@ -1,0 +1,5 @@
+//! Rules of onnx's `logical` family.
+
+use super::Entry;
+
+pub const OPS: &[Entry] = &[];

@@ -1,0 +1,127 @@
+//! Operator rules, one file per family (as onnx's `onnx/defs/<family>/`),
+//! gathered in one static table keyed by (domain, operator, range of
+//! schema versions). [`rule`] finds a schema's rule by the schema's index,
+//! so the hot path does no string lookup beyond the schema's own.
+//!
+//! A rule is a short function of the node's context: it reads input types,
+//! attributes (with the schema's defaults) and constant inputs, and sets
+//! output types or returns a defect. Rules follow what onnx 1.23 infers and
+//! refuses, operator by operator; where a rule is silent on something, the
+//! schema's type constraints still apply ([`super::typecheck`]).
+
+use std::sync::OnceLock;
+
+use super::context::{InferResult, NodeCtx};
+use crate::opset::{OpSchema, SchemaRegistry};
+
+pub mod controlflow;
+pub mod generator;
+pub mod image;
+pub mod logical;
+pub mod math;
+pub mod nn;
+pub mod object_detection;
+pub mod optional;
+pub mod quantization;
+pub mod reduction;
+pub mod rnn;
+pub mod sequence;
+pub mod tensor;
+pub mod text;
+pub mod traditionalml;
+pub mod training;
+
+/// An operator's inference rule.
+pub type Rule = fn(&mut NodeCtx<'_, '_>) -> InferResult;
+
+/// One row of the table: `rule` serves the schemas of `op` in `domain`
+/// whose since_version is in `from..=to`.
+#[derive(Clone, Copy)]
+pub struct Entry {
+    pub domain: &'static str,
+    pub op: &'static str,
+    pub from: i64,
+    pub to: i64,
+    pub rule: Rule,
+}
+
+impl std::fmt::Debug for Entry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}::{} {}..={}",
+            self.domain, self.op, self.from, self.to
+        )
+    }
+}
+
+/// A row for the default domain (`ai.onnx`).
+pub const fn onnx(op: &'static str, from: i64, to: i64, rule: Rule) -> Entry {
+    Entry {
+        domain: "",
+        op,
+        from,
+        to,
+        rule,
+    }
+}
+
+/// A row for `ai.onnx.ml`.
+pub const fn ml(op: &'static str, from: i64, to: i64, rule: Rule) -> Entry {
+    Entry {
+        domain: "ai.onnx.ml",
+        op,
+        from,
+        to,
+        rule,
+    }
+}
+
+/// Every family's rows.
+const FAMILIES: &[&[Entry]] = &[
+    math::OPS,
+    nn::OPS,
+    tensor::OPS,
+    reduction::OPS,
+    logical::OPS,
+    controlflow::OPS,
+    sequence::OPS,
+    optional::OPS,
+    quantization::OPS,
+    rnn::OPS,
+    generator::OPS,
+    image::OPS,
+    object_detection::OPS,
+    text::OPS,
+    traditionalml::OPS,
+    training::OPS,
+];
+
+/// Every row of every family.
+pub fn entries() -> impl Iterator<Item = &'static Entry> {
+    FAMILIES.iter().flat_map(|f| f.iter())
+}
+
+/// The rule of each schema, by schema id.
+fn table() -> &'static [Option<Rule>] {
+    static TABLE: OnceLock<Vec<Option<Rule>>> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        let reg = SchemaRegistry::global();
+        let mut out: Vec<Option<Rule>> = vec![None; reg.len()];
+        for e in entries() {
+            for s in reg.versions(e.op, e.domain) {
+                if (e.from..=e.to).contains(&s.since_version) {
+                    if let Some(slot) = out.get_mut(s.id) {
+                        *slot = Some(e.rule);
+                    }
+                }
+            }
+        }
+        out
+    })
+}
+
+/// The rule for a schema, if the engine has one.
+pub fn rule(schema: &OpSchema) -> Option<Rule> {
+    table().get(schema.id).copied().flatten()
+}

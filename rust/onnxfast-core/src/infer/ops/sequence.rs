@@ -1,0 +1,5 @@
+//! Rules of onnx's `sequence` family.
+
+use super::Entry;
+
+pub const OPS: &[Entry] = &[];

@@ -1,0 +1,123 @@
+//! Inference against what onnx infers, model by model, without Python.
+//!
+//! Reads `tests/.corpus/onnx-<version>/infer_expected.jsonl` (written by
+//! `scripts/gen_infer_expected.py`; the pytest suite generates it with the
+//! node-test corpus, or set `ONNXFAST_INFER_EXPECTED` to another file) and,
+//! for each model:
+//! - the full check's verdict must be onnx's `check_model(full_check=True)`;
+//! - every value onnx types must get the same type from onnxfast: element
+//!   type, rank, static dims and the model's symbolic dims (onnx's made-up
+//!   `unk__N` symbols and unknown dims are both `?`).
+//!
+//! `ONNXFAST_INFER_FILTER=substring` limits the run to matching paths.
+//! Without the expected file the test says so and passes: run `pytest` (or
+//! the script) first.
+
+use std::path::PathBuf;
+
+use onnxfast_core::checker::{check_model, CheckOptions};
+use onnxfast_core::infer::{infer_model, InferOptions};
+use onnxfast_core::opset::SchemaRegistry;
+use onnxfast_core::proto::ModelProto;
+use onnxfast_core::{decode, DecodeOptions};
+
+fn expected_file() -> PathBuf {
+    if let Ok(p) = std::env::var("ONNXFAST_INFER_EXPECTED") {
+        return PathBuf::from(p);
+    }
+    let version = &SchemaRegistry::global().onnx_version;
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/.corpus")
+        .join(format!("onnx-{version}"))
+        .join("infer_expected.jsonl")
+}
+
+#[test]
+fn inference_matches_onnx_on_the_corpus() {
+    let path = expected_file();
+    let Ok(text) = std::fs::read_to_string(&path) else {
+        eprintln!(
+            "skipped: {} not found (run pytest, or scripts/gen_infer_expected.py)",
+            path.display()
+        );
+        return;
+    };
+    let filter = std::env::var("ONNXFAST_INFER_FILTER").unwrap_or_default();
+    let mut verdict_mismatches = Vec::new();
+    let mut type_mismatches = Vec::new();
+    let (mut models, mut values) = (0usize, 0usize);
+    for line in text.lines() {
+        let record: serde_json::Value = serde_json::from_str(line).expect("a JSON line");
+        let model_path = record["path"].as_str().expect("path");
+        if !model_path.contains(&filter) {
+            continue;
+        }
+        let bytes = std::fs::read(model_path).expect("model file");
+        let decoded = decode::<ModelProto>(bytes.into(), &DecodeOptions::default());
+        let Ok(model) = decoded else {
+            verdict_mismatches.push(format!("{model_path}: does not decode"));
+            continue;
+        };
+        models += 1;
+        let stripped = record["stripped"].as_bool().unwrap_or(false);
+        if !stripped {
+            let options = CheckOptions {
+                full: true,
+                model_dir: PathBuf::from(model_path).parent().map(PathBuf::from),
+                ..CheckOptions::default()
+            };
+            let report = check_model(&model, &options);
+            let theirs = record["full_check"].as_str();
+            if theirs.is_none() != report.ok() {
+                let ours: Vec<String> = report.errors().take(2).map(|d| d.to_string()).collect();
+                verdict_mismatches.push(format!(
+                    "{model_path}:\n    onnx: {}\n    ours: {}",
+                    theirs.unwrap_or("valid"),
+                    if ours.is_empty() {
+                        "valid".to_string()
+                    } else {
+                        ours.join("\n          ")
+                    }
+                ));
+            }
+        }
+        let Some(graphs) = record["graphs"].as_object() else {
+            continue;
+        };
+        let inferred = infer_model(
+            &model,
+            &InferOptions {
+                collect_types: true,
+                ..InferOptions::default()
+            },
+        );
+        for (graph, expected_values) in graphs {
+            let ours = inferred.graphs.iter().find(|g| &g.path == graph);
+            for (name, theirs) in expected_values.as_object().expect("values") {
+                let theirs = theirs.as_str().expect("type");
+                values += 1;
+                let mine = ours
+                    .and_then(|g| g.values.iter().find(|(n, _)| n == name))
+                    .map(|(_, t)| inferred.symbols.show(t));
+                if mine.as_deref() != Some(theirs) {
+                    type_mismatches.push(format!(
+                        "{model_path} {graph} '{name}': onnx {theirs}, ours {}",
+                        mine.as_deref().unwrap_or("(none)")
+                    ));
+                }
+            }
+        }
+    }
+    eprintln!(
+        "{models} models, {values} values; {} verdict and {} type mismatches",
+        verdict_mismatches.len(),
+        type_mismatches.len()
+    );
+    for m in verdict_mismatches.iter().take(40) {
+        eprintln!("verdict: {m}");
+    }
+    for m in type_mismatches.iter().take(60) {
+        eprintln!("type: {m}");
+    }
+    assert!(verdict_mismatches.is_empty() && type_mismatches.is_empty());
+}
