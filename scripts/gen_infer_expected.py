@@ -160,7 +160,7 @@ def expected(path: Path, stripped_dir: Path, index: int) -> list[dict]:
     symbols = model_symbols(model)
     record["graphs"] = inferred_types(model, symbols)
     strip(model.graph)
-    stripped_path = stripped_dir / f"{index}.onnx"
+    stripped_path = stripped_dir / f"{index}-{path.parent.name}-{path.stem}.onnx"
     stripped_path.write_bytes(model.SerializeToString())
     graphs = inferred_types(model, symbols)
     if graphs is None:

@@ -388,6 +388,12 @@ impl<'a, 'm> NodeCtx<'a, 'm> {
         }
     }
 
+    /// The engine's view of a `TypeProto` (an attribute's `tp`), `None` when
+    /// it sets no type.
+    pub fn type_from_proto(&mut self, t: &crate::proto::TypeProto) -> Option<Type> {
+        self.engine.symbols.type_from_proto(t)
+    }
+
     /// A symbol different from every other (an unknown dim with identity).
     pub fn fresh(&mut self) -> Dim {
         self.engine.symbols.fresh()
