@@ -61,3 +61,72 @@ def corpus() -> Path:
 
 
 SAMPLES = ROOT / "samples"
+
+
+def wheel_model_dirs() -> list[Path]:
+    data = Path(onnx.__file__).parent / "backend" / "test" / "data"
+    return [data / sub for sub in ("light", "simple", "pytorch-converted", "pytorch-operator")]
+
+
+def _script_module(name: str):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def infer_expected() -> Path:
+    """onnx's verdicts and inferred types for the corpus and the wheel's models
+    (scripts/gen_infer_expected.py), written once under tests/.corpus; the Rust
+    test rust/onnxfast-core/tests/infer_corpus.rs reads the same file."""
+    out = CORPUS_DIR / "infer_expected.jsonl"
+    if not out.exists():
+        _script_module("gen_infer_expected").generate(out, [node_corpus(), *wheel_model_dirs()])
+    return out
+
+
+def onnx_test_sources() -> Path | None:
+    """tests/python of onnx's sdist for the installed release (downloaded once
+    from PyPI into tests/.corpus), or None when PyPI cannot be reached."""
+    import hashlib
+    import re
+    import tarfile
+    import urllib.request
+
+    version = onnx.__version__
+    target = ROOT / "tests" / ".corpus" / f"onnx-src-{version}"
+    done = target / "DONE"
+    if done.exists():
+        return target / "tests" / "python"
+    try:
+        index = urllib.request.urlopen("https://pypi.org/simple/onnx/", timeout=60).read().decode()
+        pattern = rf'href="([^"]*/onnx-{re.escape(version)}\.tar\.gz)#sha256=([0-9a-f]+)"'
+        link = re.search(pattern, index)
+        if link is None:
+            return None
+        data = urllib.request.urlopen(link.group(1), timeout=300).read()
+    except OSError:
+        return None
+    if hashlib.sha256(data).hexdigest() != link.group(2):
+        raise AssertionError("onnx sdist checksum mismatch")
+    archive = target / "sdist.tar.gz"
+    target.mkdir(parents=True, exist_ok=True)
+    archive.write_bytes(data)
+    prefix = f"onnx-{version}/tests/python/"
+    with tarfile.open(archive) as tar:
+        for member in tar.getmembers():
+            if member.name.startswith(prefix) and member.isfile() and member.name.endswith(".py"):
+                name = "tests/python/" + member.name[len(prefix) :]
+                if ".." in Path(name).parts:
+                    continue
+                member.name = name
+                source = tar.extractfile(member)
+                if source is not None:
+                    (target / name).parent.mkdir(parents=True, exist_ok=True)
+                    (target / name).write_bytes(source.read())
+    archive.unlink()
+    done.write_text(version + "\n")
+    return target / "tests" / "python"

@@ -1,0 +1,161 @@
+"""Runs onnx's own checker tests against onnxfast's full check.
+
+    python scripts/onnx_checker_tests.py PATH/TO/checker_test.py [--all] [-q]
+
+`checker_test.py` is tests/python/checker_test.py of onnx's repository (or of
+its sdist), for the onnx release onnxfast follows. It is not part of this
+repository: pass its path.
+
+The tests call `onnx.checker.check_model`; this script runs them with that
+function replaced by onnxfast's check (`onnxfast.check(model, full=...)`),
+which raises what onnx raises for an invalid model: `InferenceError` when a
+type or shape finding (E7…) is among the errors, `ValidationError`
+otherwise. By default only the tests that run the full check
+(`full_check=True`) are selected; `--all` runs every test that calls
+`check_model`.
+
+Error messages are onnxfast's own, so a test's `pytest.raises(..., match=...)`
+checks only the exception type here; the patterns that our message does not
+match are listed at the end (they are not failures).
+
+Exit status: pytest's (0 when every selected test passes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import os
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import onnx
+import onnx.checker
+import onnx.shape_inference
+import pytest
+
+import onnxfast
+
+_FULL = re.compile(r"check_model\([^()]*(full_check\s*=\s*True|,\s*True\s*\))")
+
+
+def _selected(path: Path, everything: bool) -> list[str]:
+    """Names of the test functions that call check_model (with the full check,
+    unless `everything`)."""
+    source = path.read_text()
+    tree = ast.parse(source)
+    names = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef) and node.name.startswith("test_"):
+            body = ast.get_source_segment(source, node) or ""
+            if "check_model(" not in body:
+                continue
+            if everything or _FULL.search(body):
+                names.append(node.name)
+    return sorted(set(names))
+
+
+def _shim(
+    model: Any,
+    full_check: bool = False,
+    skip_opset_compatibility_check: bool = False,
+    check_custom_domain: bool = False,
+) -> None:
+    """onnx.checker.check_model, answered by onnxfast."""
+    if isinstance(model, (str, os.PathLike)):
+        target: Any = os.fspath(model)
+    else:
+        target = model
+    report = onnxfast.check(
+        target,
+        full=full_check,
+        skip_opset_compatibility_check=skip_opset_compatibility_check,
+        check_custom_domain=check_custom_domain,
+    )
+    if report.ok:
+        return
+    text = str(report)
+    if any(d.code.startswith("E7") for d in report.errors):
+        raise onnx.shape_inference.InferenceError(text)
+    raise onnx.checker.ValidationError(text)
+
+
+class _Plugin:
+    """Swaps check_model for the shim and relaxes `match=` of pytest.raises."""
+
+    def __init__(self) -> None:
+        self.messages: list[tuple[str, str, str]] = []
+        self._raises = pytest.raises
+        self._check_model = onnx.checker.check_model
+
+    def pytest_configure(self, config: Any) -> None:
+        onnx.checker.check_model = _shim
+        plugin = self
+
+        def raises(expected: Any, *args: Any, match: Any = None, **kwargs: Any) -> Any:
+            ctx = plugin._raises(expected, *args, **kwargs)
+            if match is None:
+                return ctx
+            return _Matching(ctx, str(match), plugin)
+
+        pytest.raises = raises  # type: ignore[assignment]
+
+    def pytest_unconfigure(self, config: Any) -> None:
+        onnx.checker.check_model = self._check_model
+        pytest.raises = self._raises  # type: ignore[assignment]
+
+
+class _Matching:
+    """pytest.raises' context, noting (not failing on) a message mismatch."""
+
+    def __init__(self, ctx: Any, pattern: str, plugin: _Plugin) -> None:
+        self.ctx = ctx
+        self.pattern = pattern
+        self.plugin = plugin
+
+    def __enter__(self) -> Any:
+        return self.ctx.__enter__()
+
+    def __exit__(self, *exc: Any) -> Any:
+        suppressed = self.ctx.__exit__(*exc)
+        value = exc[1]
+        if value is not None and not re.search(self.pattern, str(value)):
+            test = os.environ.get("PYTEST_CURRENT_TEST", "?").split(" ")[0]
+            self.plugin.messages.append((test, self.pattern, str(value).splitlines()[0]))
+        return suppressed
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("path", type=Path, help="onnx's tests/python/checker_test.py")
+    parser.add_argument("--all", action="store_true", help="every test calling check_model")
+    parser.add_argument("-q", "--quiet", action="store_true")
+    args = parser.parse_args(argv)
+    names = _selected(args.path, args.all)
+    if not names:
+        print(f"no test in {args.path} calls check_model", file=sys.stderr)
+        return 2
+    plugin = _Plugin()
+    pytest_args = [
+        str(args.path),
+        "-k",
+        " or ".join(names),
+        "-p",
+        "no:cacheprovider",
+        "--rootdir",
+        str(args.path.parent),
+        "-q" if args.quiet else "-v",
+    ]
+    status = pytest.main(pytest_args, plugins=[plugin])
+    print(f"\n{len(names)} tests of {args.path.name} selected (onnx {onnx.__version__})")
+    if plugin.messages:
+        print("onnx's message patterns our messages do not match (type and verdict matched):")
+        for test, pattern, ours in plugin.messages:
+            print(f"  {test}: expected /{pattern}/, ours: {ours}")
+    return int(status)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
