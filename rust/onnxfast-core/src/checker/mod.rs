@@ -136,6 +136,43 @@ pub(crate) fn q(name: &str) -> String {
 
 /// Checks a decoded model.
 pub fn check_model(model: &ModelProto, options: &CheckOptions) -> Report {
+    let limit = options.max_diagnostics.unwrap_or(DEFAULT_MAX_DIAGNOSTICS);
+    if !options.full {
+        return structural(model, options).into_report();
+    }
+    // The structural checks and inference are independent: they run side
+    // by side, and their findings are reported in that order.
+    let store = crate::external::ExternalStore::new(options.model_dir.clone(), Default::default());
+    let (mut c, inferred) = rayon::join(
+        || structural(model, options),
+        || {
+            crate::infer::infer_model(
+                model,
+                &crate::infer::InferOptions {
+                    store: Some(&store),
+                    max_diagnostics: limit,
+                    collect_types: false,
+                },
+            )
+        },
+    );
+    let total = inferred.diagnostics.len() as u64 + inferred.omitted;
+    c.absorb((inferred.diagnostics, total));
+    c.into_report()
+}
+
+impl Checker<'_> {
+    fn into_report(self) -> Report {
+        let omitted = self.total - self.out.len() as u64;
+        Report {
+            diagnostics: self.out,
+            omitted,
+        }
+    }
+}
+
+/// onnx's `check_model` without the full check (and the strict extras).
+fn structural<'o>(model: &ModelProto, options: &'o CheckOptions) -> Checker<'o> {
     let mut c = Checker {
         options,
         schemas: SchemaRegistry::global(),
@@ -196,25 +233,7 @@ pub fn check_model(model: &ModelProto, options: &CheckOptions) -> Report {
     if options.strict {
         strict::check_model(&mut c, model, &here);
     }
-    if options.full {
-        let store =
-            crate::external::ExternalStore::new(options.model_dir.clone(), Default::default());
-        let inferred = crate::infer::infer_model(
-            model,
-            &crate::infer::InferOptions {
-                store: Some(&store),
-                max_diagnostics: c.limit.saturating_sub(c.out.len()),
-                collect_types: false,
-            },
-        );
-        let total = inferred.diagnostics.len() as u64 + inferred.omitted;
-        c.absorb((inferred.diagnostics, total));
-    }
-    let omitted = c.total - c.out.len() as u64;
-    Report {
-        diagnostics: c.out,
-        omitted,
-    }
+    c
 }
 
 /// Builds the opset map of the model, with onnx's IR-version rules.

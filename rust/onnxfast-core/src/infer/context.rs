@@ -98,8 +98,8 @@ pub struct NodeCtx<'a, 'm> {
     /// The opset version of the node's domain.
     pub opset: i64,
     pub(crate) attrs: Attrs<'m>,
-    pub(crate) inputs: Vec<InputType<'a>>,
-    pub(crate) consts: Vec<Option<&'a Const<'m>>>,
+    pub(crate) inputs: smallvec::SmallVec<[InputType<'a>; 4]>,
+    pub(crate) consts: smallvec::SmallVec<[Option<&'a Const<'m>>; 4]>,
     /// Output types as inferred so far (`None`: not set).
     pub outputs: Vec<Option<Type>>,
     pub(crate) node_index: usize,
@@ -457,7 +457,8 @@ impl<'a, 'm> NodeCtx<'a, 'm> {
 
     /// The schema's type-constraint check (onnx's CheckInputOutputType).
     pub(crate) fn type_check(&mut self, s: &OpSchema) -> InferResult {
-        let inputs: Vec<Option<&Type>> = (0..self.inputs.len()).map(|i| self.ty(i)).collect();
+        let inputs: smallvec::SmallVec<[Option<&Type>; 4]> =
+            (0..self.inputs.len()).map(|i| self.ty(i)).collect();
         let symbols = &self.engine.symbols;
         let node = self.node;
         super::typecheck::check(

@@ -33,6 +33,7 @@ use crate::proto::attribute_proto::AttributeType;
 use crate::proto::{
     AttributeProto, FunctionProto, GraphProto, ModelProto, NodeProto, ValueInfoProto,
 };
+use smallvec::SmallVec;
 
 use super::constant::Const;
 use super::context::{defect, At, Attrs, Defect, InferError, InferResult, InputType, NodeCtx};
@@ -65,17 +66,92 @@ pub(crate) struct Engine<'m> {
     /// Unknown operators already warned about (W790 once per operator).
     warned_ops: NameSet<'m>,
     pub(crate) collected: Option<Vec<GraphTypes>>,
+    /// A cleared buffer for the next node's output types.
+    spare_outputs: Vec<Option<Type>>,
+    /// The last schemas looked up (graphs repeat a few operators).
+    schema_cache: [SchemaCacheEntry<'m>; SCHEMA_CACHE],
+    schema_next: usize,
+}
+
+const SCHEMA_CACHE: usize = 8;
+
+/// (op_type, domain, opset version) → schema.
+type SchemaCacheEntry<'m> = Option<(&'m str, &'m str, i64, Option<&'static OpSchema>)>;
+
+/// What a run knows of a value: its type (an index in the run's
+/// [`TypeArena`], or [`UNTYPED`] / [`POISONED`]) and its constant value, if
+/// any (an index in the run's constants).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Entry {
+    ty: u32,
+    konst: u32,
+}
+
+/// Defined without a type (a rule needing it fails, as in onnx).
+const UNTYPED: u32 = u32::MAX - 1;
+/// Unknown because of an earlier finding: rules skip quietly.
+const POISONED: u32 = u32::MAX;
+const NO_CONST: u32 = u32::MAX;
+
+impl Entry {
+    const fn new(ty: u32) -> Entry {
+        Entry {
+            ty,
+            konst: NO_CONST,
+        }
+    }
+}
+
+/// Most node inputs were produced a few nodes before: the last values a run
+/// recorded are looked up first, without touching the (large) hash table.
+const RECENT: usize = 8;
+
+/// The types of a run, each distinct type stored once: most values of a
+/// graph share a few types, so a value costs a name and two indexes.
+#[derive(Default)]
+struct TypeArena {
+    types: Vec<Type>,
+    index: foldhash::HashMap<Type, u32>,
+    /// The type interned last (consecutive values often share a type).
+    last: Option<u32>,
+}
+
+impl TypeArena {
+    fn intern(&mut self, t: Type) -> u32 {
+        if let Some(last) = self.last {
+            if self.types.get(last as usize) == Some(&t) {
+                return last;
+            }
+        }
+        let i = match self.index.get(&t) {
+            Some(&i) => i,
+            None => {
+                let i = u32::try_from(self.types.len())
+                    .unwrap_or(POISONED)
+                    .min(UNTYPED - 1);
+                self.types.push(t.clone());
+                self.index.insert(t, i);
+                i
+            }
+        };
+        self.last = Some(i);
+        i
+    }
+
+    fn get(&self, i: u32) -> Option<&Type> {
+        self.types.get(i as usize)
+    }
 }
 
 /// One graph (or one function-body call) being inferred.
 pub(crate) struct Run<'m, 'o> {
     outer: Option<&'o Run<'m, 'o>>,
-    types: NameMap<'m, Type>,
-    /// Defined without a type (a rule needing it fails, as in onnx).
-    untyped: NameSet<'m>,
-    /// Unknown because of an earlier finding: rules skip quietly.
-    poisoned: NameSet<'m>,
-    consts: NameMap<'m, Const<'m>>,
+    values: NameMap<'m, Entry>,
+    arena: TypeArena,
+    consts: Vec<Const<'m>>,
+    /// The last values recorded, newest at `recent_next - 1` (a ring).
+    recent: [(&'m str, Entry); RECENT],
+    recent_next: usize,
     opsets: NameMap<'m, i64>,
     /// Function parameters the caller did not give.
     unbound: NameSet<'m>,
@@ -94,10 +170,11 @@ impl<'m, 'o> Run<'m, 'o> {
     fn new(outer: Option<&'o Run<'m, 'o>>, loc: Location, path: String) -> Self {
         Run {
             outer,
-            types: NameMap::default(),
-            untyped: NameSet::default(),
-            poisoned: NameSet::default(),
-            consts: NameMap::default(),
+            values: NameMap::default(),
+            arena: TypeArena::default(),
+            consts: Vec::new(),
+            recent: [("", Entry::new(POISONED)); RECENT],
+            recent_next: 0,
             opsets: NameMap::default(),
             unbound: NameSet::default(),
             bindings: None,
@@ -108,22 +185,121 @@ impl<'m, 'o> Run<'m, 'o> {
         }
     }
 
-    /// How a value is known here or in an enclosing graph.
-    fn lookup<'s>(&'s self, name: &'s str) -> InputType<'s> {
-        let mut run: Option<&'s Run<'m, 'o>> = Some(self);
+    /// This run's entry of a value (recent values first).
+    fn entry(&self, name: &str) -> Option<Entry> {
+        for k in 1..=RECENT {
+            let (n, e) = self.recent[(self.recent_next + RECENT - k) % RECENT];
+            if !n.is_empty() && crate::names::same(n, name) {
+                return Some(e);
+            }
+        }
+        self.values.get(&Name(name)).copied()
+    }
+
+    fn put(&mut self, name: &'m str, e: Entry) {
+        self.values.insert(Name(name), e);
+        self.remember(name, e);
+    }
+
+    fn remember(&mut self, name: &'m str, e: Entry) {
+        self.recent[self.recent_next % RECENT] = (name, e);
+        self.recent_next = (self.recent_next + 1) % RECENT;
+    }
+
+    fn input_type<'s>(&'s self, e: Entry) -> InputType<'s> {
+        match e.ty {
+            UNTYPED => InputType::Untyped,
+            POISONED => InputType::Poisoned,
+            i => self
+                .arena
+                .get(i)
+                .map_or(InputType::Poisoned, InputType::Known),
+        }
+    }
+
+    /// How a value is known here or in an enclosing graph, and its constant
+    /// value when it is one of this run's.
+    fn lookup<'s>(&'s self, name: &'s str) -> (InputType<'s>, Option<&'s Const<'m>>) {
+        if let Some(e) = self.entry(name) {
+            let konst = self.consts.get(e.konst as usize);
+            return (self.input_type(e), konst);
+        }
+        let mut run: Option<&'s Run<'m, 'o>> = self.outer;
         while let Some(r) = run {
-            if let Some(t) = r.types.get(&Name(name)) {
-                return InputType::Known(t);
-            }
-            if r.untyped.contains(&Name(name)) {
-                return InputType::Untyped;
-            }
-            if r.poisoned.contains(&Name(name)) {
-                return InputType::Poisoned;
+            if let Some(e) = r.values.get(&Name(name)) {
+                return (r.input_type(*e), None);
             }
             run = r.outer;
         }
-        InputType::Poisoned
+        (InputType::Poisoned, None)
+    }
+
+    /// The type of a value of this run.
+    fn get(&self, name: &str) -> Option<&Type> {
+        self.arena.get(self.entry(name)?.ty)
+    }
+
+    fn set_type(&mut self, name: &'m str, t: Type) {
+        let ty = self.arena.intern(t);
+        let konst = self.entry(name).map_or(NO_CONST, |e| e.konst);
+        self.put(name, Entry { ty, konst });
+    }
+
+    /// Marks a value defined without a type (unless it has one).
+    fn set_untyped(&mut self, name: &'m str) {
+        self.set_state(name, UNTYPED);
+    }
+
+    /// Marks a value unknown because of a finding (unless it has a type).
+    fn poison(&mut self, name: &'m str) {
+        self.set_state(name, POISONED);
+    }
+
+    fn set_state(&mut self, name: &'m str, state: u32) {
+        match self.entry(name) {
+            Some(e) if e.ty < UNTYPED => {}
+            Some(e) => self.put(name, Entry { ty: state, ..e }),
+            None => self.put(name, Entry::new(state)),
+        }
+    }
+
+    /// Records an inferred output type, merged into the value's declared
+    /// type if it has one (onnx's UpdateType): one probe of the table.
+    fn record_type(
+        &mut self,
+        name: &'m str,
+        inferred: Type,
+        symbols: &Symbols,
+    ) -> Result<(), merge::Conflict> {
+        let Run { values, arena, .. } = self;
+        let slot = values.entry(Name(name)).or_insert(Entry::new(POISONED));
+        match arena.get(slot.ty) {
+            Some(existing) => {
+                merge::check(&inferred, existing, symbols)?;
+                let mut merged = existing.clone();
+                merge::merge_into(&inferred, &mut merged);
+                if merged != *existing {
+                    slot.ty = arena.intern(merged);
+                }
+            }
+            None => slot.ty = arena.intern(inferred),
+        }
+        let e = *slot;
+        self.remember(name, e);
+        Ok(())
+    }
+
+    /// Records a constant value of a name.
+    fn set_const(&mut self, name: &'m str, c: Const<'m>) {
+        let Ok(k) = u32::try_from(self.consts.len()) else {
+            return;
+        };
+        if k == NO_CONST {
+            return;
+        }
+        self.consts.push(c);
+        let e = self.entry(name).unwrap_or(Entry::new(POISONED));
+        self.put(name, Entry { konst: k, ..e });
     }
 
     fn bindings(&self) -> Option<&'o [(&'m str, &'m AttributeProto)]> {
@@ -255,7 +431,23 @@ impl<'m> Engine<'m> {
             budget_reported: false,
             warned_ops: NameSet::default(),
             collected: options.collect_types.then(Vec::new),
+            spare_outputs: Vec::new(),
+            schema_cache: [None; SCHEMA_CACHE],
+            schema_next: 0,
         }
+    }
+
+    /// The schema of an operator at an opset version (cached).
+    fn schema(&mut self, op: &'m str, domain: &'m str, version: i64) -> Option<&'static OpSchema> {
+        for (o, d, v, s) in self.schema_cache.iter().flatten() {
+            if *v == version && crate::names::same(o, op) && crate::names::same(d, domain) {
+                return *s;
+            }
+        }
+        let found = self.schemas.get(op, version, domain);
+        self.schema_cache[self.schema_next % SCHEMA_CACHE] = Some((op, domain, version, found));
+        self.schema_next = (self.schema_next + 1) % SCHEMA_CACHE;
+        found
     }
 
     pub(crate) fn external(&self) -> Option<&'m ExternalStore> {
@@ -346,13 +538,16 @@ impl<'m> Engine<'m> {
         ) -> bool {
             match vi.r#type.as_ref().and_then(|t| symbols.type_from_proto(t)) {
                 Some(t) => {
-                    run.untyped.remove(&Name(vi.name()));
-                    run.types.insert(Name(vi.name()), t);
+                    run.set_type(vi.name(), t);
                     true
                 }
                 None => false,
             }
         }
+        let outputs: usize = g.node.iter().map(|n| n.output.len()).sum();
+        run.values.reserve(
+            outputs + g.input.len() + g.initializer.len() + g.value_info.len() + g.output.len(),
+        );
         for vi in &g.value_info {
             declare(run, vi, &mut self.symbols);
         }
@@ -361,19 +556,18 @@ impl<'m> Engine<'m> {
             match given.get(i) {
                 Some(Some(t)) => {
                     // Checked against the declaration by infer_subgraph.
-                    let slot = run
-                        .types
-                        .entry(Name(vi.name()))
-                        .or_insert_with(|| t.clone());
-                    if declared {
-                        merge::merge_into(t, slot);
-                    }
-                    merge::materialize(slot, &mut self.symbols);
-                    run.untyped.remove(&Name(vi.name()));
+                    let mut merged = match run.get(vi.name()) {
+                        Some(existing) if declared => {
+                            let mut existing = existing.clone();
+                            merge::merge_into(t, &mut existing);
+                            existing
+                        }
+                        _ => t.clone(),
+                    };
+                    merge::materialize(&mut merged, &mut self.symbols);
+                    run.set_type(vi.name(), merged);
                 }
-                _ if !declared => {
-                    run.untyped.insert(Name(vi.name()));
-                }
+                _ if !declared => run.set_untyped(vi.name()),
                 _ => {}
             }
         }
@@ -387,7 +581,7 @@ impl<'m> Engine<'m> {
         for (i, t) in g.initializer.iter().enumerate() {
             let ty = Type::tensor_of(t.data_type(), &t.dims);
             self.initializer(run, t.name(), ty, &item("initializer", i, t.name()));
-            run.consts.insert(Name(t.name()), Const::Tensor(t));
+            run.set_const(t.name(), Const::Tensor(t));
         }
         for (i, s) in g.sparse_initializer.iter().enumerate() {
             let Some(values) = &s.values else {
@@ -430,7 +624,7 @@ impl<'m> Engine<'m> {
                 if name.is_empty() || !seen.insert(Name(name)) {
                     continue;
                 }
-                if let Some(t) = run.types.get(&Name(name)) {
+                if let Some(t) = run.get(name) {
                     values.push((name.to_string(), t.clone()));
                 }
             }
@@ -444,8 +638,7 @@ impl<'m> Engine<'m> {
     /// An initializer's type against a declaration of the same name.
     fn initializer(&mut self, run: &mut Run<'m, '_>, name: &'m str, ty: Type, step: &Step) {
         let checked = run
-            .types
-            .get(&Name(name))
+            .get(name)
             .map(|existing| merge::check(&ty, existing, &self.symbols));
         match checked {
             Some(Err(c)) => {
@@ -465,8 +658,7 @@ impl<'m> Engine<'m> {
             Some(Ok(())) => {}
             None => {
                 if self.ir_version >= 4 {
-                    run.untyped.remove(&Name(name));
-                    run.types.insert(Name(name), ty);
+                    run.set_type(name, ty);
                 }
             }
         }
@@ -494,9 +686,8 @@ impl<'m> Engine<'m> {
 
     fn poison_outputs(run: &mut Run<'m, '_>, node: &'m NodeProto) {
         for o in &node.output {
-            if !o.is_empty() && !run.types.contains_key(&Name(o)) {
-                run.untyped.remove(&Name(o));
-                run.poisoned.insert(Name(o));
+            if !o.is_empty() {
+                run.poison(o);
             }
         }
     }
@@ -533,7 +724,7 @@ impl<'m> Engine<'m> {
             return;
         };
         let attrs = bind_attrs(node, run.bindings());
-        let schema = self.schemas.get(node.op_type(), version, domain);
+        let schema = self.schema(node.op_type(), domain, version);
         let Some(schema) = schema else {
             let id = function_id(domain, node.op_type(), node.overload());
             if let Some(&f) = self.functions.get(&id) {
@@ -594,31 +785,23 @@ impl<'m> Engine<'m> {
         schema: Option<&'static OpSchema>,
         local: Option<&'m FunctionProto>,
     ) {
-        let inputs: Vec<InputType<'_>> = node
-            .input
-            .iter()
-            .map(|name| {
-                if name.is_empty() || run.unbound.contains(&Name(name)) {
-                    InputType::Absent
-                } else {
-                    run.lookup(name)
-                }
-            })
-            .collect();
-        let consts: Vec<Option<&Const<'m>>> = node
-            .input
-            .iter()
-            .map(|name| {
-                if name.is_empty() {
-                    None
-                } else {
-                    run.consts.get(&Name(name))
-                }
-            })
-            .collect();
-        let outputs = vec![None; node.output.len()];
+        let mut inputs: SmallVec<[InputType<'_>; 4]> = SmallVec::new();
+        let mut consts: SmallVec<[Option<&Const<'m>>; 4]> = SmallVec::new();
+        for name in &node.input {
+            if name.is_empty() || (!run.unbound.is_empty() && run.unbound.contains(&Name(name))) {
+                inputs.push(InputType::Absent);
+                consts.push(None);
+            } else {
+                let (t, c) = run.lookup(name);
+                inputs.push(t);
+                consts.push(c);
+            }
+        }
+        let mut outputs = std::mem::take(&mut self.spare_outputs);
+        outputs.clear();
+        outputs.resize(node.output.len(), None);
         let run_ref: &Run<'m, '_> = run;
-        let (result, outputs) = {
+        let (result, mut outputs) = {
             let mut ctx = NodeCtx {
                 node,
                 schema: schema.unwrap_or_else(|| placeholder_schema()),
@@ -653,7 +836,7 @@ impl<'m> Engine<'m> {
             (result, ctx.outputs)
         };
         match result {
-            Ok(()) => self.record(run, index, node, outputs),
+            Ok(()) => self.record(run, index, node, &mut outputs),
             Err(InferError::Defect(d)) => {
                 let loc = self.defect_loc(run, index, node, &d.at);
                 self.report(run, d.code, loc, d.message, !d.fatal);
@@ -665,6 +848,8 @@ impl<'m> Engine<'m> {
             }
             Err(InferError::Skip) => Self::poison_outputs(run, node),
         }
+        outputs.clear();
+        self.spare_outputs = outputs;
     }
 
     fn defect_loc(&self, run: &Run<'m, '_>, index: usize, node: &NodeProto, at: &At) -> Location {
@@ -692,55 +877,36 @@ impl<'m> Engine<'m> {
         run: &mut Run<'m, '_>,
         index: usize,
         node: &'m NodeProto,
-        outputs: Vec<Option<Type>>,
+        outputs: &mut Vec<Option<Type>>,
     ) {
-        for (k, (name, inferred)) in node.output.iter().zip(outputs).enumerate() {
+        for (k, (name, inferred)) in node.output.iter().zip(outputs.drain(..)).enumerate() {
             if name.is_empty() {
                 continue;
             }
             let Some(mut inferred) = inferred else {
-                if !run.types.contains_key(&Name(name)) {
-                    run.poisoned.remove(&Name(name));
-                    run.untyped.insert(Name(name));
-                }
+                run.set_untyped(name);
                 continue;
             };
             merge::materialize(&mut inferred, &mut self.symbols);
-            let checked = run
-                .types
-                .get(&Name(name))
-                .map(|existing| merge::check(&inferred, existing, &self.symbols));
-            match checked {
-                Some(Err(c)) => {
-                    let loc = run
-                        .loc
-                        .child(node_step(index, node))
-                        .child(item("output", k, name));
-                    self.report(
-                        run,
-                        c.code,
-                        loc,
-                        format!("{}: {}", q(name), c.message),
-                        true,
-                    );
-                    // onnx stops at the first conflict of a node.
-                    for rest in node.output.iter().skip(k + 1) {
-                        if !rest.is_empty() && !run.types.contains_key(&Name(rest)) {
-                            run.poisoned.insert(Name(rest));
-                        }
-                    }
-                    return;
-                }
-                Some(Ok(())) => {
-                    if let Some(existing) = run.types.get_mut(&Name(name)) {
-                        merge::merge_into(&inferred, existing);
+            if let Err(c) = run.record_type(name, inferred, &self.symbols) {
+                let loc = run
+                    .loc
+                    .child(node_step(index, node))
+                    .child(item("output", k, name));
+                self.report(
+                    run,
+                    c.code,
+                    loc,
+                    format!("{}: {}", q(name), c.message),
+                    true,
+                );
+                // onnx stops at the first conflict of a node.
+                for rest in node.output.iter().skip(k + 1) {
+                    if !rest.is_empty() {
+                        run.poison(rest);
                     }
                 }
-                None => {
-                    run.untyped.remove(&Name(name));
-                    run.poisoned.remove(&Name(name));
-                    run.types.insert(Name(name), inferred);
-                }
+                return;
             }
         }
         self.constant(run, node);
@@ -779,7 +945,7 @@ impl<'m> Engine<'m> {
                 _ => None,
             };
             if let Some(v) = value {
-                run.consts.insert(out, v);
+                run.set_const(out.0, v);
             }
         }
     }
@@ -896,7 +1062,7 @@ impl<'m> Engine<'m> {
         }
         Ok(g.output
             .iter()
-            .map(|vi| run.types.get(&Name(vi.name())).cloned())
+            .map(|vi| run.get(vi.name()).cloned())
             .collect())
     }
 
@@ -954,19 +1120,15 @@ impl<'m> Engine<'m> {
         for (i, formal) in f.input.iter().enumerate() {
             match inputs.get(i) {
                 Some(InputType::Known(t)) => {
-                    run.types.insert(Name(formal), (*t).clone());
+                    run.set_type(formal, (*t).clone());
                     if let Some(Some(c)) = consts.get(i) {
                         if matches!(t, Type::Tensor(_)) {
-                            run.consts.insert(Name(formal), (*c).clone());
+                            run.set_const(formal, (*c).clone());
                         }
                     }
                 }
-                Some(InputType::Untyped) => {
-                    run.untyped.insert(Name(formal));
-                }
-                Some(InputType::Poisoned) => {
-                    run.poisoned.insert(Name(formal));
-                }
+                Some(InputType::Untyped) => run.set_untyped(formal),
+                Some(InputType::Poisoned) => run.poison(formal),
                 None | Some(InputType::Absent) => {
                     run.unbound.insert(Name(formal));
                 }
@@ -980,10 +1142,7 @@ impl<'m> Engine<'m> {
         if run.failed {
             return Err(InferError::Reported);
         }
-        Ok(f.output
-            .iter()
-            .map(|o| run.types.get(&Name(o)).cloned())
-            .collect())
+        Ok(f.output.iter().map(|o| run.get(o).cloned()).collect())
     }
 }
 

@@ -4,30 +4,41 @@
 //! one type, and an output no rule typed gets the type its parameter
 //! implies (the only allowed type, or the bound variable's).
 
+use smallvec::SmallVec;
+
 use crate::diag::codes;
-use crate::ir::types::Type;
+use crate::ir::types::{TensorType, Type, TypeStrError};
 use crate::opset::{FormalParam, OpSchema};
 
 use super::context::{defect, At, InferError};
 
 /// Where a type variable was bound: by input or output `index`, to `ty`.
-struct Binding<'s> {
+#[derive(Clone, Copy)]
+struct Binding<'s, 't> {
     var: &'s str,
     output: bool,
     index: usize,
-    ty: Type,
+    ty: &'t Type,
 }
 
-fn not_checkable(
-    at: At,
-    what: &str,
-    shown: String,
-    e: crate::ir::types::TypeStrError,
-) -> InferError {
+type Bindings<'s, 't> = SmallVec<[Binding<'s, 't>; 4]>;
+
+fn at(output: bool, index: usize) -> At {
+    if output {
+        At::Output(index)
+    } else {
+        At::Input(index)
+    }
+}
+
+fn not_checkable(output: bool, i: usize, shown: String, e: TypeStrError) -> InferError {
     defect(
         codes::TYPE_NOT_CHECKABLE,
-        at,
-        format!("{what} has the type {shown}, which cannot be checked against the schema: {e}"),
+        at(output, i),
+        format!(
+            "{} {i} has the type {shown}, which cannot be checked against the schema: {e}",
+            if output { "output" } else { "input" }
+        ),
     )
 }
 
@@ -41,16 +52,8 @@ pub fn check(
     show: &dyn Fn(&Type) -> String,
     names: &dyn Fn(bool, usize) -> String,
 ) -> Result<(), InferError> {
-    let mut bound: Vec<Binding<'_>> = Vec::new();
-    let describe_binding = |b: &Binding<'_>| {
-        format!(
-            "{}[{}] {} binds to {}",
-            if b.output { "output" } else { "input" },
-            b.index,
-            names(b.output, b.index),
-            b.ty.type_str().unwrap_or_default()
-        )
-    };
+    // Inputs: allowed, and bound consistently.
+    let mut bound: Bindings<'_, '_> = SmallVec::new();
     for (i, ty) in inputs.iter().enumerate() {
         let Some(param) = schema.input_param(i) else {
             break;
@@ -58,57 +61,76 @@ pub fn check(
         let Some(ty) = ty else {
             continue;
         };
-        let allowed = param
-            .allowed
-            .contains(ty)
-            .map_err(|e| not_checkable(At::Input(i), &format!("input {i}"), show(ty), e))?;
-        if !allowed {
-            return Err(defect(
-                codes::INPUT_TYPE_NOT_ALLOWED,
-                At::Input(i),
-                not_allowed(param, ty, show),
-            ));
-        }
+        allowed(param, false, i, ty, show)?;
         if param.homogeneous {
-            bind(&mut bound, param, false, i, ty, &describe_binding, show)?;
+            bind(&mut bound, param, false, i, ty, show, names)?;
         }
     }
-    for (i, slot) in outputs.iter_mut().enumerate() {
+    // Outputs no rule typed: the only allowed type, or the bound variable's
+    // (bound by an input, or by an earlier output).
+    for i in 0..outputs.len() {
         let Some(param) = schema.output_param(i) else {
             break;
         };
-        if slot.is_none() {
-            if let Some(only) = param.allowed.single() {
-                *slot = Some(only);
-            } else if let Some(b) = bound.iter().find(|b| b.var == param.type_str) {
-                *slot = Some(without_shapes(&b.ty));
+        let (earlier, rest) = outputs.split_at_mut(i);
+        let Some(slot) = rest.first_mut() else {
+            break;
+        };
+        if slot.is_some() {
+            continue;
+        }
+        if let Some(only) = param.allowed.single() {
+            *slot = Some(only);
+        } else if let Some(b) = bound.iter().find(|b| b.var == param.type_str) {
+            *slot = Some(without_shapes(b.ty));
+        } else if param.homogeneous {
+            let same_var = earlier.iter().enumerate().find_map(|(j, t)| {
+                let p = schema.output_param(j)?;
+                (p.homogeneous && p.type_str == param.type_str).then_some(t.as_ref()?)
+            });
+            if let Some(t) = same_var {
+                *slot = Some(without_shapes(t));
             }
         }
-        let Some(ty) = slot.as_ref() else {
+    }
+    // Outputs: allowed, and bound consistently.
+    for (i, slot) in outputs.iter().enumerate() {
+        let Some(param) = schema.output_param(i) else {
+            break;
+        };
+        let Some(ty) = slot else {
             continue;
         };
-        let allowed = param
-            .allowed
-            .contains(ty)
-            .map_err(|e| not_checkable(At::Output(i), &format!("output {i}"), show(ty), e))?;
-        if !allowed {
-            return Err(defect(
-                codes::OUTPUT_TYPE_NOT_ALLOWED,
-                At::Output(i),
-                not_allowed(param, ty, show),
-            ));
-        }
+        allowed(param, true, i, ty, show)?;
         if param.homogeneous {
-            let ty = ty.clone();
-            bind(&mut bound, param, true, i, &ty, &describe_binding, show)?;
+            bind(&mut bound, param, true, i, ty, show, names)?;
         }
     }
     Ok(())
 }
 
-fn not_allowed(param: &FormalParam, ty: &Type, show: &dyn Fn(&Type) -> String) -> String {
+fn allowed(
+    param: &FormalParam,
+    output: bool,
+    i: usize,
+    ty: &Type,
+    show: &dyn Fn(&Type) -> String,
+) -> Result<(), InferError> {
+    // The common case: a tensor of an allowed element type.
+    if let Type::Tensor(t) = ty {
+        if param.allowed.has_tensor(t.elem) {
+            return Ok(());
+        }
+    }
+    let ok = param
+        .allowed
+        .contains(ty)
+        .map_err(|e| not_checkable(output, i, show(ty), e))?;
+    if ok {
+        return Ok(());
+    }
     let what = ty.type_str().unwrap_or_else(|_| show(ty));
-    if param.type_str.contains('(') {
+    let message = if param.type_str.contains('(') {
         format!(
             "{what} is not allowed here: the operator takes {}",
             param.type_str
@@ -119,57 +141,61 @@ fn not_allowed(param: &FormalParam, ty: &Type, show: &dyn Fn(&Type) -> String) -
             param.type_str,
             param.allowed.describe()
         )
-    }
+    };
+    let code = if output {
+        codes::OUTPUT_TYPE_NOT_ALLOWED
+    } else {
+        codes::INPUT_TYPE_NOT_ALLOWED
+    };
+    Err(defect(code, at(output, i), message))
 }
 
-fn bind<'s>(
-    bound: &mut Vec<Binding<'s>>,
+fn bind<'s, 't>(
+    bound: &mut Bindings<'s, 't>,
     param: &'s FormalParam,
     output: bool,
     index: usize,
-    ty: &Type,
-    describe: &dyn Fn(&Binding<'_>) -> String,
+    ty: &'t Type,
     show: &dyn Fn(&Type) -> String,
+    names: &dyn Fn(bool, usize) -> String,
 ) -> Result<(), InferError> {
-    if let Some(b) = bound.iter().find(|b| b.var == param.type_str) {
-        if !b.ty.same_kind(ty) {
-            let what = ty.type_str().unwrap_or_else(|_| show(ty));
-            return Err(defect(
-                codes::TYPE_VARIABLE_CONFLICT,
-                if output {
-                    At::Output(index)
-                } else {
-                    At::Input(index)
-                },
-                format!(
-                    "{what} is not allowed for {}, which {}",
-                    param.type_str,
-                    describe(b)
-                ),
-            ));
-        }
+    let Some(b) = bound.iter().find(|b| b.var == param.type_str) else {
+        bound.push(Binding {
+            var: &param.type_str,
+            output,
+            index,
+            ty,
+        });
+        return Ok(());
+    };
+    if b.ty.same_kind(ty) {
         return Ok(());
     }
-    bound.push(Binding {
-        var: &param.type_str,
-        output,
-        index,
-        ty: ty.clone(),
-    });
-    Ok(())
+    let what = ty.type_str().unwrap_or_else(|_| show(ty));
+    Err(defect(
+        codes::TYPE_VARIABLE_CONFLICT,
+        at(output, index),
+        format!(
+            "{what} is not allowed for {}, which {}[{}] {} binds to {}",
+            param.type_str,
+            if b.output { "output" } else { "input" },
+            b.index,
+            names(b.output, b.index),
+            b.ty.type_str().unwrap_or_else(|_| show(b.ty))
+        ),
+    ))
 }
 
 /// The type with its shapes removed (onnx rebuilds a bound type from its
 /// type string, which has none).
 fn without_shapes(t: &Type) -> Type {
+    let strip = |e: &Option<Box<Type>>| e.as_ref().map(|e| Box::new(without_shapes(e)));
     match t {
         Type::Tensor(x) => Type::tensor(x.elem, None),
-        Type::SparseTensor(x) => {
-            Type::SparseTensor(crate::ir::types::TensorType::new(x.elem, None))
-        }
-        Type::Sequence(e) => Type::Sequence(e.as_ref().map(|e| Box::new(without_shapes(e)))),
-        Type::Optional(e) => Type::Optional(e.as_ref().map(|e| Box::new(without_shapes(e)))),
-        Type::Map(k, v) => Type::Map(*k, v.as_ref().map(|v| Box::new(without_shapes(v)))),
+        Type::SparseTensor(x) => Type::SparseTensor(TensorType::new(x.elem, None)),
+        Type::Sequence(e) => Type::Sequence(strip(e)),
+        Type::Optional(e) => Type::Optional(strip(e)),
+        Type::Map(k, v) => Type::Map(*k, strip(v)),
         other => other.clone(),
     }
 }
