@@ -47,24 +47,39 @@ pub fn decode_roundtrip(data: &[u8]) {
     }
 }
 
-/// Decodes and checks a model (strict too); the checker must always return.
+/// Decodes and checks a model (strict, and the full check with type and
+/// shape inference); the checker must always return.
 pub fn decode_and_check(data: &[u8]) {
     let Ok(model) = decode::<ModelProto>(Bytes::copy_from_slice(data), &options(data.len())) else {
         return;
     };
     let dir = std::env::temp_dir().join("onnxfast-fuzz-empty");
     let _ = std::fs::create_dir_all(&dir);
-    for strict in [false, true] {
+    for (strict, full) in [(false, false), (true, false), (false, true)] {
         let report = check_model(
             &model,
             &CheckOptions {
                 strict,
+                full,
                 model_dir: Some(dir.clone()),
                 ..CheckOptions::default()
             },
         );
         for d in &report.diagnostics {
             let _ = d.to_string();
+        }
+    }
+    // Every inferred type can be shown.
+    let inferred = crate::infer::infer_model(
+        &model,
+        &crate::infer::InferOptions {
+            collect_types: true,
+            ..crate::infer::InferOptions::default()
+        },
+    );
+    for g in &inferred.graphs {
+        for (_, t) in &g.values {
+            let _ = inferred.symbols.show(t);
         }
     }
 }
