@@ -2,9 +2,13 @@
 
     python benches/bench_check.py [--quick]
 
+Structural check (onnx's default) and full check (`full_check=True`: type and
+shape inference), each on:
 - the 200,000-node graph, already loaded (checker time only);
 - the ~1.5 GB fp16 inline model checked from its path (onnxfast maps it and
-  reads no weight; onnx must load it first): time and peak RSS growth.
+  reads no weight; onnx must load it first): time and peak RSS growth;
+- (full check) a model with 2.5 GiB of external data, from its path and
+  loaded with its data (onnx's in-memory check cannot take it).
 """
 
 from __future__ import annotations
@@ -95,8 +99,94 @@ def main() -> int:
     )
     print(table(rows, ["input", "call", "time", "peak RSS growth", "vs onnxfast"]))
     print()
+    print(full_check_rows(chain, big, args.quick, repeat))
+    print()
     print(thread_scaling())
     return 0
+
+
+def full_check_rows(chain: Path, big: Path, quick: bool, repeat: int) -> str:
+    """The full check (type and shape inference) against onnx's full_check=True."""
+    from bench_external import build
+
+    rows = []
+    loop = "for _ in range({r}):\n    {call}\n"
+    onnx_setup = f"import onnx\nm = onnx.load({str(chain)!r})"
+    ours_setup = f"import onnxfast\nm = onnxfast.load({str(chain)!r})"
+    onnx_call = "onnx.checker.check_model(m, full_check=True)"
+    ours_call = "onnxfast.check_model(m, full=True)"
+    checked = measure_interleaved(
+        {
+            "onnx": (onnx_setup + "\n" + onnx_call, loop.format(r=repeat, call=onnx_call)),
+            "ours": (ours_setup + "\n" + ours_call, loop.format(r=repeat, call=ours_call)),
+        },
+        repeat=1 if quick else 3,
+    )
+    t_onnx = checked["onnx"]["seconds"] / repeat
+    t_ours = checked["ours"]["seconds"] / repeat
+    label = "200k-node graph, loaded"
+    rows.append([label, onnx_call, fmt_seconds(t_onnx), "", f"{t_onnx / t_ours:.1f}× slower"])
+    rows.append([label, ours_call, fmt_seconds(t_ours), "", "1.0×"])
+
+    by_path = measure_interleaved(
+        {
+            "onnx": ("import onnx", f"onnx.checker.check_model({str(big)!r}, full_check=True)"),
+            "ours": ("import onnxfast", f"onnxfast.check_model({str(big)!r}, full=True)"),
+        },
+        repeat=1 if quick else 3,
+    )
+    label = f"{fmt_bytes(big.stat().st_size)} inline model, from its path"
+    p_onnx, p_ours = by_path["onnx"], by_path["ours"]
+    rows.append(
+        [
+            label,
+            "onnx.checker.check_model(path, full_check=True)",
+            fmt_seconds(p_onnx["seconds"]),
+            fmt_bytes(p_onnx["peak_growth"]),
+            f"{p_onnx['seconds'] / p_ours['seconds']:.0f}× slower",
+        ]
+    )
+    rows.append(
+        [
+            label,
+            "onnxfast.check_model(path, full=True)",
+            fmt_seconds(p_ours["seconds"]),
+            fmt_bytes(p_ours["peak_growth"]),
+            "1.0×",
+        ]
+    )
+
+    total = (256 << 20) if quick else (2 << 30) + (512 << 20)
+    ext = build(DATA / ("external_small" if quick else "external_2p5gb"), total, 8)
+    warm(ext)
+    cases = {
+        "onnx path": ("import onnx", f"onnx.checker.check_model({str(ext)!r}, full_check=True)"),
+        "onnx loaded": (
+            f"import onnx\nm = onnx.load({str(ext)!r})",
+            "onnx.checker.check_model(m, full_check=True)",
+        ),
+        "ours path": ("import onnxfast", f"onnxfast.check_model({str(ext)!r}, full=True)"),
+        "ours loaded": (
+            f"import onnxfast\nm = onnxfast.load({str(ext)!r})",
+            "onnxfast.check_model(m, full=True)",
+        ),
+    }
+    ext_runs = measure_interleaved(cases, repeat=1 if quick else 3)
+    label = f"{fmt_bytes(total)} of external data"
+    calls = {
+        "onnx path": "onnx.checker.check_model(path, full_check=True)",
+        "onnx loaded": "onnx.load(path) + check_model(m, full_check=True)",
+        "ours path": "onnxfast.check_model(path, full=True)",
+        "ours loaded": "onnxfast.load(path) + check_model(m, full=True)",
+    }
+    for name, r in ext_runs.items():
+        if "error" in r:
+            rows.append([label, calls[name], f"fails: {r['error'][:60]}", "", ""])
+        else:
+            rows.append(
+                [label, calls[name], fmt_seconds(r["seconds"]), fmt_bytes(r["peak_growth"]), ""]
+            )
+    return table(rows, ["input (full check)", "call", "time", "peak RSS growth", "vs onnxfast"])
 
 
 def thread_scaling() -> str:
