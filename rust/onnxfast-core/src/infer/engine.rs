@@ -843,7 +843,11 @@ impl<'m> Engine<'m> {
                 Self::poison_outputs(run, node);
             }
             Err(InferError::Reported) => {
-                run.failed = true;
+                // A subgraph or function body failed (its findings are
+                // reported); onnx hides that after an unknown operator.
+                if !run.masked {
+                    run.failed = true;
+                }
                 Self::poison_outputs(run, node);
             }
             Err(InferError::Skip) => Self::poison_outputs(run, node),

@@ -1,0 +1,250 @@
+//! Type and shape inference on adversarial graphs ends with diagnostics, in
+//! bounded work: huge ranks, dims near 2^63, recursive and exponentially
+//! nested function calls, deep subgraphs, millions of symbolic dims.
+//! (No timing is asserted; each case would not terminate, or would exhaust
+//! memory, without the engine's bounds.)
+
+use onnxfast_core::checker::{check_model, CheckOptions, Report};
+use onnxfast_core::infer::{infer_model, InferOptions};
+use onnxfast_core::proto::{
+    attribute_proto::AttributeType, tensor_shape_proto, type_proto, AttributeProto, FunctionProto,
+    GraphProto, ModelProto, NodeProto, OperatorSetIdProto, TensorShapeProto, TypeProto,
+    ValueInfoProto,
+};
+
+fn dim_value(v: i64) -> tensor_shape_proto::Dimension {
+    tensor_shape_proto::Dimension {
+        denotation: None,
+        value: Some(tensor_shape_proto::dimension::Value::DimValue(v)),
+    }
+}
+
+fn dim_param(p: &str) -> tensor_shape_proto::Dimension {
+    tensor_shape_proto::Dimension {
+        denotation: None,
+        value: Some(tensor_shape_proto::dimension::Value::DimParam(
+            p.to_string(),
+        )),
+    }
+}
+
+fn tensor_vi(
+    name: &str,
+    elem: i32,
+    dims: Option<Vec<tensor_shape_proto::Dimension>>,
+) -> ValueInfoProto {
+    ValueInfoProto {
+        name: Some(name.to_string()),
+        r#type: Some(TypeProto {
+            denotation: None,
+            value: Some(type_proto::Value::TensorType(type_proto::Tensor {
+                elem_type: Some(elem),
+                shape: dims.map(|dim| TensorShapeProto { dim }),
+            })),
+        }),
+        ..ValueInfoProto::default()
+    }
+}
+
+fn node(op: &str, domain: &str, inputs: &[&str], outputs: &[&str]) -> NodeProto {
+    NodeProto {
+        op_type: Some(op.into()),
+        domain: (!domain.is_empty()).then(|| domain.into()),
+        input: inputs.iter().map(|s| (*s).into()).collect(),
+        output: outputs.iter().map(|s| (*s).into()).collect(),
+        ..NodeProto::default()
+    }
+}
+
+fn opset(domain: &str, version: i64) -> OperatorSetIdProto {
+    OperatorSetIdProto {
+        domain: Some(domain.to_string()),
+        version: Some(version),
+    }
+}
+
+fn model(graph: GraphProto, functions: Vec<FunctionProto>) -> ModelProto {
+    ModelProto {
+        ir_version: Some(10),
+        opset_import: vec![opset("", 21), opset("local", 1)],
+        graph: Some(graph),
+        functions,
+        ..ModelProto::default()
+    }
+}
+
+fn full(m: &ModelProto) -> Report {
+    check_model(
+        m,
+        &CheckOptions {
+            full: true,
+            ..CheckOptions::default()
+        },
+    )
+}
+
+fn codes(r: &Report) -> Vec<&'static str> {
+    r.diagnostics.iter().map(|d| d.code).collect()
+}
+
+#[test]
+fn a_rank_of_a_million_is_an_unknown_shape() {
+    let dims: Vec<_> = (0..1_000_000).map(|_| dim_value(1)).collect();
+    let g = GraphProto {
+        name: Some("g".into()),
+        node: (0..50)
+            .map(|i| {
+                let input = if i == 0 {
+                    "x".to_string()
+                } else {
+                    format!("t{}", i - 1)
+                };
+                node("Relu", "", &[&input], &[&format!("t{i}")])
+            })
+            .collect(),
+        input: vec![tensor_vi("x", 1, Some(dims.clone()))],
+        output: vec![tensor_vi("t49", 1, Some(dims))],
+        ..GraphProto::default()
+    };
+    let m = model(g, Vec::new());
+    let report = full(&m);
+    assert!(report.ok(), "{:?}", codes(&report));
+    let inferred = infer_model(
+        &m,
+        &InferOptions {
+            collect_types: true,
+            ..InferOptions::default()
+        },
+    );
+    let t10 = inferred.graphs[0].values.iter().find(|(n, _)| n == "t10");
+    let shown = t10.map(|(_, t)| inferred.symbols.show(t));
+    assert_eq!(shown.as_deref(), Some("tensor(float)"));
+}
+
+#[test]
+fn dims_near_i64_max_do_not_overflow() {
+    let big = i64::MAX;
+    let g = GraphProto {
+        name: Some("g".into()),
+        node: vec![
+            node("MatMul", "", &["a", "b"], &["mm"]),
+            node("Add", "", &["a", "c"], &["sum"]),
+        ],
+        input: vec![
+            tensor_vi("a", 1, Some(vec![dim_value(big), dim_value(big)])),
+            tensor_vi("b", 1, Some(vec![dim_value(big), dim_value(3)])),
+            tensor_vi("c", 1, Some(vec![dim_value(big - 1), dim_value(big)])),
+        ],
+        output: vec![
+            tensor_vi("mm", 1, Some(vec![dim_param("p"), dim_param("q")])),
+            tensor_vi("sum", 1, Some(vec![dim_param("p"), dim_param("q")])),
+        ],
+        ..GraphProto::default()
+    };
+    let report = full(&model(g, Vec::new()));
+    assert_eq!(codes(&report), ["E720"], "{report:?}");
+}
+
+fn call(f: &str, input: &str, output: &str) -> NodeProto {
+    node(f, "local", &[input], &[output])
+}
+
+fn function(name: &str, nodes: Vec<NodeProto>) -> FunctionProto {
+    FunctionProto {
+        name: Some(name.into()),
+        domain: Some("local".into()),
+        input: vec!["x".into()],
+        output: vec!["y".into()],
+        node: nodes,
+        opset_import: vec![opset("", 21), opset("local", 1)],
+        ..FunctionProto::default()
+    }
+}
+
+fn main_calling(f: &str) -> GraphProto {
+    GraphProto {
+        name: Some("g".into()),
+        node: vec![call(f, "x", "y")],
+        input: vec![tensor_vi("x", 1, Some(vec![dim_value(2)]))],
+        output: vec![tensor_vi("y", 1, Some(vec![dim_param("n")]))],
+        ..GraphProto::default()
+    }
+}
+
+#[test]
+fn recursive_functions_end() {
+    let f = function("f", vec![call("g", "x", "y")]);
+    let g = function("g", vec![call("f", "x", "y")]);
+    let report = full(&model(main_calling("f"), vec![f, g]));
+    assert!(codes(&report).contains(&"E603"), "{report:?}");
+}
+
+#[test]
+fn exponential_function_calls_stop_at_the_budget() {
+    // f0 calls f1 twice, f1 calls f2 twice, ... f59 is a Relu: 2^60 calls.
+    let depth = 60;
+    let mut functions = Vec::new();
+    for k in 0..depth {
+        let next = format!("f{}", k + 1);
+        functions.push(function(
+            &format!("f{k}"),
+            vec![call(&next, "x", "h"), call(&next, "h", "y")],
+        ));
+    }
+    functions.push(function(
+        &format!("f{depth}"),
+        vec![node("Relu", "", &["x"], &["y"])],
+    ));
+    let report = full(&model(main_calling("f0"), functions));
+    assert!(codes(&report).contains(&"W792"), "{:?}", codes(&report));
+    assert!(report.ok());
+}
+
+#[test]
+fn a_million_symbolic_dims() {
+    let inputs: Vec<ValueInfoProto> = (0..1000)
+        .map(|i| {
+            let dims = (0..1000).map(|j| dim_param(&format!("s{i}_{j}"))).collect();
+            tensor_vi(&format!("x{i}"), 1, Some(dims))
+        })
+        .collect();
+    let nodes = (0..1000)
+        .map(|i| node("Relu", "", &[&format!("x{i}")], &[&format!("y{i}")]))
+        .collect();
+    let outputs = (0..1000)
+        .map(|i| tensor_vi(&format!("y{i}"), 1, None))
+        .collect();
+    let g = GraphProto {
+        name: Some("g".into()),
+        node: nodes,
+        input: inputs,
+        output: outputs,
+        ..GraphProto::default()
+    };
+    let m = model(g, Vec::new());
+    let inferred = infer_model(&m, &InferOptions::default());
+    assert!(inferred.diagnostics.is_empty());
+    assert!(inferred.symbols.len() >= 1_000_000);
+}
+
+#[test]
+fn a_cast_to_an_unknown_type_is_one_finding() {
+    let to = AttributeProto {
+        name: Some("to".into()),
+        r#type: Some(AttributeType::Int as i32),
+        i: Some(0),
+        ..AttributeProto::default()
+    };
+    let mut cast = node("Cast", "", &["x"], &["c"]);
+    cast.attribute.push(to);
+    let g = GraphProto {
+        name: Some("g".into()),
+        node: vec![cast, node("Relu", "", &["c"], &["y"])],
+        input: vec![tensor_vi("x", 1, Some(vec![dim_value(2)]))],
+        output: vec![tensor_vi("y", 1, Some(vec![dim_param("n")]))],
+        ..GraphProto::default()
+    };
+    let report = full(&model(g, Vec::new()));
+    assert!(!report.ok());
+    assert_eq!(report.errors().count(), 1, "{report:?}");
+}
