@@ -632,6 +632,47 @@ impl<'m> Engine<'m> {
                 path: run.path.clone(),
                 values,
             });
+            self.collect_declared_subgraphs(&run.path, g);
+        }
+    }
+
+    /// With `collect_types`: the graphs of `g`'s nodes that no rule inferred
+    /// (onnx leaves them as declared) are listed with their declared types.
+    fn collect_declared_subgraphs(&mut self, path: &str, g: &GraphProto) {
+        for (i, n) in g.node.iter().enumerate() {
+            for a in &n.attribute {
+                let Some(sub) = &a.g else {
+                    continue;
+                };
+                let sub_path = format!("{path}/{i}.{}", a.name());
+                let Some(collected) = &mut self.collected else {
+                    return;
+                };
+                if collected.iter().any(|c| c.path == sub_path) {
+                    continue;
+                }
+                let mut values = Vec::new();
+                let mut seen = NameSet::default();
+                for vi in sub.input.iter().chain(&sub.value_info).chain(&sub.output) {
+                    if vi.name().is_empty() || !seen.insert(Name(vi.name())) {
+                        continue;
+                    }
+                    if let Some(t) = vi
+                        .r#type
+                        .as_ref()
+                        .and_then(|t| self.symbols.type_from_proto(t))
+                    {
+                        values.push((vi.name().to_string(), t));
+                    }
+                }
+                if let Some(collected) = &mut self.collected {
+                    collected.push(GraphTypes {
+                        path: sub_path.clone(),
+                        values,
+                    });
+                }
+                self.collect_declared_subgraphs(&sub_path, sub);
+            }
         }
     }
 
