@@ -6,7 +6,7 @@
 //! reads as element type 0 and rank 0 ([`tensor_elem`], [`tensor_dims`]);
 //! the schema's type check refuses such inputs afterwards.
 
-use super::controlflow::{has_shape, tensor_dims, tensor_elem, union_shape_into};
+use super::controlflow::{has_shape, infer_subgraph, tensor_dims, tensor_elem, union_shape_into};
 use super::{onnx, Entry};
 use crate::diag::codes;
 use crate::infer::constant::Const;
@@ -308,7 +308,7 @@ fn sequence_map(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
             other => given.push(Some(other.clone())),
         }
     }
-    let outs = ctx.infer_graph("body", &given)?;
+    let outs = infer_subgraph(ctx, "body", &given)?;
     if outs.is_empty() {
         return Ok(());
     }
