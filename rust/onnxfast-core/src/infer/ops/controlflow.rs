@@ -84,7 +84,11 @@ pub(crate) fn elem_type_from_input(ctx: &NodeCtx<'_, '_>, i: usize) -> InferResu
 /// type(s), which must agree with those `out` already has. `Err` with the
 /// reason.
 pub(crate) fn propagate_elem_checked(src: &Type, out: &mut Option<Type>) -> Result<(), String> {
-    fn inner(src: &Option<Box<Type>>, out: &mut Option<Box<Type>>, what: &str) -> Result<(), String> {
+    fn inner(
+        src: &Option<Box<Type>>,
+        out: &mut Option<Box<Type>>,
+        what: &str,
+    ) -> Result<(), String> {
         let Some(src) = src else {
             return Err(format!("the {what} element type is unknown"));
         };
@@ -101,9 +105,7 @@ pub(crate) fn propagate_elem_checked(src: &Type, out: &mut Option<Type>) -> Resu
             match out {
                 None => {
                     *out = Some(match src {
-                        Type::SparseTensor(_) => {
-                            Type::SparseTensor(TensorType::new(s.elem, None))
-                        }
+                        Type::SparseTensor(_) => Type::SparseTensor(TensorType::new(s.elem, None)),
                         _ => Type::tensor(s.elem, None),
                     })
                 }
@@ -220,7 +222,10 @@ pub(crate) fn union_shape_into(source: &[Dim], target: &mut TensorType) {
 /// onnx's UnionTypeInfo: the union of two types of one kind (`None`: no
 /// type). Element types must agree, containers must have element types,
 /// shapes are united. `Err` with the reason.
-pub(crate) fn union_type_info(source: Option<&Type>, target: &mut Option<Type>) -> Result<(), String> {
+pub(crate) fn union_type_info(
+    source: Option<&Type>,
+    target: &mut Option<Type>,
+) -> Result<(), String> {
     fn boxed(s: &Option<Box<Type>>, t: &mut Option<Box<Type>>, what: &str) -> Result<(), String> {
         let (Some(s), Some(t)) = (s, t) else {
             return Err(format!("a {what} has no element type"));
@@ -237,11 +242,7 @@ pub(crate) fn union_type_info(source: Option<&Type>, target: &mut Option<Type>) 
         (Some(s), Some(t)) if std::mem::discriminant(s) == std::mem::discriminant(t) => (s, t),
         (s, t) => {
             let kind = |x: Option<&Type>| x.map_or("value without type", Type::kind_name);
-            return Err(format!(
-                "a {} and a {}",
-                kind(s),
-                kind(t.as_deref())
-            ));
+            return Err(format!("a {} and a {}", kind(s), kind(t.as_deref())));
         }
     };
     match (s, t) {
@@ -385,12 +386,8 @@ fn if_rule(ctx: &mut NodeCtx<'_, '_>, style: IfStyle) -> InferResult {
     }
     for (i, (t, e)) in then_out.into_iter().zip(else_out).enumerate() {
         let mut out = t;
-        let mismatch = |what: String| {
-            subgraph(
-                "else_branch",
-                format!("output {i} of the branches: {what}"),
-            )
-        };
+        let mismatch =
+            |what: String| subgraph("else_branch", format!("output {i} of the branches: {what}"));
         match style {
             IfStyle::UnionType => {
                 let before = opt_show(ctx, out.as_ref());
@@ -428,7 +425,9 @@ fn if_rule(ctx: &mut NodeCtx<'_, '_>, style: IfStyle) -> InferResult {
                             merge_shape(dims, &mut o.shape).map_err(|why| {
                                 mismatch(format!(
                                     "shapes {} (then) and {} (else) do not agree: {why}",
-                                    then_dims.as_deref().map_or("?".into(), |d| ctx.show_dims(d)),
+                                    then_dims
+                                        .as_deref()
+                                        .map_or("?".into(), |d| ctx.show_dims(d)),
                                     ctx.show_dims(dims)
                                 ))
                             })?;
@@ -550,7 +549,11 @@ fn loop_rule(ctx: &mut NodeCtx<'_, '_>, style: LoopStyle) -> InferResult {
                 format!(
                     "body output {} ({} {i} of the node) must be {allowed}, it is {}",
                     i + 1,
-                    if is_state { "loop-carried value" } else { "scan output" },
+                    if is_state {
+                        "loop-carried value"
+                    } else {
+                        "scan output"
+                    },
                     opt_show(ctx, sub.as_ref())
                 ),
             ));
@@ -635,7 +638,10 @@ fn scan_axis(value: i64, rank: usize, name: &str) -> InferResult<usize> {
     if a < -r || a >= r {
         return Err(bad_attr(
             name,
-            format!("{name} has axis {a}, out of range for rank {rank} (expected [{}, {}))", -r, r),
+            format!(
+                "{name} has axis {a}, out of range for rank {rank} (expected [{}, {}))",
+                -r, r
+            ),
         ));
     }
     Ok(usize::try_from(if a < 0 { a + r } else { a }).unwrap_or(0))
@@ -649,13 +655,21 @@ fn scan_input<'a>(ctx: &NodeCtx<'a, '_>, i: usize) -> InferResult<&'a TensorType
         other => Err(defect(
             codes::INPUT_KIND,
             At::Input(i),
-            format!("Scan input {i} must be a tensor, it is a {}", other.kind_name()),
+            format!(
+                "Scan input {i} must be a tensor, it is a {}",
+                other.kind_name()
+            ),
         )),
     }
 }
 
 /// The axes attribute `name` (one per scan input or output), when given.
-fn scan_axes<'a>(ctx: &NodeCtx<'a, '_>, name: &str, count: usize, what: &str) -> InferResult<Option<&'a [i64]>> {
+fn scan_axes<'a>(
+    ctx: &NodeCtx<'a, '_>,
+    name: &str,
+    count: usize,
+    what: &str,
+) -> InferResult<Option<&'a [i64]>> {
     match ctx.attr(name) {
         Some(a) if a.ints.len() != count => Err(bad_attr(
             name,
@@ -720,7 +734,10 @@ fn scan_9(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
             given.push(Some(Type::Tensor(t.clone())));
             continue;
         };
-        let value = in_axes.and_then(|a| a.get(i - n_state)).copied().unwrap_or(0);
+        let value = in_axes
+            .and_then(|a| a.get(i - n_state))
+            .copied()
+            .unwrap_or(0);
         let axis = scan_axis(value, dims.len(), "scan_input_axes")?;
         let d = dims.get(axis).copied().unwrap_or(Dim::Unknown);
         merge_dim(d, &mut seq_len).map_err(|why| {
@@ -825,7 +842,7 @@ fn scan_8(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
                     format!("the element type of input {i} is unknown"),
                 ));
             }
-            if i - 1 >= n_out {
+            if i > n_out {
                 return Err(fatal(format!(
                     "state variable input {i} has no matching output: the node has {n_out} outputs"
                 )));
@@ -833,7 +850,9 @@ fn scan_8(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
             ctx.set(i - 1, Type::Tensor(t.clone()));
             given.push(Some(Type::tensor(
                 t.elem,
-                t.shape.as_ref().map(|d| d.iter().skip(1).copied().collect()),
+                t.shape
+                    .as_ref()
+                    .map(|d| d.iter().skip(1).copied().collect()),
             )));
             continue;
         }
@@ -842,7 +861,10 @@ fn scan_8(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
             continue;
         };
         if dims.len() > 2 {
-            for (d, target, what) in [(dims[0], &mut batch, "batch sizes"), (dims[1], &mut seq_len, "sequence lengths")] {
+            for (d, target, what) in [
+                (dims[0], &mut batch, "batch sizes"),
+                (dims[1], &mut seq_len, "sequence lengths"),
+            ] {
                 merge_dim(d, target).map_err(|why| {
                     defect(
                         codes::INCOMPATIBLE_SHAPES,
@@ -917,4 +939,3 @@ pub const OPS: &[Entry] = &[
     onnx("Scan", 8, 8, scan_8),
     onnx("Scan", 9, 25, scan_9),
 ];
-

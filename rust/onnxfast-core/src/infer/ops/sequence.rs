@@ -134,9 +134,7 @@ fn concat_from_sequence(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     }
     // onnx reads both attributes as 32-bit ints.
     let axis = i64::from(ctx.attr("axis").and_then(|a| a.i).unwrap_or(0) as i32);
-    let new_axis = ctx
-        .attr("new_axis")
-        .map_or(0, |a| a.i.unwrap_or(0) as i32);
+    let new_axis = ctx.attr("new_axis").map_or(0, |a| a.i.unwrap_or(0) as i32);
     let dims = item.map_or(&[][..], tensor_dims);
     let rank = i64::try_from(dims.len()).unwrap_or(i64::MAX);
     if new_axis != 0 && new_axis != 1 {
@@ -210,7 +208,9 @@ fn split_chunk(ctx: &mut NodeCtx<'_, '_>, split_dim: Dim) -> InferResult<Option<
         return Ok(None);
     };
     let scalar = match ctx.ty(1) {
-        Some(Type::Tensor(t) | Type::SparseTensor(t)) => t.shape.as_ref().is_some_and(|s| s.is_empty()),
+        Some(Type::Tensor(t) | Type::SparseTensor(t)) => {
+            t.shape.as_ref().is_some_and(|s| s.is_empty())
+        }
         Some(other) => {
             return Err(defect(
                 codes::INPUT_KIND,
