@@ -939,3 +939,58 @@ pub const OPS: &[Entry] = &[
     onnx("Scan", 8, 8, scan_8),
     onnx("Scan", 9, 25, scan_9),
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(elem: i32, dims: Option<&[Dim]>) -> Type {
+        Type::tensor(elem, dims.map(|d| d.iter().copied().collect()))
+    }
+
+    #[test]
+    fn merges_and_unions_follow_onnx() {
+        let v = Dim::Value;
+        let n = crate::ir::types::Symbols::default().intern("N");
+        // A static dim wins; two must agree; the target keeps its symbol.
+        let mut d = n;
+        assert!(merge_dim(v(3), &mut d).is_ok());
+        assert_eq!(d, v(3));
+        assert!(merge_dim(v(4), &mut d).is_err());
+        let mut d = Dim::Unknown;
+        assert!(merge_dim(n, &mut d).is_ok());
+        assert_eq!(d, n);
+        let mut shape = Some([v(2)].into_iter().collect::<Dims>());
+        assert!(merge_shape(&[v(2), v(3)], &mut shape).is_err());
+        // Unions: differing dims become unknown, ranks must agree, a
+        // missing shape wins, kinds and element types must agree.
+        let mut out = Some(t(1, Some(&[v(2), n])));
+        assert!(union_type_info(Some(&t(1, Some(&[v(3), n]))), &mut out).is_ok());
+        assert_eq!(out, Some(t(1, Some(&[Dim::Unknown, n]))));
+        assert!(union_type_info(Some(&t(1, None)), &mut out).is_ok());
+        assert_eq!(out, Some(t(1, None)));
+        assert!(union_type_info(Some(&t(7, None)), &mut out).is_err());
+        assert!(union_type_info(None, &mut out).is_err());
+        assert!(union_type_info(None, &mut None).is_ok());
+        let s = |x| Type::Sequence(Some(Box::new(x)));
+        let mut out = Some(s(t(1, Some(&[v(2)]))));
+        assert!(union_type_info(Some(&s(t(1, Some(&[v(5)])))), &mut out).is_ok());
+        assert_eq!(out, Some(s(t(1, Some(&[Dim::Unknown])))));
+        assert!(union_type_info(Some(&Type::Sequence(None)), &mut out).is_err());
+    }
+
+    #[test]
+    fn element_types_propagate_with_validation() {
+        let mut out = None;
+        assert!(propagate_elem_checked(&t(1, Some(&[Dim::Value(2)])), &mut out).is_ok());
+        assert_eq!(out, Some(t(1, None)));
+        assert!(propagate_elem_checked(&t(7, None), &mut out).is_err());
+        assert!(propagate_elem_checked(&t(0, None), &mut None).is_err());
+        // A sequence keeps the shape of the element it already has.
+        let s = |x| Type::Sequence(Some(Box::new(x)));
+        let mut out = Some(s(t(1, Some(&[Dim::Value(2)]))));
+        assert!(propagate_elem_checked(&s(t(1, None)), &mut out).is_ok());
+        assert_eq!(out, Some(s(t(1, Some(&[Dim::Value(2)])))));
+        assert!(propagate_elem_checked(&Type::Sequence(None), &mut out).is_err());
+    }
+}
