@@ -609,6 +609,16 @@ impl<'m> Engine<'m> {
         if let Some(collected) = &mut self.collected {
             let mut values = Vec::new();
             let mut seen = NameSet::default();
+            // Outputs as onnx types them (an output can stay untyped even
+            // when a value of its name has a type).
+            let outputs = Self::output_types(run, g);
+            for (vi, t) in g.output.iter().zip(outputs) {
+                if !vi.name().is_empty() && seen.insert(Name(vi.name())) {
+                    if let Some(t) = t {
+                        values.push((vi.name().to_string(), t));
+                    }
+                }
+            }
             let names = g
                 .input
                 .iter()
@@ -618,8 +628,7 @@ impl<'m> Engine<'m> {
                     g.node
                         .iter()
                         .flat_map(|n| n.output.iter().map(|o| o.as_str())),
-                )
-                .chain(g.output.iter().map(|v| v.name()));
+                );
             for name in names {
                 if name.is_empty() || !seen.insert(Name(name)) {
                     continue;
@@ -1105,10 +1114,49 @@ impl<'m> Engine<'m> {
         if run.failed {
             return Err(InferError::Reported);
         }
-        Ok(g.output
+        Ok(Self::output_types(&run, g))
+    }
+
+    /// The types of a graph's outputs after inference, as onnx gives them:
+    /// an output's own type (declared, merged with what its producer
+    /// inferred). An output declared without a type gets one only from the
+    /// node that produces it, and only when no typed `value_info` entry of
+    /// the same name takes it instead: a graph input or initializer passed
+    /// through as an output comes back untyped.
+    fn output_types(run: &Run<'m, '_>, g: &'m GraphProto) -> Vec<Option<Type>> {
+        let mut produced: Option<NameSet<'_>> = None;
+        let mut typed_info: Option<NameSet<'_>> = None;
+        g.output
             .iter()
-            .map(|vi| run.get(vi.name()).cloned())
-            .collect())
+            .map(|vi| {
+                let t = run.get(vi.name())?;
+                if vi.r#type.as_ref().is_some_and(|t| t.value.is_some()) {
+                    return Some(t.clone());
+                }
+                let produced = produced.get_or_insert_with(|| {
+                    g.node
+                        .iter()
+                        .flat_map(|n| n.output.iter().map(|o| Name(o.as_str())))
+                        .collect()
+                });
+                if !produced.contains(&Name(vi.name())) {
+                    return None;
+                }
+                if vi.r#type.is_none() {
+                    let typed_info = typed_info.get_or_insert_with(|| {
+                        g.value_info
+                            .iter()
+                            .filter(|v| v.r#type.is_some())
+                            .map(|v| Name(v.name()))
+                            .collect()
+                    });
+                    if typed_info.contains(&Name(vi.name())) {
+                        return None;
+                    }
+                }
+                Some(t.clone())
+            })
+            .collect()
     }
 
     /// Infers a call of a function body (an operator's, or a model-local

@@ -4,8 +4,6 @@
 //! `TypeProto` (element-type propagation, shape merge and union, `hasShape`)
 //! and serve the sequence and optional families too.
 
-use std::collections::HashSet;
-
 use super::{onnx, Entry};
 use crate::diag::codes;
 use crate::infer::context::{defect, At, Defect, InferError, InferResult, NodeCtx};
@@ -279,51 +277,14 @@ pub(crate) fn union_type_info(
     }
 }
 
-/// Infers the graph of attribute `attr` with these input types
-/// ([`NodeCtx::infer_graph`]) and returns its output types as onnx's
-/// GraphInferencer does: onnx returns each graph output's own `TypeProto`,
-/// so an output without a declared type gets a type only from a node of
-/// the graph that produces it, and only when no typed `value_info` entry
-/// of the same name takes that type instead. An output that is a graph
-/// input or an initializer, or whose inferred type lands in `value_info`,
-/// comes back without type.
+/// Infers the graph of attribute `attr` with these input types and returns
+/// its output types as onnx gives them (see the engine's `output_types`).
 pub(crate) fn infer_subgraph(
     ctx: &mut NodeCtx<'_, '_>,
     attr: &str,
     given: &[Option<Type>],
 ) -> InferResult<Vec<Option<Type>>> {
-    let mut outs = ctx.infer_graph(attr, given)?;
-    let Some(g) = ctx.attr(attr).and_then(|a| a.g.as_ref()) else {
-        return Ok(outs);
-    };
-    let mut produced: Option<HashSet<&str>> = None;
-    let mut in_value_info: Option<HashSet<&str>> = None;
-    for (vi, slot) in g.output.iter().zip(outs.iter_mut()) {
-        if slot.is_none() || vi.r#type.as_ref().is_some_and(|t| t.value.is_some()) {
-            continue;
-        }
-        let produced = produced.get_or_insert_with(|| {
-            g.node
-                .iter()
-                .flat_map(|n| n.output.iter().map(|o| o.as_str()))
-                .collect()
-        });
-        let keep = produced.contains(vi.name())
-            && (vi.r#type.is_some()
-                || !in_value_info
-                    .get_or_insert_with(|| {
-                        g.value_info
-                            .iter()
-                            .filter(|v| v.r#type.is_some())
-                            .map(|v| v.name())
-                            .collect()
-                    })
-                    .contains(vi.name()));
-        if !keep {
-            *slot = None;
-        }
-    }
-    Ok(outs)
+    ctx.infer_graph(attr, given)
 }
 
 /// A defect onnx raises outside its per-node error list (an out-of-range
