@@ -41,4 +41,3 @@ pub const OPS: &[Entry] = &[
     onnx("BitwiseXor", 18, 18, binary_broadcast),
     onnx("BitwiseNot", 18, 18, same_as_input),
 ];
-

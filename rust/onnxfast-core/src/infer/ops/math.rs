@@ -3,7 +3,7 @@
 
 use super::{onnx, Entry};
 use crate::diag::codes;
-use crate::infer::context::{defect, At, InferResult, NodeCtx};
+use crate::infer::context::{defect, At, Defect, InferError, InferResult, NodeCtx};
 use crate::infer::util::{self, bad_attr, bad_const, bad_rank, bad_shapes, failed};
 use crate::ir::types::{Dim, Dims, Type, MAX_RANK};
 
@@ -79,7 +79,15 @@ pub(crate) fn const_scalar(ctx: &mut NodeCtx<'_, '_>, i: usize) -> InferResult<i
             ))
         }
     };
-    first.ok_or_else(|| bad_const(i, format!("input {i} holds no value")))
+    // onnx reads element 0 unchecked: an empty tensor stops inference at once.
+    first.ok_or_else(|| {
+        InferError::Defect(Defect {
+            code: codes::BAD_CONSTANT_INPUT,
+            message: format!("input {i} holds no value"),
+            at: At::Input(i),
+            fatal: true,
+        })
+    })
 }
 
 /// Constant input `i` must be a scalar (rank 0).
@@ -93,18 +101,13 @@ fn check_scalar_const(ctx: &NodeCtx<'_, '_>, i: usize, what: &str) -> InferResul
     }
 }
 
-/// An axis attribute in `[-rank, rank)`, made non-negative.
-fn axis_in(value: i64, rank: usize, name: &str) -> InferResult<usize> {
-    util::attr_axis(value, rank, name)
-}
-
 fn dims_of(s: &[Dim]) -> Dims {
     s.iter().copied().collect()
 }
 
 /// `n` unknown dims (a shape of known rank only).
 fn unknown_dims(n: usize) -> Dims {
-    std::iter::repeat(Dim::Unknown).take(n).collect()
+    std::iter::repeat_n(Dim::Unknown, n).collect()
 }
 
 // ---- element-wise --------------------------------------------------------------
@@ -164,11 +167,14 @@ fn softmax_with(ctx: &mut NodeCtx<'_, '_>, default_axis: i64) -> InferResult {
         return Ok(());
     };
     if shape.is_empty() {
-        return Err(bad_rank(0, "the input must have rank 1 or more, it is a scalar"));
+        return Err(bad_rank(
+            0,
+            "the input must have rank 1 or more, it is a scalar",
+        ));
     }
     // onnx reads the axis as a 32-bit int.
     let axis = i64::from(node_int(ctx, "axis", default_axis) as i32);
-    axis_in(axis, shape.len(), "axis")?;
+    util::attr_axis(axis, shape.len(), "axis")?;
     ctx.propagate_shape(0, 0);
     Ok(())
 }
@@ -288,7 +294,10 @@ fn gemm_matrices(ctx: &mut NodeCtx<'_, '_>) -> InferResult<bool> {
         if s.len() != 2 {
             return Err(bad_rank(
                 i,
-                format!("input {i} must be a matrix (rank 2), it has rank {}", s.len()),
+                format!(
+                    "input {i} must be a matrix (rank 2), it has rank {}",
+                    s.len()
+                ),
             ));
         }
     }
@@ -304,7 +313,9 @@ fn gemm6(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
         return Ok(());
     }
     // Without A's or B's shape, C gives it when it is not broadcast.
-    let broadcast = ctx.attr("broadcast").is_some_and(|a| a.i.unwrap_or(0) as i32 != 0);
+    let broadcast = ctx
+        .attr("broadcast")
+        .is_some_and(|a| a.i.unwrap_or(0) as i32 != 0);
     if !broadcast {
         if let Some(c) = ctx.shape(2) {
             ctx.set_shape(0, dims_of(c));
@@ -329,7 +340,10 @@ fn gemm13(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
         if s.len() != 2 {
             return Err(bad_rank(
                 i,
-                format!("input {i} must be a matrix (rank 2), it has rank {}", s.len()),
+                format!(
+                    "input {i} must be a matrix (rank 2), it has rank {}",
+                    s.len()
+                ),
             ));
         }
         // A is (M, K), B is (K, N); transposed when the flag is set.
@@ -339,12 +353,9 @@ fn gemm13(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
             (_, false) => (s[1], s[0]),
             (_, true) => (s[0], s[1]),
         };
-        util::unify(outer, if i == 0 { &mut m } else { &mut n }).map_err(|e| bad_shapes(e))?;
-        util::unify(inner, &mut k).map_err(|e| {
-            bad_shapes(format!(
-                "the inner dimensions of A and B differ ({e})"
-            ))
-        })?;
+        util::unify(outer, if i == 0 { &mut m } else { &mut n }).map_err(bad_shapes)?;
+        util::unify(inner, &mut k)
+            .map_err(|e| bad_shapes(format!("the inner dimensions of A and B differ ({e})")))?;
     }
     ctx.set_shape(0, [m, n].into_iter().collect());
     Ok(())
@@ -428,7 +439,11 @@ fn expand13(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
 fn topk_axis(ctx: &NodeCtx<'_, '_>, shape: &[Dim]) -> InferResult<usize> {
     let rank = shape.len() as i64;
     let given = node_int(ctx, "axis", -1);
-    let axis = if given < 0 { given.saturating_add(rank) } else { given };
+    let axis = if given < 0 {
+        given.saturating_add(rank)
+    } else {
+        given
+    };
     if axis < 0 || axis >= rank {
         return Err(bad_attr(
             "axis",
@@ -508,7 +523,10 @@ fn det(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     };
     let r = s.len();
     if r < 2 {
-        return Err(bad_rank(0, format!("the input must have rank 2 or more, it has rank {r}")));
+        return Err(bad_rank(
+            0,
+            format!("the input must have rank 2 or more, it has rank {r}"),
+        ));
     }
     if let (Dim::Value(h), Dim::Value(w)) = (s[r - 2], s[r - 1]) {
         if h != w {
@@ -538,7 +556,10 @@ fn nll12(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     };
     let r = input.len();
     if r < 2 {
-        return Err(bad_rank(0, format!("the input must have rank 2 or more, it has rank {r}")));
+        return Err(bad_rank(
+            0,
+            format!("the input must have rank 2 or more, it has rank {r}"),
+        ));
     }
     if target.len() != r - 1 {
         return Err(bad_rank(
@@ -589,7 +610,10 @@ fn nll22(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     };
     let r = input.len();
     if r < 2 {
-        return Err(bad_rank(0, format!("the input must have rank 2 or more, it has rank {r}")));
+        return Err(bad_rank(
+            0,
+            format!("the input must have rank 2 or more, it has rank {r}"),
+        ));
     }
     util::check_rank(ctx, 1, r - 1)?;
     let target = ctx.shape(1).unwrap_or(&[]);
@@ -761,10 +785,13 @@ fn einsum_shape(equation: &[u8], shapes: &[&[Dim]]) -> Result<Dims, String> {
                     char::from(c).escape_default()
                 ));
             }
-            if labels.contains_key(&c) {
-                repeated.insert(c);
-            } else {
-                labels.insert(c, shape[pos]);
+            match labels.entry(c) {
+                std::collections::btree_map::Entry::Occupied(_) => {
+                    repeated.insert(c);
+                }
+                std::collections::btree_map::Entry::Vacant(v) => {
+                    v.insert(shape[pos]);
+                }
             }
             pos += 1;
             k += 1;
@@ -1023,7 +1050,7 @@ fn dft20(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
 /// out of range give i64::MIN.
 fn f32_to_i64(x: f32) -> i64 {
     const LIMIT: f32 = 9.223_372e18;
-    if x.is_nan() || x >= LIMIT || x < -LIMIT {
+    if x.is_nan() || !(-LIMIT..LIMIT).contains(&x) {
         i64::MIN
     } else {
         x as i64
@@ -1040,7 +1067,10 @@ fn stft(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     if s.len() < 2 {
         return Err(bad_rank(
             0,
-            format!("the signal must have rank 2 or more, it has rank {}", s.len()),
+            format!(
+                "the signal must have rank 2 or more, it has rank {}",
+                s.len()
+            ),
         ));
     }
     let Dim::Value(signal) = s[1] else {
@@ -1105,9 +1135,12 @@ fn stft(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
         }
     };
     let onesided = node_int(ctx, "onesided", 0) != 0;
-    let bins = if onesided { (dft_size >> 1) + 1 } else { dft_size };
-    let frames =
-        f32_to_i64(signal.wrapping_sub(dft_size) as f32 / step as f32).wrapping_add(1);
+    let bins = if onesided {
+        (dft_size >> 1) + 1
+    } else {
+        dft_size
+    };
+    let frames = f32_to_i64(signal.wrapping_sub(dft_size) as f32 / step as f32).wrapping_add(1);
     let batch = match s[0] {
         Dim::Value(v) => Dim::Value(v),
         _ => Dim::Unknown,

@@ -110,7 +110,10 @@ fn arg_reduce(ctx: &mut NodeCtx<'_, '_>, checked: bool) -> InferResult {
             if checked && (v < -rank || v >= rank) {
                 return Err(bad_attr(
                     "axis",
-                    format!("axis {v} is out of range for rank {rank} (expected [{}, {rank}))", -rank),
+                    format!(
+                        "axis {v} is out of range for rank {rank} (expected [{}, {rank}))",
+                        -rank
+                    ),
                 ));
             }
             if v < 0 {
