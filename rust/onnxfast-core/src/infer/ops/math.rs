@@ -373,7 +373,8 @@ fn rank_only(len: Dim) -> Option<Dims> {
 }
 
 fn expand_to(ctx: &mut NodeCtx<'_, '_>, target: &[Dim]) -> InferResult {
-    let Some(input) = ctx.shape(0) else {
+    // A longer constant shape is taken as an unknown rank.
+    let Some(input) = ctx.shape(0).filter(|_| target.len() <= MAX_RANK) else {
         return Ok(());
     };
     let out = util::broadcast(&[input, target]).map_err(|e| {
@@ -704,7 +705,11 @@ fn einsum(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
             format!("equation '{}': {e}", String::from_utf8_lossy(&equation)),
         )
     })?;
-    ctx.set_shape(0, out);
+    // An equation can repeat output labels without bound: a rank above
+    // the engine's limit is taken as unknown.
+    if out.len() <= MAX_RANK {
+        ctx.set_shape(0, out);
+    }
     Ok(())
 }
 
