@@ -9,7 +9,8 @@
 //!   type, rank, static dims and the model's symbolic dims (onnx's made-up
 //!   `unk__N` symbols and unknown dims are both `?`).
 //!
-//! `ONNXFAST_INFER_FILTER=substring` limits the run to matching paths.
+//! `ONNXFAST_INFER_FILTER=substring` limits the run to matching paths;
+//! `ONNXFAST_INFER_ALL=1` prints every mismatch (not only the first ones).
 //! Without the expected file the test says so and passes: run `pytest` (or
 //! the script) first.
 
@@ -113,10 +114,11 @@ fn inference_matches_onnx_on_the_corpus() {
         verdict_mismatches.len(),
         type_mismatches.len()
     );
-    for m in verdict_mismatches.iter().take(40) {
+    let all = std::env::var_os("ONNXFAST_INFER_ALL").is_some();
+    for m in verdict_mismatches.iter().take(if all { usize::MAX } else { 40 }) {
         eprintln!("verdict: {m}");
     }
-    for m in type_mismatches.iter().take(60) {
+    for m in type_mismatches.iter().take(if all { usize::MAX } else { 60 }) {
         eprintln!("type: {m}");
     }
     assert!(verdict_mismatches.is_empty() && type_mismatches.is_empty());

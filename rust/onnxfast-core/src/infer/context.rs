@@ -56,6 +56,18 @@ pub fn defect(code: Code, at: At, message: impl Into<String>) -> InferError {
     })
 }
 
+/// Builds a defect onnx raises outside its per-node error collection (a
+/// runtime error, a type-constraint failure): an earlier unknown operator
+/// does not hide it.
+pub fn fatal(code: Code, at: At, message: impl Into<String>) -> InferError {
+    InferError::Defect(Defect {
+        code,
+        message: message.into(),
+        at,
+        fatal: true,
+    })
+}
+
 /// The attributes a rule sees: the node's own, or inside a function body,
 /// the node's with references (`ref_attr_name`) bound to the caller's.
 pub(crate) enum Attrs<'a> {
