@@ -7,6 +7,7 @@
 //! overflow is a failure, as in onnx.
 
 use super::{onnx, Entry};
+use crate::infer::constant::MAX_CONST_ELEMS;
 use crate::infer::context::{InferError, InferResult, NodeCtx};
 use crate::infer::util::{self, bad_attr, bad_rank, bad_shapes, failed};
 use crate::ir::types::{Dim, Dims, Type};
@@ -896,11 +897,7 @@ fn col2im(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     util::check_rank(ctx, 2, 1)?;
     let what = "the number of image axes";
     let mut image: Vec<i64> = Vec::new();
-    if let Some(dims) = ctx.const_dims(1) {
-        let count = dims
-            .iter()
-            .try_fold(1i64, |acc, &d| acc.checked_mul(d))
-            .unwrap_or(i64::MAX);
+    if let Some(count) = const_count(ctx, 1) {
         if count > MAX_MATERIALIZED_RANK {
             // Too many axes to build a shape: only the count matters.
             unify_value(&mut axes, count, what)?;
@@ -936,9 +933,16 @@ fn col2im(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
         ));
     }
     let mut block: Vec<i64> = Vec::new();
-    if let Some(values) = ctx.const_ints(2)? {
-        unify_value(&mut axes, len_i64(values.len()), what)?;
-        block = values;
+    match const_count(ctx, 2) {
+        // Larger than the engine reads: only the count is checked.
+        Some(count) if count > len_i64(MAX_CONST_ELEMS) => unify_value(&mut axes, count, what)?,
+        Some(_) => {
+            if let Some(values) = ctx.const_ints(2)? {
+                unify_value(&mut axes, len_i64(values.len()), what)?;
+                block = values;
+            }
+        }
+        None => {}
     }
     unify_input_dim(ctx, 2, 0, &mut axes)?;
     let mut block_size = 0;
@@ -976,6 +980,17 @@ fn col2im(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     }
     ctx.set_shape(0, out);
     Ok(())
+}
+
+/// The number of elements of constant input `i` (from its dims, without
+/// reading it), `None` when the input is not constant.
+fn const_count(ctx: &NodeCtx<'_, '_>, i: usize) -> Option<i64> {
+    let dims = ctx.const_dims(i)?;
+    Some(
+        dims.iter()
+            .try_fold(1i64, |acc, &d| acc.checked_mul(d))
+            .unwrap_or(i64::MAX),
+    )
 }
 
 fn len_i64(n: usize) -> i64 {
