@@ -118,7 +118,7 @@ pub(crate) fn dims_product(dims: &[Dim]) -> InferResult<Dim> {
 fn unify_value(dim: &mut Dim, value: i64, what: &str) -> InferResult {
     match *dim {
         Dim::Value(v) if v != value => Err(bad_shapes(format!(
-            "{what}: {value} does not match {v} found earlier"
+            "{what} is {value}, which contradicts {v} found before"
         ))),
         _ => {
             *dim = Dim::Value(value);
@@ -385,7 +385,7 @@ fn conv_pool_shape(
     let weights = match kernel_from {
         Kernel::Attribute => None,
         Kernel::Weights(j) => match ctx.shape(j) {
-            Some(w) => Some(w),
+            Some(w) => Some((j, w)),
             None => return Ok(()),
         },
     };
@@ -405,7 +405,7 @@ fn conv_pool_shape(
         vec![1; n]
     };
     let strides = conv_pool_strides(ctx, n)?;
-    let Some(kernel) = kernel_shape(ctx, weights, n, "convolution")? else {
+    let Some(kernel) = kernel_shape(ctx, weights.map(|(_, w)| w), n, "convolution")? else {
         return Ok(());
     };
     let effective = effective_kernel(&kernel, &dilations)?;
@@ -418,11 +418,11 @@ fn conv_pool_shape(
     out.push(x[0]);
     match weights {
         None => out.push(x[1]),
-        Some(w) => match w.first() {
+        Some((j, w)) => match w.first() {
             Some(&m) => out.push(m),
             None => {
                 return Err(bad_rank(
-                    1,
+                    j,
                     "the weights must have rank 1 or more, they have rank 0",
                 ))
             }
@@ -895,14 +895,17 @@ fn col2im(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     unify_input_dim(ctx, 2, 0, &mut axes)?;
     util::check_rank(ctx, 1, 1)?;
     util::check_rank(ctx, 2, 1)?;
-    let what = "the number of image axes";
     let mut image: Vec<i64> = Vec::new();
     if let Some(count) = const_count(ctx, 1) {
         if count > MAX_MATERIALIZED_RANK {
             // Too many axes to build a shape: only the count matters.
-            unify_value(&mut axes, count, what)?;
+            unify_value(&mut axes, count, "the length of 'image_shape'")?;
         } else if let Some(values) = ctx.const_ints(1)? {
-            unify_value(&mut axes, len_i64(values.len()), what)?;
+            unify_value(
+                &mut axes,
+                len_i64(values.len()),
+                "the length of 'image_shape'",
+            )?;
             image = values;
         }
     }
@@ -916,11 +919,15 @@ fn col2im(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
                 ),
             ));
         }
-        unify_value(&mut axes, len_i64(p.len() / 2), what)?;
+        unify_value(&mut axes, len_i64(p.len() / 2), "half the length of 'pads'")?;
     }
     for name in ["dilations", "strides"] {
         if let Some(v) = own_ints(ctx, name) {
-            unify_value(&mut axes, len_i64(v.len()), what)?;
+            unify_value(
+                &mut axes,
+                len_i64(v.len()),
+                &format!("the length of '{name}'"),
+            )?;
         }
     }
     if x.len() != 3 {
@@ -935,10 +942,16 @@ fn col2im(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     let mut block: Vec<i64> = Vec::new();
     match const_count(ctx, 2) {
         // Larger than the engine reads: only the count is checked.
-        Some(count) if count > len_i64(MAX_CONST_ELEMS) => unify_value(&mut axes, count, what)?,
+        Some(count) if count > len_i64(MAX_CONST_ELEMS) => {
+            unify_value(&mut axes, count, "the length of 'block_shape'")?
+        }
         Some(_) => {
             if let Some(values) = ctx.const_ints(2)? {
-                unify_value(&mut axes, len_i64(values.len()), what)?;
+                unify_value(
+                    &mut axes,
+                    len_i64(values.len()),
+                    "the length of 'block_shape'",
+                )?;
                 block = values;
             }
         }
@@ -1430,11 +1443,15 @@ fn causal_conv_with_state(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
         unify_input(ctx, 3, &mut d, &[B, C, K1])?;
     }
     if let Some(k) = d[K].value() {
-        unify_value(
-            &mut d[K1],
-            sub(k, 1)?,
-            "the past state length (kernel size - 1)",
-        )?;
+        let state = sub(k, 1)?;
+        match d[K1] {
+            Dim::Value(v) if v != state => {
+                return Err(bad_shapes(format!(
+                    "the past state's last dim ({v}) must be the kernel size minus 1 ({state})"
+                )))
+            }
+            _ => d[K1] = Dim::Value(state),
+        }
         if k < 1 {
             return Err(bad_shapes(format!(
                 "the kernel size must be 1 or more, it is {k}"
