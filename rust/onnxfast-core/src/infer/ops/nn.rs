@@ -42,7 +42,7 @@ pub(crate) fn own_str<'a>(ctx: &NodeCtx<'a, '_>, name: &str) -> Option<&'a [u8]>
 
 /// Input `i`'s type as onnx's `getInputType` gives it: `None` when the
 /// input is absent or untyped; a quiet stop when an earlier finding is why.
-fn typed<'a>(ctx: &NodeCtx<'a, '_>, i: usize) -> InferResult<Option<&'a Type>> {
+pub(crate) fn typed<'a>(ctx: &NodeCtx<'a, '_>, i: usize) -> InferResult<Option<&'a Type>> {
     match ctx.need(i) {
         Ok(t) => Ok(Some(t)),
         Err(InferError::Skip) => Err(InferError::Skip),
@@ -90,7 +90,7 @@ pub(crate) fn dim_mul(a: Dim, b: Dim) -> InferResult<Dim> {
 }
 
 /// A dim times a number (onnx's `Dim * int`).
-fn dim_times(a: Dim, k: i64) -> InferResult<Dim> {
+pub(crate) fn dim_times(a: Dim, k: i64) -> InferResult<Dim> {
     Ok(match a {
         Dim::Value(x) => Dim::Value(mul(x, k)?),
         _ if k == 1 => a,
@@ -99,7 +99,7 @@ fn dim_times(a: Dim, k: i64) -> InferResult<Dim> {
 }
 
 /// A dim divided by a number (onnx's `Dim / int`).
-fn dim_div(a: Dim, k: i64) -> InferResult<Dim> {
+pub(crate) fn dim_div(a: Dim, k: i64) -> InferResult<Dim> {
     Ok(match a {
         Dim::Value(x) => Dim::Value(div(x, k)?),
         _ if k == 1 => a,
@@ -115,7 +115,7 @@ pub(crate) fn dims_product(dims: &[Dim]) -> InferResult<Dim> {
 
 /// onnx's `unifyDim(dim, value)`: a known dim must equal `value`, an
 /// unknown or symbolic one becomes it.
-fn unify_value(dim: &mut Dim, value: i64, what: &str) -> InferResult {
+pub(crate) fn unify_value(dim: &mut Dim, value: i64, what: &str) -> InferResult {
     match *dim {
         Dim::Value(v) if v != value => Err(bad_shapes(format!(
             "{what} is {value}, which contradicts {v} found before"
@@ -130,7 +130,7 @@ fn unify_value(dim: &mut Dim, value: i64, what: &str) -> InferResult {
 /// onnx's `unifyInputShape(i, {...})`: when input `i` has a shape, it must
 /// have rank `pattern.len()`, and its dim `k` is unified into
 /// `dims[pattern[k]]`.
-fn unify_input(
+pub(crate) fn unify_input(
     ctx: &NodeCtx<'_, '_>,
     i: usize,
     dims: &mut [Dim],
@@ -164,7 +164,12 @@ fn unify_input(
 
 /// onnx's `unifyInputDim(i, k, dim)`: when input `i` has a shape, it must
 /// have a dim `k`, which is unified into `dim`.
-fn unify_input_dim(ctx: &NodeCtx<'_, '_>, i: usize, k: usize, dim: &mut Dim) -> InferResult {
+pub(crate) fn unify_input_dim(
+    ctx: &NodeCtx<'_, '_>,
+    i: usize,
+    k: usize,
+    dim: &mut Dim,
+) -> InferResult {
     let Some(s) = ctx.shape(i) else {
         return Ok(());
     };
@@ -1657,3 +1662,29 @@ pub const OPS: &[Entry] = &[
     onnx("Attention", 25, 25, attention_25),
     onnx("LinearAttention", 27, 27, linear_attention),
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dim_arithmetic_follows_onnx() {
+        let sym = crate::ir::types::Symbols::default().intern("N");
+        let v = Dim::Value;
+        assert_eq!(dims_product(&[]).ok(), Some(v(1)));
+        assert_eq!(dims_product(&[v(2), v(3)]).ok(), Some(v(6)));
+        assert_eq!(dims_product(&[sym, v(1)]).ok(), Some(sym));
+        assert_eq!(dims_product(&[v(2), sym]).ok(), Some(Dim::Unknown));
+        assert!(dims_product(&[v(1 << 40), v(1 << 40)]).is_err());
+        assert_eq!(dim_times(sym, 1).ok(), Some(sym));
+        assert_eq!(dim_times(sym, 2).ok(), Some(Dim::Unknown));
+        assert_eq!(dim_div(v(7), 2).ok(), Some(v(3)));
+        assert_eq!(div(-7, 2).ok(), Some(-3));
+        assert!(div(1, 0).is_err());
+        assert!(div(i64::MIN, -1).is_err());
+        let mut d = sym;
+        assert!(unify_value(&mut d, 4, "x").is_ok());
+        assert_eq!(d, v(4));
+        assert!(unify_value(&mut d, 5, "x").is_err());
+    }
+}
