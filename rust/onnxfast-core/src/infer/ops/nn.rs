@@ -330,6 +330,20 @@ fn kernel_shape(
     Ok(Some(kernel))
 }
 
+/// Splits a total padding (none when negative) between the two ends as
+/// `auto_pad` says: SAME_UPPER puts the odd one at the end, SAME_LOWER at
+/// the beginning; other modes pad nothing.
+fn split_pad(total: i64, mode: &[u8]) -> InferResult<Option<(i64, i64)>> {
+    let total = total.max(0);
+    let small = total >> 1;
+    let big = sub(total, small)?;
+    Ok(match mode {
+        b"SAME_UPPER" => Some((small, big)),
+        b"SAME_LOWER" => Some((big, small)),
+        _ => None,
+    })
+}
+
 /// Pads from `auto_pad` when `pads` is not given (SAME_UPPER / SAME_LOWER
 /// split the padding that keeps `ceil(size / stride)` windows).
 fn auto_pads(
@@ -360,16 +374,11 @@ fn auto_pads(
             }
             residual = size % stride;
         }
-        let total = sub(k, if residual == 0 { stride } else { residual })?.max(0);
-        let small = total >> 1;
-        let big = sub(total, small)?;
-        let (begin, end) = match mode {
-            b"SAME_UPPER" => (small, big),
-            b"SAME_LOWER" => (big, small),
-            _ => continue,
-        };
-        pads[i] = begin;
-        pads[i + n] = end;
+        let total = sub(k, if residual == 0 { stride } else { residual })?;
+        if let Some((begin, end)) = split_pad(total, mode)? {
+            pads[i] = begin;
+            pads[i + n] = end;
+        }
     }
     Ok(pads)
 }
@@ -666,16 +675,10 @@ fn transpose_auto_pads(
         return Ok(pads);
     }
     for (i, (&k, &s)) in effective.iter().zip(strides).enumerate() {
-        let total = sub(k, s)?.max(0);
-        let small = total >> 1;
-        let big = sub(total, small)?;
-        let (begin, end) = match mode {
-            b"SAME_UPPER" => (small, big),
-            b"SAME_LOWER" => (big, small),
-            _ => continue,
-        };
-        pads[i] = begin;
-        pads[i + n] = end;
+        if let Some((begin, end)) = split_pad(sub(k, s)?, mode)? {
+            pads[i] = begin;
+            pads[i + n] = end;
+        }
     }
     Ok(pads)
 }
