@@ -19,10 +19,17 @@ pub(crate) fn is_data_type(code: i64) -> bool {
 /// propagateElemTypeFromAttributeToOutput): `default` when the node does
 /// not set it (a defect when there is no default), a defect when it holds
 /// no integer or not a data type.
-pub(crate) fn dtype_attr(ctx: &NodeCtx<'_, '_>, name: &str, default: Option<i32>) -> InferResult<i32> {
+pub(crate) fn dtype_attr(
+    ctx: &NodeCtx<'_, '_>,
+    name: &str,
+    default: Option<i32>,
+) -> InferResult<i32> {
     let Some(a) = ctx.attr(name) else {
         return default.ok_or_else(|| {
-            bad_attr(name, format!("attribute '{name}' is needed to know the output type"))
+            bad_attr(
+                name,
+                format!("attribute '{name}' is needed to know the output type"),
+            )
         });
     };
     let Some(code) = a.i else {
@@ -45,6 +52,10 @@ pub(crate) fn dtype_attr(ctx: &NodeCtx<'_, '_>, name: &str, default: Option<i32>
 fn dims_of_tensor(dims: &[i64]) -> Option<Dims> {
     (dims.len() <= MAX_RANK).then(|| dims_of(dims))
 }
+
+/// The longest shape onnx makes up from the length of a shape input alone
+/// (longer ones give no shape).
+const MAX_RANK_FROM_LENGTH: i64 = 1024;
 
 /// The shape given by input `i`, a 1-D int64 tensor of dims (onnx's
 /// getShapeInput): its values when it is constant, else as many unknown
@@ -99,7 +110,7 @@ pub(crate) fn shape_input(
         ));
     }
     match s.first().copied().and_then(Dim::value) {
-        Some(n) if (0..=1024).contains(&n) => Ok(Some(
+        Some(n) if (0..=MAX_RANK_FROM_LENGTH).contains(&n) => Ok(Some(
             std::iter::repeat_n(Dim::Unknown, n as usize).collect(),
         )),
         _ => Ok(None),
@@ -150,12 +161,13 @@ fn constant_v9(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
 /// Constant 11 and later: exactly one value attribute, which gives the type.
 fn constant(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     let names = value_attrs(ctx.schema.since_version);
-    let set: Vec<&str> = names
-        .iter()
-        .copied()
-        .filter(|n| ctx.attr(n).is_some())
-        .collect();
-    let [name] = set[..] else {
+    let mut given = names.iter().filter_map(|&n| ctx.attr(n).map(|a| (n, a)));
+    let (Some((name, a)), None) = (given.next(), given.next()) else {
+        let set: Vec<&str> = names
+            .iter()
+            .copied()
+            .filter(|n| ctx.attr(n).is_some())
+            .collect();
         return Err(defect(
             codes::INFERENCE_FAILED,
             At::Node,
@@ -172,9 +184,6 @@ fn constant(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
                 )
             },
         ));
-    };
-    let Some(a) = ctx.attr(name) else {
-        return Ok(());
     };
     let missing = |what: &str| {
         bad_attr(
@@ -227,17 +236,18 @@ fn list_dims(len: usize) -> Dims {
 fn constant_of_shape(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     let elem = match ctx.attr("value") {
         None => 1,
-        Some(a) => {
-            let t = a.t.as_ref();
-            let rank = t.map_or(0, |t| t.dims.len());
-            if rank != 1 {
+        Some(a) => match &a.t {
+            Some(t) if t.dims.len() == 1 => t.data_type(),
+            t => {
                 return Err(bad_attr(
                     "value",
-                    format!("attribute 'value' must be a 1-D tensor; it has rank {rank}"),
-                ));
+                    format!(
+                        "attribute 'value' must be a 1-D tensor; it has rank {}",
+                        t.as_ref().map_or(0, |t| t.dims.len())
+                    ),
+                ))
             }
-            t.map_or(0, |t| t.data_type())
-        }
+        },
     };
     ctx.set_elem(0, elem);
     if let Some(dims) = shape_input(ctx, 0, true)? {
@@ -387,42 +397,60 @@ fn range(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
             ));
         }
     }
-    let mut values = [0f64; 3];
-    let mut ints = [0i64; 3];
-    for i in 0..3 {
-        let first = |v: Option<Vec<f64>>| v.and_then(|v| v.first().copied());
-        if matches!(elem, 6 | 7) {
-            let v = ctx.const_ints(i)?.and_then(|v| v.first().copied());
-            ints[i] = v.ok_or_else(|| bad_const(i, format!("input {i} holds no value")))?;
-        } else {
-            values[i] = first(ctx.const_floats(i)?)
-                .ok_or_else(|| bad_const(i, format!("input {i} holds no value")))?;
-        }
-    }
-    let [start, limit, delta] = values;
     // The difference is taken in the inputs' own type, as onnx does.
-    let quotient = match elem {
-        1 => f64::from(limit as f32 - start as f32) / delta,
-        11 => (limit - start) / delta,
-        6 => {
-            let [s, l, d] = ints.map(|v| v as i32);
+    let quotient = if matches!(elem, 6 | 7) {
+        let [s, l, d] = [
+            scalar_int(ctx, 0)?,
+            scalar_int(ctx, 1)?,
+            scalar_int(ctx, 2)?,
+        ];
+        if elem == 6 {
+            let [s, l, d] = [s, l, d].map(|v| v as i32);
             f64::from(l.wrapping_sub(s)) / f64::from(d)
-        }
-        _ => {
-            let [s, l, d] = ints;
+        } else {
             l.wrapping_sub(s) as f64 / d as f64
         }
+    } else {
+        let [s, l, d] = [
+            scalar_float(ctx, 0)?,
+            scalar_float(ctx, 1)?,
+            scalar_float(ctx, 2)?,
+        ];
+        if elem == 1 {
+            f64::from(l as f32 - s as f32) / d
+        } else {
+            (l - s) / d
+        }
     };
-    ctx.set_shape(0, [Dim::Value(range_length(quotient))].into_iter().collect());
+    ctx.set_shape(
+        0,
+        [Dim::Value(range_length(quotient))].into_iter().collect(),
+    );
     Ok(())
+}
+
+/// The value of constant scalar input `i`, as an integer.
+fn scalar_int(ctx: &mut NodeCtx<'_, '_>, i: usize) -> InferResult<i64> {
+    ctx.const_ints(i)?
+        .and_then(|v| v.first().copied())
+        .ok_or_else(|| bad_const(i, format!("input {i} holds no value")))
+}
+
+/// The value of constant scalar input `i`, as a float.
+fn scalar_float(ctx: &mut NodeCtx<'_, '_>, i: usize) -> InferResult<f64> {
+    ctx.const_floats(i)?
+        .and_then(|v| v.first().copied())
+        .ok_or_else(|| bad_const(i, format!("input {i} holds no value")))
 }
 
 /// ceil(quotient) as a length, never negative. A quotient that is not a
 /// finite number in i64's range gives 0, as onnx's conversion does on x86
 /// (the integer it yields there is i64::MIN, clamped to 0).
 fn range_length(quotient: f64) -> i64 {
+    // 2^63: i64 holds [-2^63, 2^63).
+    let bound = i64::MAX as f64;
     let n = quotient.ceil();
-    if n.is_finite() && n >= -9.223_372_036_854_775_808e18 && n < 9.223_372_036_854_775_808e18 {
+    if (-bound..bound).contains(&n) {
         (n as i64).max(0)
     } else {
         0

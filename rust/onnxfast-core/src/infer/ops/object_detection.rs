@@ -68,7 +68,11 @@ fn nms_v10(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
 
 /// int64 selected indices [num_selected, 3].
 fn nms(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
-    ctx.set_tensor(0, 7, Some([Dim::Unknown, Dim::Value(3)].into_iter().collect()));
+    ctx.set_tensor(
+        0,
+        7,
+        Some([Dim::Unknown, Dim::Value(3)].into_iter().collect()),
+    );
     Ok(())
 }
 

@@ -38,7 +38,10 @@ fn rnn_dims(ctx: &NodeCtx<'_, '_>, has_layout: bool) -> InferResult<RnnDims> {
         let &[d0, d1, _] = s else {
             return Err(bad_rank(
                 0,
-                format!("input X must have rank 3; it has shape {}", ctx.show_dims(s)),
+                format!(
+                    "input X must have rank 3; it has shape {}",
+                    ctx.show_dims(s)
+                ),
             ));
         };
         (seq_length, batch_size) = if batch_first { (d1, d0) } else { (d0, d1) };
@@ -56,7 +59,12 @@ impl RnnDims {
     /// Y: [seq_length, num_directions, batch_size, hidden_size] (or batch
     /// first).
     fn y(&self) -> Dims {
-        let d = [self.seq_length, self.num_directions, self.batch_size, self.hidden_size];
+        let d = [
+            self.seq_length,
+            self.num_directions,
+            self.batch_size,
+            self.hidden_size,
+        ];
         if self.batch_first {
             [d[2], d[0], d[1], d[3]].into_iter().collect()
         } else {
@@ -82,7 +90,10 @@ fn rnn_v1(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     for i in 0..n {
         ctx.propagate_elem(0, i)?;
     }
-    if ctx.attr("output_sequence").is_some_and(|a| a.i.unwrap_or(0) != 0) {
+    if ctx
+        .attr("output_sequence")
+        .is_some_and(|a| a.i.unwrap_or(0) != 0)
+    {
         for i in 0..n {
             ctx.set_shape(i, if i == 0 { dims.y() } else { dims.state() });
         }

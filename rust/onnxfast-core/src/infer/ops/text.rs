@@ -3,7 +3,7 @@
 use super::{onnx, Entry};
 use crate::infer::context::{InferResult, NodeCtx};
 use crate::infer::util::{self, bad_shapes};
-use crate::ir::types::{Dim, Dims, Type};
+use crate::ir::types::{Dim, Dims, Type, MAX_RANK};
 
 /// Strings of the broadcast shape of both inputs.
 fn string_concat(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
@@ -28,9 +28,12 @@ fn string_split(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     let (8, Some(shape)) = (t.elem, &t.shape) else {
         return Ok(());
     };
-    let mut substrings = shape.clone();
-    substrings.push(Dim::Unknown);
-    ctx.set_tensor(0, 8, Some(substrings));
+    let substrings = (shape.len() < MAX_RANK).then(|| {
+        let mut dims = shape.clone();
+        dims.push(Dim::Unknown);
+        dims
+    });
+    ctx.set_tensor(0, 8, substrings);
     ctx.set_tensor(1, 7, Some(shape.clone()));
     Ok(())
 }
