@@ -9,10 +9,16 @@ use crate::infer::util::{bad_attr, bad_const, bad_rank, dims_of};
 use crate::ir::types::{elem_name, Dim, Dims, TensorType, Type, MAX_RANK};
 use crate::proto::attribute_proto::AttributeType;
 
+/// The element type code an INT attribute names, as onnx reads it: cast to
+/// the 32-bit enum (so the upper half of the value is dropped).
+pub(crate) fn as_data_type(value: i64) -> i32 {
+    value as i32
+}
+
 /// True for an element type code onnx's `DataType` enum defines (0,
 /// UNDEFINED, included).
-pub(crate) fn is_data_type(code: i64) -> bool {
-    code == 0 || i32::try_from(code).is_ok_and(|c| elem_name(c).is_some())
+pub(crate) fn is_data_type(code: i32) -> bool {
+    code == 0 || elem_name(code).is_some()
 }
 
 /// The element type named by the node's INT attribute `name` (onnx's
@@ -38,14 +44,14 @@ pub(crate) fn dtype_attr(
             format!("attribute '{name}' must hold an integer naming an element type"),
         ));
     };
-    if !is_data_type(code) {
+    let elem = as_data_type(code);
+    if !is_data_type(elem) {
         return Err(bad_attr(
             name,
             format!("attribute '{name}' is {code}, which is not an element type"),
         ));
     }
-    // In range: is_data_type checked it fits an i32.
-    Ok(i32::try_from(code).unwrap_or(0))
+    Ok(elem)
 }
 
 /// Dims from a tensor's dims, `None` when there are too many to represent.
@@ -323,17 +329,14 @@ fn random_like(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
 fn multinomial(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     let elem = match ctx.attr("dtype") {
         None => 6,
-        Some(a) => match a.i.unwrap_or(0) {
-            v @ (6 | 7) => v as i32,
+        Some(a) => match as_data_type(a.i.unwrap_or(0)) {
+            v @ (6 | 7) => v,
             v => {
                 return Err(bad_attr(
                     "dtype",
                     format!(
                         "attribute 'dtype' must be int32 (6) or int64 (7); it is {}",
-                        i32::try_from(v)
-                            .ok()
-                            .and_then(elem_name)
-                            .map_or_else(|| v.to_string(), |n| format!("{n} ({v})"))
+                        elem_name(v).map_or_else(|| v.to_string(), |n| format!("{n} ({v})"))
                     ),
                 ))
             }

@@ -1,22 +1,20 @@
 //! Rules of onnx's `quantization` family: QuantizeLinear, DequantizeLinear,
 //! DynamicQuantizeLinear. Outputs have the shape of input `x`.
 
-use super::generator::dtype_attr;
+use super::generator::{as_data_type, dtype_attr};
 use super::{onnx, Entry};
 use crate::infer::context::{InferResult, NodeCtx};
 use crate::infer::util::bad_attr;
-use crate::ir::types::{elem_name, Dims};
+use crate::ir::types::{elem_name, Dims, Type};
 
-/// The node's `output_dtype` (0 when unset).
-fn output_dtype(ctx: &NodeCtx<'_, '_>) -> i64 {
-    ctx.attr("output_dtype").map_or(0, |a| a.i.unwrap_or(0))
+/// The element type the node's `output_dtype` names (0 when unset).
+fn output_dtype(ctx: &NodeCtx<'_, '_>) -> i32 {
+    ctx.attr("output_dtype")
+        .map_or(0, |a| as_data_type(a.i.unwrap_or(0)))
 }
 
-fn type_name(code: i64) -> String {
-    i32::try_from(code)
-        .ok()
-        .and_then(elem_name)
-        .map_or_else(|| code.to_string(), str::to_string)
+fn type_name(code: i32) -> String {
+    elem_name(code).map_or_else(|| code.to_string(), str::to_string)
 }
 
 /// QuantizeLinear 10 to 19: the zero point's type, else uint8 when there is
@@ -39,16 +37,16 @@ fn quantize(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     let zp = if ctx.has_input(2) { ctx.ty(2) } else { None };
     if let Some(zp) = zp {
         let zp_elem = match zp {
-            crate::ir::types::Type::Tensor(t) | crate::ir::types::Type::SparseTensor(t) => t.elem,
+            Type::Tensor(t) | Type::SparseTensor(t) => t.elem,
             _ => 0,
         };
-        if dtype != 0 && dtype != i64::from(zp_elem) {
+        if dtype != 0 && dtype != zp_elem {
             return Err(bad_attr(
                 "output_dtype",
                 format!(
                     "output_dtype is {} but the zero point is {}: they must agree",
                     type_name(dtype),
-                    type_name(i64::from(zp_elem))
+                    type_name(zp_elem)
                 ),
             ));
         }
