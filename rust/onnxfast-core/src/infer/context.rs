@@ -257,6 +257,46 @@ impl<'a, 'm> NodeCtx<'a, 'm> {
 
     // ---- attributes --------------------------------------------------------
 
+    /// The type of input `i` as onnx's `getInputType` gives it: `None` when
+    /// the input is absent or untyped; a quiet stop when an earlier finding
+    /// is why it is unknown.
+    pub fn typed(&self, i: usize) -> InferResult<Option<&'a Type>> {
+        match self.inputs.get(i) {
+            Some(InputType::Known(t)) => Ok(Some(t)),
+            Some(InputType::Poisoned) => Err(InferError::Skip),
+            _ => Ok(None),
+        }
+    }
+
+    /// The element type of a constant input, without reading its data.
+    pub fn const_elem(&self, i: usize) -> Option<i32> {
+        self.constant(i).map(Const::elem)
+    }
+
+    /// An INT attribute as onnx's inference reads it (`getAttribute(ctx,
+    /// name, default)`): the node's own value (0 when it holds none), else
+    /// `default`; the schema's default does not apply.
+    pub fn own_int(&self, name: &str, default: i64) -> i64 {
+        self.attr(name).map_or(default, |a| a.i.unwrap_or(0))
+    }
+
+    /// A FLOAT attribute as onnx's inference reads it.
+    pub fn own_float(&self, name: &str, default: f32) -> f32 {
+        self.attr(name).map_or(default, |a| a.f.unwrap_or(0.0))
+    }
+
+    /// The node's own INTS attribute (onnx's getRepeatedAttribute): `None`
+    /// when absent.
+    pub fn own_ints(&self, name: &str) -> Option<&'a [i64]> {
+        self.attr(name).map(|a| a.ints.as_slice())
+    }
+
+    /// The node's own STRING attribute as bytes (empty when it holds none),
+    /// `None` when absent.
+    pub fn own_str(&self, name: &str) -> Option<&'a [u8]> {
+        self.attr(name).map(|a| a.s.as_deref().unwrap_or(&[]))
+    }
+
     /// The node's attribute `name` (no default).
     pub fn attr(&self, name: &str) -> Option<&'a AttributeProto> {
         self.attrs.get(name)
