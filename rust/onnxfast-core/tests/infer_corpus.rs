@@ -115,10 +115,16 @@ fn inference_matches_onnx_on_the_corpus() {
         type_mismatches.len()
     );
     let all = std::env::var_os("ONNXFAST_INFER_ALL").is_some();
-    for m in verdict_mismatches.iter().take(if all { usize::MAX } else { 40 }) {
+    for m in verdict_mismatches
+        .iter()
+        .take(if all { usize::MAX } else { 40 })
+    {
         eprintln!("verdict: {m}");
     }
-    for m in type_mismatches.iter().take(if all { usize::MAX } else { 60 }) {
+    for m in type_mismatches
+        .iter()
+        .take(if all { usize::MAX } else { 60 })
+    {
         eprintln!("type: {m}");
     }
     assert!(verdict_mismatches.is_empty() && type_mismatches.is_empty());

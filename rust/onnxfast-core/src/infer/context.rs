@@ -83,11 +83,15 @@ impl<'a> Attrs<'a> {
         }
     }
 
-    pub(crate) fn iter(&self) -> Box<dyn Iterator<Item = (&'a str, &'a AttributeProto)> + '_> {
-        match self {
-            Attrs::Direct(list) => Box::new(list.iter().map(|a| (a.name(), a))),
-            Attrs::Bound(list) => Box::new(list.iter().copied()),
-        }
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (&'a str, &'a AttributeProto)> + '_ {
+        let (direct, bound) = match self {
+            Attrs::Direct(list) => (*list, &[][..]),
+            Attrs::Bound(list) => (&[][..], list.as_slice()),
+        };
+        direct
+            .iter()
+            .map(|a| (a.name(), a))
+            .chain(bound.iter().copied())
     }
 }
 

@@ -14,14 +14,14 @@ use super::context::{defect, At, InferError};
 
 /// Where a type variable was bound: by input or output `index`, to `ty`.
 #[derive(Clone, Copy)]
-struct Binding<'s, 't> {
-    var: &'s str,
+struct Binding<'t> {
+    var: u16,
     output: bool,
     index: usize,
     ty: &'t Type,
 }
 
-type Bindings<'s, 't> = SmallVec<[Binding<'s, 't>; 4]>;
+type Bindings<'t> = SmallVec<[Binding<'t>; 4]>;
 
 fn at(output: bool, index: usize) -> At {
     if output {
@@ -53,7 +53,7 @@ pub fn check(
     names: &dyn Fn(bool, usize) -> String,
 ) -> Result<(), InferError> {
     // Inputs: allowed, and bound consistently.
-    let mut bound: Bindings<'_, '_> = SmallVec::new();
+    let mut bound: Bindings<'_> = SmallVec::new();
     for (i, ty) in inputs.iter().enumerate() {
         let Some(param) = schema.input_param(i) else {
             break;
@@ -81,12 +81,12 @@ pub fn check(
         }
         if let Some(only) = param.allowed.single() {
             *slot = Some(only);
-        } else if let Some(b) = bound.iter().find(|b| b.var == param.type_str) {
+        } else if let Some(b) = bound.iter().find(|b| b.var == param.var) {
             *slot = Some(without_shapes(b.ty));
         } else if param.homogeneous {
             let same_var = earlier.iter().enumerate().find_map(|(j, t)| {
                 let p = schema.output_param(j)?;
-                (p.homogeneous && p.type_str == param.type_str).then_some(t.as_ref()?)
+                (p.homogeneous && p.var == param.var).then_some(t.as_ref()?)
             });
             if let Some(t) = same_var {
                 *slot = Some(without_shapes(t));
@@ -150,18 +150,18 @@ fn allowed(
     Err(defect(code, at(output, i), message))
 }
 
-fn bind<'s, 't>(
-    bound: &mut Bindings<'s, 't>,
-    param: &'s FormalParam,
+fn bind<'t>(
+    bound: &mut Bindings<'t>,
+    param: &FormalParam,
     output: bool,
     index: usize,
     ty: &'t Type,
     show: &dyn Fn(&Type) -> String,
     names: &dyn Fn(bool, usize) -> String,
 ) -> Result<(), InferError> {
-    let Some(b) = bound.iter().find(|b| b.var == param.type_str) else {
+    let Some(b) = bound.iter().find(|b| b.var == param.var) else {
         bound.push(Binding {
-            var: &param.type_str,
+            var: param.var,
             output,
             index,
             ty,

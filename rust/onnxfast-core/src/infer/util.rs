@@ -62,7 +62,7 @@ pub fn broadcast(shapes: &[&[Dim]]) -> Result<Dims, String> {
 /// Output 0 is the broadcast of the shapes of inputs `inputs`, when every
 /// one of them has a known shape (onnx infers nothing otherwise).
 pub fn broadcast_inputs(ctx: &mut NodeCtx<'_, '_>, inputs: std::ops::Range<usize>) -> InferResult {
-    let mut shapes = Vec::with_capacity(inputs.len());
+    let mut shapes: smallvec::SmallVec<[&[Dim]; 4]> = smallvec::SmallVec::new();
     for i in inputs {
         match ctx.shape(i) {
             Some(s) => shapes.push(s),

@@ -29,6 +29,9 @@ pub struct FormalParam {
     pub type_str: String,
     /// The types it allows (the constraint's, or the one type).
     pub allowed: TypeSet,
+    /// `type_str` as a small number: parameters of one schema have the
+    /// same `var` exactly when they have the same `type_str`.
+    pub var: u16,
 }
 
 #[derive(Debug, Clone)]
@@ -159,6 +162,7 @@ fn parse_param(fields: &[&'static str]) -> Option<FormalParam> {
         type_str: token(fields.get(4)?).to_string(),
         // Resolved against the constraints when the schema is complete.
         allowed: TypeSet::default(),
+        var: 0,
     })
 }
 
@@ -220,11 +224,20 @@ fn parse_default(name: &str, attr_type: i32, text: &str) -> Option<AttributeProt
 /// Resolves each formal parameter's allowed types once the schema is read.
 fn resolve_params(s: &mut OpSchema) {
     let constraints = &s.constraints;
+    let mut vars: Vec<String> = Vec::new();
     for p in s.inputs.iter_mut().chain(s.outputs.iter_mut()) {
         p.allowed = match constraints.iter().find(|c| c.name == p.type_str) {
             Some(c) => c.allowed.clone(),
             None => TypeSet::parse(&p.type_str).unwrap_or_default(),
         };
+        let var = vars
+            .iter()
+            .position(|v| *v == p.type_str)
+            .unwrap_or_else(|| {
+                vars.push(p.type_str.clone());
+                vars.len() - 1
+            });
+        p.var = u16::try_from(var).unwrap_or(u16::MAX);
     }
 }
 
