@@ -125,7 +125,10 @@ fn const_f32(ctx: &mut NodeCtx<'_, '_>, i: usize, what: &str) -> InferResult<Opt
     if c.elem() != 1 {
         return Err(bad_const(
             i,
-            format!("{what} must hold float values, it holds {}", elem_str(c.elem())),
+            format!(
+                "{what} must hold float values, it holds {}",
+                elem_str(c.elem())
+            ),
         ));
     }
     ctx.const_floats(i)
@@ -351,7 +354,10 @@ fn trilu(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
         if s.len() < 2 {
             return Err(bad_rank(
                 0,
-                format!("Trilu needs an input of rank 2 or more, it has rank {}", s.len()),
+                format!(
+                    "Trilu needs an input of rank 2 or more, it has rank {}",
+                    s.len()
+                ),
             ));
         }
         ctx.propagate_shape(0, 0);
@@ -373,7 +379,10 @@ fn reverse_sequence(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     if lens.len() != 1 {
         return Err(bad_rank(
             1,
-            format!("'sequence_lens' must have rank 1, it has rank {}", lens.len()),
+            format!(
+                "'sequence_lens' must have rank 1, it has rank {}",
+                lens.len()
+            ),
         ));
     }
     ctx.propagate_shape(0, 0);
@@ -718,7 +727,11 @@ fn slice_inputs(ctx: &mut NodeCtx<'_, '_>, version: i64) -> InferResult {
         if a.len() != starts.len() {
             return Err(bad_const(
                 3,
-                format!("'axes' has {} values, 'starts' has {}", a.len(), starts.len()),
+                format!(
+                    "'axes' has {} values, 'starts' has {}",
+                    a.len(),
+                    starts.len()
+                ),
             ));
         }
         a
@@ -751,9 +764,15 @@ fn slice_inputs(ctx: &mut NodeCtx<'_, '_>, version: i64) -> InferResult {
                 let a = axes.get(k).copied().unwrap_or(0);
                 let r = i64::try_from(rank).unwrap_or(i64::MAX);
                 let a = if a < 0 { a.wrapping_add(r) } else { a };
-                let axis = usize::try_from(a).ok().filter(|&a| a < rank).ok_or_else(|| {
-                    bad_const(3, format!("axis {} is out of range for rank {rank}", axes[k]))
-                })?;
+                let axis = usize::try_from(a)
+                    .ok()
+                    .filter(|&a| a < rank)
+                    .ok_or_else(|| {
+                        bad_const(
+                            3,
+                            format!("axis {} is out of range for rank {rank}", axes[k]),
+                        )
+                    })?;
                 if std::mem::replace(&mut seen[axis], true) {
                     return Err(bad_const(3, format!("axis {} is given twice", axes[k])));
                 }
@@ -787,7 +806,11 @@ fn slice_inputs(ctx: &mut NodeCtx<'_, '_>, version: i64) -> InferResult {
                 return Err(bad_const(4, "a step of Slice is 0"));
             }
         }
-        let start = if start < 0 { start.wrapping_add(dv) } else { start };
+        let start = if start < 0 {
+            start.wrapping_add(dv)
+        } else {
+            start
+        };
         let start = if step < 0 {
             clamp(start, 0, dv.wrapping_sub(1))
         } else {
@@ -795,7 +818,11 @@ fn slice_inputs(ctx: &mut NodeCtx<'_, '_>, version: i64) -> InferResult {
         };
         let end = if end < 0 { end.wrapping_add(dv) } else { end };
         // Slice 10 and 11 clamp a backward end to the dim, 13 to the dim - 1.
-        let top = if version >= 13 { dv.wrapping_sub(1) } else { dv };
+        let top = if version >= 13 {
+            dv.wrapping_sub(1)
+        } else {
+            dv
+        };
         let end = if step < 0 {
             clamp(end, -1, top)
         } else {
@@ -876,7 +903,10 @@ fn gather(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
         return Ok(());
     };
     if data.is_empty() {
-        return Err(bad_rank(0, "Gather needs data of rank 1 or more, it has rank 0"));
+        return Err(bad_rank(
+            0,
+            "Gather needs data of rank 1 or more, it has rank 0",
+        ));
     }
     let axis = attr_axis(narrow(node_int(ctx, "axis", 0)), data.len(), "axis")?;
     let out: Dims = data[..axis]
@@ -965,7 +995,11 @@ fn tensor_scatter(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
         }
         let rank = i64::try_from(cache.len()).unwrap_or(i64::MAX);
         let axis = ctx.attr("axis").map_or(-2, |a| a.i.unwrap_or(0));
-        let axis = if axis < 0 { axis.saturating_add(rank) } else { axis };
+        let axis = if axis < 0 {
+            axis.saturating_add(rank)
+        } else {
+            axis
+        };
         if axis <= 0 || axis >= rank {
             return Err(bad_attr(
                 "axis",
@@ -977,20 +1011,25 @@ fn tensor_scatter(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
                 continue;
             }
             let mut d = Dim::Unknown;
-            util::unify(a, &mut d).and_then(|()| util::unify(b, &mut d)).map_err(|e| {
-                bad_shapes(format!(
-                    "dimension {i} of past_cache {} and update {}: {e}",
-                    ctx.show_dims(cache),
-                    ctx.show_dims(update)
-                ))
-            })?;
+            util::unify(a, &mut d)
+                .and_then(|()| util::unify(b, &mut d))
+                .map_err(|e| {
+                    bad_shapes(format!(
+                        "dimension {i} of past_cache {} and update {}: {e}",
+                        ctx.show_dims(cache),
+                        ctx.show_dims(update)
+                    ))
+                })?;
         }
     }
     if let Some(lens) = ctx.shape(2) {
         util::check_rank(ctx, 2, 1)?;
         if let Some(cache) = cache {
             let Some(&b) = cache.first() else {
-                return Err(bad_rank(0, "past_cache must have rank 1 or more, it has rank 0"));
+                return Err(bad_rank(
+                    0,
+                    "past_cache must have rank 1 or more, it has rank 0",
+                ));
             };
             let mut d = Dim::Unknown;
             util::unify(b, &mut d)
@@ -1070,7 +1109,10 @@ fn squeeze_v11(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     };
     let rank = i64::try_from(shape.len()).unwrap_or(i64::MAX);
     let axes: Vec<i64> = match node_ints(ctx, "axes") {
-        Some(a) => a.iter().map(|&v| if v < 0 { v + rank } else { v }).collect(),
+        Some(a) => a
+            .iter()
+            .map(|&v| if v < 0 { v + rank } else { v })
+            .collect(),
         None => match ones(shape) {
             Some(a) => a,
             None => return Ok(()),
@@ -1310,7 +1352,10 @@ fn tile(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     let mut out = Dims::with_capacity(rank);
     for (&d, &r) in shape.iter().zip(&repeats) {
         if r < 0 {
-            return Err(bad_const(1, format!("'repeats' holds the negative value {r}")));
+            return Err(bad_const(
+                1,
+                format!("'repeats' holds the negative value {r}"),
+            ));
         }
         out.push(match d {
             Dim::Value(v) => Dim::Value(
@@ -1445,7 +1490,9 @@ fn pad(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
             let d = shape[axis];
             let total = checked_add(pads[k], pads[n + k], "the total padding")?;
             match d {
-                Dim::Value(v) => out[axis] = Dim::Value(checked_add(v, total, "the padded dimension")?),
+                Dim::Value(v) => {
+                    out[axis] = Dim::Value(checked_add(v, total, "the padded dimension")?)
+                }
                 _ if total == 0 => out[axis] = d,
                 _ => {}
             }
@@ -1472,11 +1519,7 @@ fn center_crop_pad(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     if sizes.len() != axes.len() {
         return Err(bad_const(
             1,
-            format!(
-                "'shape' has {} values for {} axes",
-                sizes.len(),
-                axes.len()
-            ),
+            format!("'shape' has {} values for {} axes", sizes.len(), axes.len()),
         ));
     }
     let mut out: Dims = shape.iter().copied().collect();
@@ -1515,7 +1558,11 @@ fn reshape_shape(ctx: &mut NodeCtx<'_, '_>, dynamic: bool) -> InferResult {
         let v = match t {
             Dim::Value(v) => v,
             other => {
-                out.push(if matches!(other, Dim::Sym(_)) { other } else { Dim::Unknown });
+                out.push(if matches!(other, Dim::Sym(_)) {
+                    other
+                } else {
+                    Dim::Unknown
+                });
                 product_known = false;
                 continue;
             }
@@ -1756,7 +1803,10 @@ fn resize_shape(ctx: &mut NodeCtx<'_, '_>, one_of: bool) -> InferResult {
             "exactly one of the 'scales' and 'sizes' inputs must be given",
         ));
     }
-    let policy = match ctx.attr("keep_aspect_ratio_policy").and_then(|a| a.s.as_deref()) {
+    let policy = match ctx
+        .attr("keep_aspect_ratio_policy")
+        .and_then(|a| a.s.as_deref())
+    {
         None | Some(b"stretch") => AspectPolicy::Stretch,
         Some(b"not_larger") => AspectPolicy::NotLarger,
         Some(b"not_smaller") => AspectPolicy::NotSmaller,
@@ -1789,7 +1839,11 @@ fn resize_shape(ctx: &mut NodeCtx<'_, '_>, one_of: bool) -> InferResult {
                 format!(
                     "'sizes' has {} values, it needs {expected} (the {})",
                     sizes.len(),
-                    if axes.is_empty() { "input's rank" } else { "number of axes" }
+                    if axes.is_empty() {
+                        "input's rank"
+                    } else {
+                        "number of axes"
+                    }
                 ),
             ));
         }
@@ -1900,7 +1954,9 @@ fn affine_grid(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
         return Ok(());
     };
     let out: Dims = match size.len() {
-        4 => [size[0], size[2], size[3], Dim::Value(2)].into_iter().collect(),
+        4 => [size[0], size[2], size[3], Dim::Value(2)]
+            .into_iter()
+            .collect(),
         5 => [size[0], size[2], size[3], size[4], Dim::Value(3)]
             .into_iter()
             .collect(),
@@ -1947,7 +2003,10 @@ fn one_hot_shape(ctx: &mut NodeCtx<'_, '_>, v9: bool) -> InferResult {
         if ds.len() > 1 {
             return Err(bad_rank(
                 1,
-                format!("'depth' must be a scalar or have rank 1, it is {}", ctx.show_dims(ds)),
+                format!(
+                    "'depth' must be a scalar or have rank 1, it is {}",
+                    ctx.show_dims(ds)
+                ),
             ));
         }
         if let Some(Dim::Value(n)) = ds.first() {
@@ -1967,7 +2026,10 @@ fn one_hot_shape(ctx: &mut NodeCtx<'_, '_>, v9: bool) -> InferResult {
             _ => None,
         };
         if let Some(d) = depth.filter(|&d| d < 0) {
-            return Err(bad_const(1, format!("'depth' is {d}, it must not be negative")));
+            return Err(bad_const(
+                1,
+                format!("'depth' is {d}, it must not be negative"),
+            ));
         }
     }
     if let Some(vs) = ctx.shape(2) {
@@ -1991,7 +2053,10 @@ fn one_hot_shape(ctx: &mut NodeCtx<'_, '_>, v9: bool) -> InferResult {
         return Ok(());
     };
     if indices.is_empty() {
-        return Err(bad_rank(0, "'indices' must have rank 1 or more, it has rank 0"));
+        return Err(bad_rank(
+            0,
+            "'indices' must have rank 1 or more, it has rank 0",
+        ));
     }
     let axis = attr_axis(narrow(node_int(ctx, "axis", -1)), indices.len() + 1, "axis")?;
     let out: Dims = indices[..axis]
@@ -2023,7 +2088,8 @@ fn check_indices_not_negative(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     let negative = if matches!(c.elem(), 6 | 7) {
         ctx.const_ints(0)?.is_some_and(|v| v.iter().any(|&x| x < 0))
     } else {
-        ctx.const_floats(0)?.is_some_and(|v| v.iter().any(|&x| x < 0.0))
+        ctx.const_floats(0)?
+            .is_some_and(|v| v.iter().any(|&x| x < 0.0))
     };
     if negative {
         return Err(bad_const(
@@ -2060,7 +2126,10 @@ fn unique(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     let Some(axis) = usize::try_from(adjusted).ok().filter(|&x| x < shape.len()) else {
         return Err(bad_attr(
             "axis",
-            format!("axis {axis} is out of range for the input {}", ctx.show_dims(shape)),
+            format!(
+                "axis {axis} is out of range for the input {}",
+                ctx.show_dims(shape)
+            ),
         ));
     };
     let mut out: Dims = shape.iter().copied().collect();
