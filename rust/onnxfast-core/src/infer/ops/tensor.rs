@@ -10,7 +10,7 @@
 
 use super::{onnx, Entry};
 use crate::diag::codes;
-use crate::infer::context::{At, Defect, InferError, InferResult, InputType, NodeCtx};
+use crate::infer::context::{fatal, At, InferError, InferResult, InputType, NodeCtx};
 use crate::infer::util::{self, bad_attr, bad_const, bad_rank, bad_shapes, failed};
 use crate::ir::types::{elem_name, Dim, Dims, Type, MAX_RANK};
 
@@ -72,12 +72,7 @@ fn set_dims(ctx: &mut NodeCtx<'_, '_>, i: usize, dims: Dims) {
 /// A defect onnx does not report as an inference error because it crashes
 /// (an assertion in its C++): nothing before it hides it.
 fn crash(message: impl Into<String>) -> InferError {
-    InferError::Defect(Defect {
-        code: codes::INFERENCE_FAILED,
-        message: message.into(),
-        at: At::Node,
-        fatal: true,
-    })
+    fatal(codes::INFERENCE_FAILED, At::Node, message)
 }
 
 /// A constant input as onnx's `ParseData<int64_t>` reads it: its element
@@ -235,7 +230,16 @@ fn elem_from_attr(ctx: &mut NodeCtx<'_, '_>, name: &str, out: usize) -> InferRes
         ));
     };
     let code = v as i32;
-    if code == 0 || elem_name(code).is_none() {
+    if code == 0 {
+        // onnx takes UNDEFINED for a type, then fails outside its inference
+        // errors when it checks the output against the type constraints.
+        return Err(fatal(
+            codes::BAD_ATTRIBUTE,
+            At::Attribute(name.to_string()),
+            format!("attribute '{name}' is 0 (UNDEFINED), not a tensor element type"),
+        ));
+    }
+    if elem_name(code).is_none() {
         return Err(bad_attr(
             name,
             format!("attribute '{name}' is {v}, which is not a tensor element type"),
@@ -2199,3 +2203,71 @@ pub const OPS: &[Entry] = &[
     onnx("Upsample", 9, 10, resize_v10),
     onnx("Where", 9, 16, where_rule),
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(x: i64) -> Dim {
+        Dim::Value(x)
+    }
+
+    #[test]
+    fn unsqueeze_walk_skips_axes_it_never_reaches() {
+        assert_eq!(
+            unsqueeze_walk(&[v(2), v(3)], &[0, 3]).as_slice(),
+            &[v(1), v(2), v(3), v(1)]
+        );
+        // Unsqueeze 1 does not check its axes: out of range ones are ignored.
+        assert_eq!(unsqueeze_walk(&[v(2)], &[-1, 5]).as_slice(), &[v(2)]);
+        // Unsqueeze 11 adjusts before a duplicate check of raw values: [0, -3] -> [0, 0].
+        assert_eq!(unsqueeze_walk(&[v(2)], &[0, 0]).as_slice(), &[v(1), v(2)]);
+    }
+
+    #[test]
+    fn slice_lengths_follow_onnx() {
+        assert_eq!(clamp(5, 0, 3), 3);
+        assert_eq!(clamp(-5, 0, 3), 0);
+        // libstdc++'s clamp with lo > hi returns lo for values below it.
+        assert_eq!(clamp(-2, -1, -2), -1);
+        assert_eq!(slice_len(0, 10, 3), 4);
+        assert_eq!(slice_len(9, -1, -2), 5);
+        assert_eq!(slice_len(5, 2, 1), 0);
+        assert_eq!(slice_len(i64::MIN, i64::MAX, 1), 0);
+    }
+
+    #[test]
+    fn resize_helpers() {
+        assert_eq!(
+            scaled(&[v(4), Dim::Unknown, v(3)], &[2.5, 2.0, 0.5]).as_slice(),
+            &[v(10), Dim::Unknown, v(1)]
+        );
+        let mut sizes = vec![8, 9];
+        keep_aspect(
+            AspectPolicy::NotLarger,
+            &[v(1), v(3), v(4), v(6)],
+            &[2, 3],
+            &mut sizes,
+        );
+        assert_eq!(sizes, vec![6, 9]);
+        let mut sizes = vec![8, 9];
+        keep_aspect(
+            AspectPolicy::NotSmaller,
+            &[v(4), Dim::Unknown],
+            &[],
+            &mut sizes,
+        );
+        assert_eq!(sizes, vec![-1, -1]);
+    }
+
+    #[test]
+    fn dim_arithmetic() {
+        assert!(matches!(dim_mul(v(3), 4), Ok(Dim::Value(12))));
+        assert!(dim_mul(v(i64::MAX), 2).is_err());
+        assert!(matches!(dim_mul(Dim::Unknown, 2), Ok(Dim::Unknown)));
+        assert!(matches!(dim_div(v(7), 2), Ok(Dim::Value(3))));
+        assert!(matches!(dim_div(v(-7), 2), Ok(Dim::Value(-3))));
+        assert_eq!(narrow(1 << 32), 0);
+        assert_eq!(narrow(-1), -1);
+    }
+}
