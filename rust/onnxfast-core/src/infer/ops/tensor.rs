@@ -481,6 +481,11 @@ fn concat(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     concat_shape(ctx, false)
 }
 
+/// Split 18 makes a list of `num_outputs` sizes: beyond this many (16 GiB
+/// of sizes) onnx's inference is taken to fail allocating it (it does for
+/// 2^40; it cannot for more than 2^60).
+const MAX_SPLIT_PARTS: i64 = 1 << 31;
+
 /// How a Split node says the sizes of its parts.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum SplitSizes {
@@ -567,6 +572,12 @@ fn split_shape(ctx: &mut NodeCtx<'_, '_>, how: SplitSizes) -> InferResult {
                 "num_outputs",
                 format!("'num_outputs' is {parts}, it must be 1 or more"),
             ));
+        }
+        if parts > MAX_SPLIT_PARTS {
+            return Err(crash(format!(
+                "'num_outputs' is {parts}: onnx's inference allocates a size for each part and \
+                 fails (out of memory)"
+            )));
         }
         if parts < count {
             return Err(crash(format!(
