@@ -5,11 +5,10 @@
 //!
 //! Where onnx reads an attribute with a default of its own
 //! (`getAttribute(ctx, name, default)`), the rules read the node's
-//! attribute only (`node_int`); where onnx narrows an attribute to a C++
+//! attribute only (`NodeCtx::own_int`); where onnx narrows an attribute to a C++
 //! `int`, so do they ([`narrow`]).
 
-use super::math::node_int;
-use super::nn::{dim_div, dim_times, own_ints, typed};
+use super::nn::{dim_div, dim_times};
 use super::{onnx, Entry};
 use crate::diag::codes;
 use crate::infer::constant::{Const, MAX_CONST_ELEMS};
@@ -302,8 +301,8 @@ fn shape_v15(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
                 let v = if v < 0 { v.saturating_add(rank) } else { v };
                 v.clamp(0, rank)
             };
-            let start = clamp(node_int(ctx, "start", 0));
-            let end = clamp(node_int(ctx, "end", rank));
+            let start = clamp(ctx.own_int("start", 0));
+            let end = clamp(ctx.own_int("end", rank));
             Dim::Value((end - start).max(0))
         }
     };
@@ -470,7 +469,7 @@ fn split_shape(ctx: &mut NodeCtx<'_, '_>, how: SplitSizes) -> InferResult {
         return Ok(());
     };
     let rank = shape.len();
-    let axis_value = narrow(node_int(ctx, "axis", 0));
+    let axis_value = narrow(ctx.own_int("axis", 0));
     let axis = util::axis(axis_value, rank).map_err(|e| bad_attr("axis", e))?;
     let part = |size: Dim| -> Dims {
         let mut d: Dims = shape.iter().copied().collect();
@@ -489,9 +488,9 @@ fn split_shape(ctx: &mut NodeCtx<'_, '_>, how: SplitSizes) -> InferResult {
     let count = i64::try_from(n_out).unwrap_or(i64::MAX);
     let split_input = match how {
         SplitSizes::Attribute => false,
-        SplitSizes::Input => ctx.n_inputs() == 2 && typed(ctx, 1)?.is_some(),
+        SplitSizes::Input => ctx.n_inputs() == 2 && ctx.typed(1)?.is_some(),
         SplitSizes::InputOrCount => {
-            let given = typed(ctx, 1)?.is_some();
+            let given = ctx.typed(1)?.is_some();
             if given && ctx.attr("num_outputs").is_some() {
                 return Err(failed(
                     "both the 'split' input and the 'num_outputs' attribute are given",
@@ -501,7 +500,7 @@ fn split_shape(ctx: &mut NodeCtx<'_, '_>, how: SplitSizes) -> InferResult {
         }
     };
     let listed: Option<Vec<i64>> = if how == SplitSizes::Attribute {
-        own_ints(ctx, "split").map(<[i64]>::to_vec)
+        ctx.own_ints("split").map(<[i64]>::to_vec)
     } else if split_input {
         match const_i64(ctx, 1)? {
             Some(v) => Some(v),
@@ -611,7 +610,7 @@ fn slice_v1(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     let Some(shape) = ctx.shape(0) else {
         return Ok(());
     };
-    let (starts, ends) = match (own_ints(ctx, "starts"), own_ints(ctx, "ends")) {
+    let (starts, ends) = match (ctx.own_ints("starts"), ctx.own_ints("ends")) {
         (Some(s), Some(e)) if s.len() == e.len() => (s, e),
         _ => {
             return Err(bad_attr(
@@ -620,7 +619,7 @@ fn slice_v1(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
             ))
         }
     };
-    let axes: Vec<i64> = match own_ints(ctx, "axes") {
+    let axes: Vec<i64> = match ctx.own_ints("axes") {
         None => (0..i64::try_from(starts.len()).unwrap_or(i64::MAX)).collect(),
         Some(a) if a.len() != starts.len() => {
             return Err(bad_attr(
@@ -834,7 +833,7 @@ fn transpose_shape(ctx: &mut NodeCtx<'_, '_>, v1: bool) -> InferResult {
         return Ok(());
     };
     let rank = shape.len();
-    let perm: Vec<usize> = match own_ints(ctx, "perm") {
+    let perm: Vec<usize> = match ctx.own_ints("perm") {
         None => (0..rank).rev().collect(),
         Some(p) => {
             let mut seen = vec![false; rank];
@@ -887,7 +886,7 @@ fn gather(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
             "Gather needs data of rank 1 or more, it has rank 0",
         ));
     }
-    let axis = attr_axis(narrow(node_int(ctx, "axis", 0)), data.len(), "axis")?;
+    let axis = attr_axis(narrow(ctx.own_int("axis", 0)), data.len(), "axis")?;
     let out: Dims = data[..axis]
         .iter()
         .chain(indices)
@@ -924,7 +923,7 @@ fn gather_nd_shape(ctx: &mut NodeCtx<'_, '_>, batch: bool) -> InferResult {
         return Ok(());
     };
     let k = if batch {
-        checked_add(k, node_int(ctx, "batch_dims", 0), "the indexed rank")?
+        checked_add(k, ctx.own_int("batch_dims", 0), "the indexed rank")?
     } else {
         k
     };
@@ -1034,7 +1033,7 @@ fn squeeze_v1(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     let Some(shape) = ctx.shape(0) else {
         return Ok(());
     };
-    let axes: Vec<i64> = match own_ints(ctx, "axes") {
+    let axes: Vec<i64> = match ctx.own_ints("axes") {
         Some(a) => a.to_vec(),
         None => match ones(shape) {
             Some(a) => a,
@@ -1087,7 +1086,7 @@ fn squeeze_v11(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
         return Ok(());
     };
     let rank = i64::try_from(shape.len()).unwrap_or(i64::MAX);
-    let axes: Vec<i64> = match own_ints(ctx, "axes") {
+    let axes: Vec<i64> = match ctx.own_ints("axes") {
         Some(a) => a
             .iter()
             .map(|&v| if v < 0 { v + rank } else { v })
@@ -1121,7 +1120,7 @@ fn squeeze(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     let Some(shape) = ctx.shape(0) else {
         return Ok(());
     };
-    if ctx.n_inputs() == 2 && typed(ctx, 1)?.is_some() {
+    if ctx.n_inputs() == 2 && ctx.typed(1)?.is_some() {
         let Some(values) = const_i64(ctx, 1)? else {
             return Ok(());
         };
@@ -1168,7 +1167,7 @@ fn unsqueeze_v1(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     let Some(shape) = ctx.shape(0) else {
         return Ok(());
     };
-    let Some(axes) = own_ints(ctx, "axes") else {
+    let Some(axes) = ctx.own_ints("axes") else {
         return Ok(());
     };
     let mut axes = axes.to_vec();
@@ -1183,7 +1182,7 @@ fn unsqueeze_v11(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     let Some(shape) = ctx.shape(0) else {
         return Ok(());
     };
-    let Some(values) = own_ints(ctx, "axes") else {
+    let Some(values) = ctx.own_ints("axes") else {
         return Ok(());
     };
     let mut sorted = values.to_vec();
@@ -1235,7 +1234,7 @@ fn unsqueeze(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
 
 /// The `blocksize` attribute (positive) and its square.
 fn block_size(ctx: &NodeCtx<'_, '_>) -> InferResult<(i64, i64)> {
-    let b = node_int(ctx, "blocksize", 0);
+    let b = ctx.own_int("blocksize", 0);
     if b <= 0 {
         return Err(bad_attr(
             "blocksize",
@@ -1375,7 +1374,7 @@ fn pad_v2(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     let Some(shape) = ctx.shape(0) else {
         return Ok(());
     };
-    let Some(pads) = own_ints(ctx, "pads") else {
+    let Some(pads) = ctx.own_ints("pads") else {
         return Err(bad_attr("pads", "attribute 'pads' is needed"));
     };
     if pads.len() != shape.len().saturating_mul(2) {
@@ -1491,7 +1490,7 @@ fn center_crop_pad(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     }
     let sizes = const_indices(ctx, 1)?.unwrap_or_default();
     let rank = shape.len();
-    let axes: Vec<usize> = match own_ints(ctx, "axes") {
+    let axes: Vec<usize> = match ctx.own_ints("axes") {
         Some(a) => check_axes(a, rank, "CenterCropPad 'axes'")?,
         None => (0..rank).collect(),
     };
@@ -1525,7 +1524,7 @@ fn reshape_shape(ctx: &mut NodeCtx<'_, '_>, dynamic: bool) -> InferResult {
     let Some(target) = target else {
         return Ok(());
     };
-    let allow_zero = dynamic && narrow(node_int(ctx, "allowzero", 0)) != 0;
+    let allow_zero = dynamic && narrow(ctx.own_int("allowzero", 0)) != 0;
     let data = ctx.shape(0);
     let overflow = || failed("the product of the Reshape dimensions overflows");
     let mut out = Dims::with_capacity(target.len());
@@ -1756,8 +1755,8 @@ fn resize_shape(ctx: &mut NodeCtx<'_, '_>, one_of: bool) -> InferResult {
         return Ok(());
     };
     let rank = shape.len();
-    let mut has_scales = typed(ctx, 2)?.is_some();
-    let mut has_sizes = typed(ctx, 3)?.is_some();
+    let mut has_scales = ctx.typed(2)?.is_some();
+    let mut has_sizes = ctx.typed(3)?.is_some();
     let mut sizes: Vec<i64> = Vec::new();
     if ctx.n_inputs() > 3 {
         if let Some(s) = shape_input(ctx, 3)? {
@@ -1805,7 +1804,7 @@ fn resize_shape(ctx: &mut NodeCtx<'_, '_>, one_of: bool) -> InferResult {
             "'scales' can only be given with keep_aspect_ratio_policy \"stretch\"",
         ));
     }
-    let axes: Vec<usize> = match own_ints(ctx, "axes") {
+    let axes: Vec<usize> = match ctx.own_ints("axes") {
         Some(a) => check_axes(a, rank, "Resize 'axes'")?,
         None => Vec::new(),
     };
@@ -2037,7 +2036,7 @@ fn one_hot_shape(ctx: &mut NodeCtx<'_, '_>, v9: bool) -> InferResult {
             "'indices' must have rank 1 or more, it has rank 0",
         ));
     }
-    let axis = attr_axis(narrow(node_int(ctx, "axis", -1)), indices.len() + 1, "axis")?;
+    let axis = attr_axis(narrow(ctx.own_int("axis", -1)), indices.len() + 1, "axis")?;
     let out: Dims = indices[..axis]
         .iter()
         .copied()
