@@ -67,3 +67,63 @@ def test_model_over_2gib_loads(tmp_path) -> None:
     assert big.dims == [BIG]
     assert big.data_type == TensorProto.UINT8
     assert graph.output[0].type.tensor_type.shape.dim[0].dim_value == 4
+
+
+def _write_sparse_checkable_model(path, shape_type: int) -> None:
+    """A valid model over 2 GiB: a 2.25 GiB initializer (a hole in the file)
+    read by Shape, and a Relu; graph output `s` is declared `shape_type`."""
+    init = TensorProto(name="big", data_type=TensorProto.UINT8, dims=[BIG]).SerializeToString()
+    init_prefix = init + key(9, 2) + varint(BIG)
+    vi = helper.make_tensor_value_info
+    graph_tail = b"".join(
+        [
+            ld(1, helper.make_node("Shape", ["big"], ["s"], name="shape").SerializeToString()),
+            ld(1, helper.make_node("Relu", ["x"], ["y"], name="relu").SerializeToString()),
+            ld(2, b"big_graph"),
+            ld(11, vi("x", TensorProto.FLOAT, [4]).SerializeToString()),
+            ld(12, vi("y", TensorProto.FLOAT, [4]).SerializeToString()),
+            ld(12, vi("s", shape_type, [1]).SerializeToString()),
+        ]
+    )
+    graph_head = key(5, 2) + varint(len(init_prefix) + BIG) + init_prefix
+    graph_len = len(graph_head) + BIG + len(graph_tail)
+    model_head = (
+        key(1, 0)
+        + varint(10)
+        + ld(8, helper.make_opsetid("", 21).SerializeToString())
+        + key(7, 2)
+        + varint(graph_len)
+        + graph_head
+    )
+    with open(path, "wb") as f:
+        f.write(model_head)
+        f.seek(BIG, os.SEEK_CUR)
+        f.write(graph_tail)
+
+
+def _rss() -> int:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="needs /proc")
+def test_full_check_of_a_model_over_2gib_reads_no_weight(tmp_path) -> None:
+    good, bad = tmp_path / "good.onnx", tmp_path / "bad.onnx"
+    try:
+        _write_sparse_checkable_model(good, TensorProto.INT64)
+        _write_sparse_checkable_model(bad, TensorProto.INT32)
+    except OSError as e:  # pragma: no cover - filesystems without sparse files
+        pytest.skip(f"cannot write a sparse file here: {e}")
+    before = _rss()
+    report = onnxfast.check(good, full=True)
+    assert report.ok, str(report)
+    assert onnxfast.check(onnxfast.load(good), full=True).ok
+    report = onnxfast.check(bad, full=True)
+    assert [(d.code, d.location) for d in report] == [
+        ("E711", "graph 'big_graph' › node[0] 'shape' (Shape) › output[0] 's'")
+    ]
+    # The 2.25 GiB initializer was never read.
+    assert _rss() - before < 256 << 20

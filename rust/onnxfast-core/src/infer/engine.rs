@@ -613,8 +613,8 @@ impl<'m> Engine<'m> {
             // when a value of its name has a type).
             let outputs = Self::output_types(run, g);
             for (vi, t) in g.output.iter().zip(outputs) {
-                if !vi.name().is_empty() && seen.insert(Name(vi.name())) {
-                    if let Some(t) = t {
+                if let Some(t) = t {
+                    if !vi.name().is_empty() && seen.insert(Name(vi.name())) {
                         values.push((vi.name().to_string(), t));
                     }
                 }

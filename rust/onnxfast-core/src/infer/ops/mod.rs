@@ -131,10 +131,7 @@ mod tests {
     use super::*;
 
     /// Every schema onnx infers with a function of its own has a rule here.
-    /// (`cargo test -p onnxfast-core --lib missing_rules -- --ignored
-    /// --nocapture` lists the schemas without one.)
     #[test]
-    #[ignore = "rules are being written family by family"]
     fn missing_rules() {
         let reg = SchemaRegistry::global();
         let missing: Vec<String> = reg

@@ -1,0 +1,176 @@
+"""The full check (type and shape inference): onnx's full_check verdicts on
+real, generated and mutated models, every defect at once with its location,
+onnx's own checker tests through our adapter, the command line."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+import pytest
+from _type_mutations import MUTATIONS, mutants
+from onnx import TensorProto, helper, numpy_helper
+
+import onnxfast
+
+from conftest import ROOT, corpus_models, infer_expected, onnx_test_sources, wheel_models
+
+
+def _onnx_full_verdict(data: bytes) -> str | None:
+    try:
+        onnx.checker.check_model(data, full_check=True)
+    except Exception as e:
+        return f"{type(e).__name__}: {e}"
+    return None
+
+
+def _records() -> list[dict]:
+    return [json.loads(line) for line in infer_expected().read_text().splitlines()]
+
+
+def test_full_verdicts_equal_onnx_on_every_corpus_and_wheel_model() -> None:
+    records = [r for r in _records() if not r.get("stripped")]
+    mismatches = []
+    for r in records:
+        ours = onnxfast.check(r["path"], full=True)
+        if (r["full_check"] is None) != ours.ok:
+            mismatches.append(
+                f"{r['path']}: onnx={r['full_check']!r} ours={[str(d) for d in ours.errors][:2]}"
+            )
+    assert not mismatches, f"{len(mismatches)} mismatches:\n" + "\n".join(mismatches[:10])
+    assert len(records) > 2000
+
+
+def test_full_verdicts_equal_onnx_on_type_and_shape_mutations() -> None:
+    checked = invalid = 0
+    per_mutation: dict[str, list[int]] = {m.__name__: [0, 0] for m in MUTATIONS}
+    mismatches = []
+    for path in corpus_models()[::2] + wheel_models():
+        base = onnx.load(path, load_external_data=False)
+        if _onnx_full_verdict(base.SerializeToString()) is not None:
+            continue
+        for what, model in mutants(base, seed=1):
+            data = model.SerializeToString()
+            try:
+                onnx.checker.check_model(data)
+            except Exception:
+                continue  # structurally invalid: the structural tests cover it
+            theirs = _onnx_full_verdict(data)
+            ours = onnxfast.check(data, full=True)
+            checked += 1
+            invalid += theirs is not None
+            stats = per_mutation[what.split(":")[0]]
+            stats[0] += 1
+            stats[1] += theirs is not None
+            if (theirs is None) != ours.ok:
+                mismatches.append(
+                    f"{path.parent.name} / {what}: onnx={theirs!r}\n    ours={ours.errors[:1]}"
+                )
+    assert not mismatches, f"{len(mismatches)} of {checked} mismatch:\n" + "\n".join(
+        mismatches[:15]
+    )
+    assert checked > 5000
+    assert invalid > 0.4 * checked
+    # Every kind of mutation was tried and found something onnx refuses.
+    assert all(n > 0 and bad > 0 for n, bad in per_mutation.values()), per_mutation
+
+
+def _model(nodes, inputs, outputs, initializers=(), opset=21, **graph_kw):
+    graph = helper.make_graph(
+        nodes, "main", inputs, outputs, initializer=list(initializers), **graph_kw
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 10
+    return model
+
+
+def test_every_type_and_shape_defect_is_reported_at_once() -> None:
+    vi = helper.make_tensor_value_info
+    w = numpy_helper.from_array(np.ones((4, 3), dtype=np.int32), "w")
+    shape = numpy_helper.from_array(np.array([-1, -1], dtype=np.int64), "shape")
+    nodes = [helper.make_node("Relu", ["x"], [f"r{i}"], name=f"relu{i}") for i in range(12)]
+    nodes[1:] = [helper.make_node("Relu", [f"r{i - 1}"], [f"r{i}"]) for i in range(1, 12)]
+    nodes += [
+        helper.make_node("MatMul", ["r11", "w"], ["mm_out"], name="mm"),
+        helper.make_node("Reshape", ["x", "shape"], ["flat"], name="reshape"),
+        helper.make_node("Transpose", ["x"], ["t"], name="transpose", perm=[0, 0]),
+    ]
+    model = _model(
+        nodes,
+        [vi("x", TensorProto.FLOAT, [2, 4])],
+        [
+            vi("mm_out", TensorProto.FLOAT, None),
+            vi("flat", TensorProto.FLOAT, None),
+            vi("t", TensorProto.FLOAT, None),
+            vi("r11", TensorProto.FLOAT, [2, 5]),
+        ],
+        [w, shape],
+    )
+    data = model.SerializeToString()
+    assert _onnx_full_verdict(data) is not None  # onnx reports the first one only
+    assert onnxfast.check(data).ok  # the structural check sees nothing
+    report = onnxfast.check(data, full=True)
+    found = [(d.code, d.location) for d in report]
+    assert found == [
+        ("E713", "graph 'main' › node[11] (Relu) › output[0] 'r11'"),
+        ("E702", "graph 'main' › node[12] 'mm' (MatMul) › input[1] 'w'"),
+        ("E723", "graph 'main' › node[13] 'reshape' (Reshape) › input[1] 'shape'"),
+        ("E722", "graph 'main' › node[14] 'transpose' (Transpose) › attribute 'perm'"),
+    ]
+    assert report[1].message == (
+        "tensor(int32) is not allowed for T, which input[0] 'r11' binds to tensor(float)"
+    )
+    assert "dimension 1 is inferred as 4 but declared as 5" in report[0].message
+    assert not report.ok
+    assert "invalid: 4 errors" in str(report)
+
+
+def test_check_model_full_raises_and_accepts_onnx_spelling() -> None:
+    vi = helper.make_tensor_value_info
+    bad = _model(
+        [helper.make_node("Add", ["x", "y"], ["z"])],
+        [vi("x", TensorProto.FLOAT, [2]), vi("y", TensorProto.FLOAT, [3])],
+        [vi("z", TensorProto.FLOAT, None)],
+    )
+    onnxfast.check_model(bad)  # structurally valid
+    with pytest.raises(onnxfast.CheckError) as info:
+        onnxfast.check_model(bad, full=True)
+    assert info.value.report.errors[0].code == "E720"
+    with pytest.raises(onnxfast.CheckError):
+        onnxfast.check_model(bad, full_check=True)
+
+
+def test_onnx_checker_tests_pass_through_the_adapter() -> None:
+    sources = onnx_test_sources()
+    if sources is None:
+        pytest.skip("PyPI is not reachable: cannot fetch onnx's sdist for its checker tests")
+    script = ROOT / "scripts" / "onnx_checker_tests.py"
+    result = subprocess.run(
+        [sys.executable, str(script), str(sources / "checker_test.py"), "-q"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
+    assert "tests of checker_test.py selected" in result.stdout
+
+
+def test_cli_full_flag(tmp_path) -> None:
+    vi = helper.make_tensor_value_info
+    bad = _model(
+        [helper.make_node("MatMul", ["x", "y"], ["z"])],
+        [vi("x", TensorProto.FLOAT, [2, 3]), vi("y", TensorProto.FLOAT, [4, 5])],
+        [vi("z", TensorProto.FLOAT, None)],
+    )
+    path = tmp_path / "bad.onnx"
+    onnx.save(bad, path)
+    run = [sys.executable, "-m", "onnxfast", "check"]
+    plain = subprocess.run([*run, str(path)], capture_output=True, text=True)
+    assert plain.returncode == 0, plain.stdout
+    full = subprocess.run([*run, "--full", str(path)], capture_output=True, text=True)
+    assert full.returncode == 1, full.stdout
+    assert "error[E720]" in full.stdout
+    assert "inner dimensions 3 and 4 differ" in full.stdout
