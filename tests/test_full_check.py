@@ -91,37 +91,33 @@ def test_every_type_and_shape_defect_is_reported_at_once() -> None:
     vi = helper.make_tensor_value_info
     w = numpy_helper.from_array(np.ones((4, 3), dtype=np.int32), "w")
     shape = numpy_helper.from_array(np.array([-1, -1], dtype=np.int64), "shape")
-    nodes = [helper.make_node("Relu", ["x"], [f"r{i}"], name=f"relu{i}") for i in range(12)]
-    nodes[1:] = [helper.make_node("Relu", [f"r{i - 1}"], [f"r{i}"]) for i in range(1, 12)]
+    nodes = [helper.make_node("Relu", ["x"], ["side"], name="side")]
+    nodes += [helper.make_node("Relu", [f"r{i - 1}" if i else "x"], [f"r{i}"]) for i in range(11)]
     nodes += [
-        helper.make_node("MatMul", ["r11", "w"], ["mm_out"], name="mm"),
+        helper.make_node("MatMul", ["r10", "w"], ["mm_out"], name="mm"),
         helper.make_node("Reshape", ["x", "shape"], ["flat"], name="reshape"),
         helper.make_node("Transpose", ["x"], ["t"], name="transpose", perm=[0, 0]),
     ]
-    model = _model(
-        nodes,
-        [vi("x", TensorProto.FLOAT, [2, 4])],
-        [
-            vi("mm_out", TensorProto.FLOAT, None),
-            vi("flat", TensorProto.FLOAT, None),
-            vi("t", TensorProto.FLOAT, None),
-            vi("r11", TensorProto.FLOAT, [2, 5]),
-        ],
-        [w, shape],
-    )
+    outputs = [
+        vi("side", TensorProto.FLOAT, [2, 5]),  # the graph makes [2, 4]
+        vi("mm_out", TensorProto.FLOAT, ["p", "q"]),
+        vi("flat", TensorProto.FLOAT, ["f0", "f1"]),
+        vi("t", TensorProto.FLOAT, ["t0", "t1"]),
+    ]
+    model = _model(nodes, [vi("x", TensorProto.FLOAT, [2, 4])], outputs, [w, shape])
     data = model.SerializeToString()
     assert _onnx_full_verdict(data) is not None  # onnx reports the first one only
     assert onnxfast.check(data).ok  # the structural check sees nothing
     report = onnxfast.check(data, full=True)
     found = [(d.code, d.location) for d in report]
     assert found == [
-        ("E713", "graph 'main' › node[11] (Relu) › output[0] 'r11'"),
+        ("E713", "graph 'main' › node[0] 'side' (Relu) › output[0] 'side'"),
         ("E702", "graph 'main' › node[12] 'mm' (MatMul) › input[1] 'w'"),
         ("E723", "graph 'main' › node[13] 'reshape' (Reshape) › input[1] 'shape'"),
         ("E722", "graph 'main' › node[14] 'transpose' (Transpose) › attribute 'perm'"),
     ]
     assert report[1].message == (
-        "tensor(int32) is not allowed for T, which input[0] 'r11' binds to tensor(float)"
+        "tensor(int32) is not allowed for T, which input[0] 'r10' binds to tensor(float)"
     )
     assert "dimension 1 is inferred as 4 but declared as 5" in report[0].message
     assert not report.ok
@@ -133,7 +129,7 @@ def test_check_model_full_raises_and_accepts_onnx_spelling() -> None:
     bad = _model(
         [helper.make_node("Add", ["x", "y"], ["z"])],
         [vi("x", TensorProto.FLOAT, [2]), vi("y", TensorProto.FLOAT, [3])],
-        [vi("z", TensorProto.FLOAT, None)],
+        [vi("z", TensorProto.FLOAT, ["n"])],
     )
     onnxfast.check_model(bad)  # structurally valid
     with pytest.raises(onnxfast.CheckError) as info:
@@ -163,7 +159,7 @@ def test_cli_full_flag(tmp_path) -> None:
     bad = _model(
         [helper.make_node("MatMul", ["x", "y"], ["z"])],
         [vi("x", TensorProto.FLOAT, [2, 3]), vi("y", TensorProto.FLOAT, [4, 5])],
-        [vi("z", TensorProto.FLOAT, None)],
+        [vi("z", TensorProto.FLOAT, ["m", "n"])],
     )
     path = tmp_path / "bad.onnx"
     onnx.save(bad, path)
