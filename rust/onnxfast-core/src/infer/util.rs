@@ -159,6 +159,13 @@ pub fn bad_const(i: usize, message: impl Into<String>) -> InferError {
     defect(codes::BAD_CONSTANT_INPUT, At::Input(i), message)
 }
 
+/// A failure onnx raises outside its per-node error collection (a runtime
+/// error, an index out of range): an earlier unknown operator does not
+/// hide it.
+pub fn fatal_failure(message: impl Into<String>) -> InferError {
+    super::context::fatal(codes::INFERENCE_FAILED, At::Node, message)
+}
+
 /// Any other inference failure.
 pub fn failed(message: impl Into<String>) -> InferError {
     defect(codes::INFERENCE_FAILED, At::Node, message)
@@ -252,6 +259,14 @@ pub fn product(dims: &[Dim]) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fatal_failures_are_not_hidden() {
+        assert!(matches!(
+            fatal_failure("x"),
+            InferError::Defect(d) if d.fatal && d.code == codes::INFERENCE_FAILED
+        ));
+    }
 
     #[test]
     fn broadcasting_follows_onnx() {

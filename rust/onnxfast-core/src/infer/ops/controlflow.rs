@@ -6,7 +6,8 @@
 
 use super::{onnx, Entry};
 use crate::diag::codes;
-use crate::infer::context::{defect, At, Defect, InferError, InferResult, NodeCtx};
+use crate::infer::context::{defect, At, InferError, InferResult, NodeCtx};
+use crate::infer::util::fatal_failure;
 use crate::infer::util::{bad_attr, union_dims};
 use crate::ir::types::{elem_name, Dim, Dims, TensorType, Type};
 
@@ -287,17 +288,6 @@ pub(crate) fn infer_subgraph(
     ctx.infer_graph(attr, given)
 }
 
-/// A defect onnx raises outside its per-node error list (an out-of-range
-/// output index): fatal, so an earlier unknown operator does not hide it.
-fn fatal(message: String) -> InferError {
-    InferError::Defect(Defect {
-        code: codes::INFERENCE_FAILED,
-        message,
-        at: At::Node,
-        fatal: true,
-    })
-}
-
 fn subgraph(attr: &str, message: impl Into<String>) -> InferError {
     defect(
         codes::SUBGRAPH_SIGNATURE,
@@ -464,7 +454,7 @@ fn loop_rule(ctx: &mut NodeCtx<'_, '_>, style: LoopStyle) -> InferResult {
     for i in 2..n_in {
         if let Some(t) = elem_type_from_input(ctx, i)? {
             if i - 2 >= ctx.n_outputs() {
-                return Err(fatal(format!(
+                return Err(fatal_failure(format!(
                     "loop-carried input {i} has no matching output: the node has {} inputs and \
                      only {} outputs",
                     n_in,
@@ -804,7 +794,7 @@ fn scan_8(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
                 ));
             }
             if i > n_out {
-                return Err(fatal(format!(
+                return Err(fatal_failure(format!(
                     "state variable input {i} has no matching output: the node has {n_out} outputs"
                 )));
             }

@@ -9,25 +9,6 @@ use crate::ir::types::{Dim, Dims, Type, MAX_RANK};
 
 // ---- shared helpers ----------------------------------------------------------
 
-/// An INT attribute as onnx's `getAttribute(ctx, name, default)` reads it:
-/// the node's own attribute (0 when it holds no integer), else `default`
-/// (not the schema's default).
-pub(crate) fn node_int(ctx: &NodeCtx<'_, '_>, name: &str, default: i64) -> i64 {
-    match ctx.attr(name) {
-        Some(a) => a.i.unwrap_or(0),
-        None => default,
-    }
-}
-
-/// A STRING attribute as onnx's `getAttribute(ctx, name, default)` reads
-/// it: the node's own bytes (empty when it holds no string), else `default`.
-pub(crate) fn node_str<'a>(ctx: &NodeCtx<'a, '_>, name: &str, default: &'a [u8]) -> &'a [u8] {
-    match ctx.attr(name) {
-        Some(a) => a.s.as_deref().unwrap_or(&[]),
-        None => default,
-    }
-}
-
 /// The type of input `i`, which must be a tensor (onnx fails when it is
 /// missing, untyped or of another kind).
 pub(crate) fn tensor_input(ctx: &NodeCtx<'_, '_>, i: usize) -> InferResult<i32> {
@@ -173,7 +154,7 @@ fn softmax_with(ctx: &mut NodeCtx<'_, '_>, default_axis: i64) -> InferResult {
         ));
     }
     // onnx reads the axis as a 32-bit int.
-    let axis = i64::from(node_int(ctx, "axis", default_axis) as i32);
+    let axis = i64::from(ctx.own_int("axis", default_axis) as i32);
     util::attr_axis(axis, shape.len(), "axis")?;
     ctx.propagate_shape(0, 0);
     Ok(())
@@ -281,7 +262,7 @@ fn qlinear_matmul(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
 
 /// onnx reads transA / transB as a 32-bit int.
 fn flag32(ctx: &NodeCtx<'_, '_>, name: &str) -> bool {
-    (node_int(ctx, name, 0) as i32) != 0
+    (ctx.own_int(name, 0) as i32) != 0
 }
 
 /// Gemm up to opset 11: with both shapes, A and B must be matrices and the
@@ -439,7 +420,7 @@ fn expand13(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
 /// The rank of input 0 and `axis` made non-negative (onnx's TopK check).
 fn topk_axis(ctx: &NodeCtx<'_, '_>, shape: &[Dim]) -> InferResult<usize> {
     let rank = shape.len() as i64;
-    let given = node_int(ctx, "axis", -1);
+    let given = ctx.own_int("axis", -1);
     let axis = if given < 0 {
         given.saturating_add(rank)
     } else {
@@ -472,7 +453,7 @@ fn topk1(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
         return Ok(());
     };
     let axis = topk_axis(ctx, shape)?;
-    let k = node_int(ctx, "k", -1);
+    let k = ctx.own_int("k", -1);
     if k <= 0 {
         return Err(bad_attr("k", format!("k must be positive, it is {k}")));
     }
@@ -593,7 +574,7 @@ fn nll12(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
             }
         }
     }
-    let out = if node_str(ctx, "reduction", b"mean") == b"none" {
+    let out = if ctx.own_str("reduction").unwrap_or(b"mean") == b"none" {
         (0..r - 1).map(|i| input[nll_input_dim(i)]).collect()
     } else {
         Dims::new()
@@ -649,7 +630,7 @@ fn nll22(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
             })?;
         }
     }
-    if node_str(ctx, "reduction", b"mean") != b"none" {
+    if ctx.own_str("reduction").unwrap_or(b"mean") != b"none" {
         out.clear();
     }
     ctx.set_shape(0, out);
@@ -660,7 +641,7 @@ fn nll22(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
 /// "none") or is a scalar; the optional log_prob output is the input's.
 fn softmax_cross_entropy(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     ctx.propagate_elem(0, 0)?;
-    if node_str(ctx, "reduction", b"mean") == b"none" {
+    if ctx.own_str("reduction").unwrap_or(b"mean") == b"none" {
         ctx.propagate_shape(1, 0);
     } else {
         ctx.set_shape(0, Dims::new());
@@ -679,7 +660,9 @@ fn softmax_cross_entropy(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
 /// order; the broadcast dims of ellipses first).
 fn einsum(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     ctx.propagate_elem(0, 0)?;
-    let equation: Vec<u8> = node_str(ctx, "equation", b"")
+    let equation: Vec<u8> = ctx
+        .own_str("equation")
+        .unwrap_or(b"")
         .iter()
         .copied()
         .filter(|&c| c != b' ')
@@ -854,7 +837,7 @@ fn einsum_shape(equation: &[u8], shapes: &[&[Dim]]) -> Result<Dims, String> {
 
 /// The element type from `output_datatype` (onnx narrows it to 32 bits).
 fn output_datatype(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
-    let v = node_int(ctx, "output_datatype", 1);
+    let v = ctx.own_int("output_datatype", 1);
     let elem = i32::try_from(v).map_err(|_| {
         bad_attr(
             "output_datatype",
@@ -969,13 +952,13 @@ fn dft_axis_check(axis: i64, rank: usize) -> Result<usize, String> {
 
 /// DFT-17: the axis is an attribute.
 fn dft17(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
-    let onesided = node_int(ctx, "onesided", 0) != 0;
-    let inverse = node_int(ctx, "inverse", 0) != 0;
+    let onesided = ctx.own_int("onesided", 0) != 0;
+    let inverse = ctx.own_int("inverse", 0) != 0;
     ctx.propagate_elem(0, 0)?;
     let Some(s) = ctx.shape(0) else {
         return Ok(());
     };
-    let axis = i64::from(node_int(ctx, "axis", 1) as i32);
+    let axis = i64::from(ctx.own_int("axis", 1) as i32);
     let r = s.len();
     if r < 2 {
         return Err(bad_rank(
@@ -1002,8 +985,8 @@ fn dft17(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
 
 /// DFT-20: the axis is input 2 (default -2).
 fn dft20(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
-    let onesided = node_int(ctx, "onesided", 0) != 0;
-    let inverse = node_int(ctx, "inverse", 0) != 0;
+    let onesided = ctx.own_int("onesided", 0) != 0;
+    let inverse = ctx.own_int("inverse", 0) != 0;
     ctx.propagate_elem(0, 0)?;
     let Some(s) = ctx.shape(0) else {
         return Ok(());
@@ -1139,7 +1122,7 @@ fn stft(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
             const_scalar(ctx, 3)?
         }
     };
-    let onesided = node_int(ctx, "onesided", 0) != 0;
+    let onesided = ctx.own_int("onesided", 0) != 0;
     let bins = if onesided {
         (dft_size >> 1) + 1
     } else {

@@ -22,34 +22,6 @@ const MAX_MATERIALIZED_RANK: i64 = 1024;
 
 // ---- shared helpers -------------------------------------------------------
 
-/// The node's own INT attribute as onnx's inference reads it: `default`
-/// when absent, 0 when present without a value.
-pub(crate) fn own_int(ctx: &NodeCtx<'_, '_>, name: &str, default: i64) -> i64 {
-    ctx.attr(name).map_or(default, |a| a.i.unwrap_or(0))
-}
-
-/// The node's own INTS attribute (onnx's getRepeatedAttribute): `None`
-/// when absent.
-pub(crate) fn own_ints<'a>(ctx: &NodeCtx<'a, '_>, name: &str) -> Option<&'a [i64]> {
-    ctx.attr(name).map(|a| a.ints.as_slice())
-}
-
-/// The node's own STRING attribute as bytes (empty when present without a
-/// value), `None` when absent.
-pub(crate) fn own_str<'a>(ctx: &NodeCtx<'a, '_>, name: &str) -> Option<&'a [u8]> {
-    ctx.attr(name).map(|a| a.s.as_deref().unwrap_or(&[]))
-}
-
-/// Input `i`'s type as onnx's `getInputType` gives it: `None` when the
-/// input is absent or untyped; a quiet stop when an earlier finding is why.
-pub(crate) fn typed<'a>(ctx: &NodeCtx<'a, '_>, i: usize) -> InferResult<Option<&'a Type>> {
-    match ctx.need(i) {
-        Ok(t) => Ok(Some(t)),
-        Err(InferError::Skip) => Err(InferError::Skip),
-        Err(_) => Ok(None),
-    }
-}
-
 fn overflow(op: &str, a: i64, b: i64) -> InferError {
     failed(format!(
         "integer overflow computing a dimension: {a} {op} {b}"
@@ -222,7 +194,7 @@ enum Kernel {
 /// A positive-valued list attribute of one entry per spatial axis, else
 /// all ones (strides, dilations).
 fn per_axis_positive(ctx: &NodeCtx<'_, '_>, name: &str, n: usize) -> InferResult<Vec<i64>> {
-    match own_ints(ctx, name) {
+    match ctx.own_ints(name) {
         None => Ok(vec![1; n]),
         Some(v) if v.len() != n => Err(bad_attr(
             name,
@@ -250,7 +222,7 @@ pub(crate) fn conv_pool_strides(ctx: &NodeCtx<'_, '_>, n: usize) -> InferResult<
 /// A list attribute of `len` non-negative values (pads, output_padding,
 /// output_shape), `None` when absent.
 fn non_negative(ctx: &NodeCtx<'_, '_>, name: &str, len: usize) -> InferResult<Option<Vec<i64>>> {
-    let Some(v) = own_ints(ctx, name) else {
+    let Some(v) = ctx.own_ints(name) else {
         return Ok(None);
     };
     if v.len() != len {
@@ -285,7 +257,7 @@ fn kernel_shape(
     n: usize,
     weights_message: &str,
 ) -> InferResult<Option<Vec<i64>>> {
-    let kernel = match (own_ints(ctx, "kernel_shape"), weights) {
+    let kernel = match (ctx.own_ints("kernel_shape"), weights) {
         (Some(k), _) => {
             if k.len() != n {
                 return Err(bad_attr(
@@ -354,7 +326,7 @@ fn auto_pads(
 ) -> InferResult<Vec<i64>> {
     let n = effective.len();
     let mut pads = vec![0; 2 * n];
-    let Some(mode) = own_str(ctx, "auto_pad") else {
+    let Some(mode) = ctx.own_str("auto_pad") else {
         return Ok(pads);
     };
     if mode == b"VALID" {
@@ -442,7 +414,7 @@ fn conv_pool_shape(
             }
         },
     }
-    let ceil_mode = own_int(ctx, "ceil_mode", 0);
+    let ceil_mode = ctx.own_int("ceil_mode", 0);
     for i in 0..n {
         let Some(size) = x[2 + i].value() else {
             out.push(Dim::Unknown);
@@ -518,7 +490,7 @@ fn conv_22(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
 
 /// Inputs `x` and `w` of a quantized convolution must be tensors.
 fn quantized_operands<'a>(ctx: &NodeCtx<'a, '_>, x: usize, w: usize) -> InferResult<(i32, i32)> {
-    match (typed(ctx, x)?, typed(ctx, w)?) {
+    match (ctx.typed(x)?, ctx.typed(w)?) {
         (Some(Type::Tensor(a)), Some(Type::Tensor(b))) => Ok((a.elem, b.elem)),
         _ => Err(failed(format!("inputs {x} and {w} must be typed tensors"))),
     }
@@ -526,7 +498,7 @@ fn quantized_operands<'a>(ctx: &NodeCtx<'a, '_>, x: usize, w: usize) -> InferRes
 
 /// Zero point input `zp` must have the element type of its operand.
 fn same_elem_as(ctx: &NodeCtx<'_, '_>, zp: usize, elem: i32, operand: usize) -> InferResult {
-    let found = match typed(ctx, zp)? {
+    let found = match ctx.typed(zp)? {
         Some(Type::Tensor(t)) => t.elem,
         Some(_) => 0,
         None => {
@@ -566,7 +538,7 @@ fn conv_transpose(ctx: &mut NodeCtx<'_, '_>, pads_exclude_auto_pad: bool) -> Inf
     let (Some(x), Some(w)) = (ctx.shape(0), ctx.shape(1)) else {
         return Ok(());
     };
-    let group = own_int(ctx, "group", 1);
+    let group = ctx.own_int("group", 1);
     if group <= 0 {
         return Err(bad_attr(
             "group",
@@ -608,7 +580,7 @@ fn conv_transpose(ctx: &mut NodeCtx<'_, '_>, pads_exclude_auto_pad: bool) -> Inf
     let pads = match non_negative(ctx, "pads", 2 * n)? {
         Some(p) => {
             if pads_exclude_auto_pad {
-                if let Some(mode) = own_str(ctx, "auto_pad") {
+                if let Some(mode) = ctx.own_str("auto_pad") {
                     if mode != b"NOTSET" {
                         return Err(bad_attr(
                             "pads",
@@ -668,7 +640,7 @@ fn transpose_auto_pads(
 ) -> InferResult<Vec<i64>> {
     let n = effective.len();
     let mut pads = vec![0; 2 * n];
-    let Some(mode) = own_str(ctx, "auto_pad") else {
+    let Some(mode) = ctx.own_str("auto_pad") else {
         return Ok(pads);
     };
     if mode == b"VALID" {
@@ -709,7 +681,7 @@ fn global_pool(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
 
 /// MaxRoiPool's `pooled_shape`: required, `len` positive values.
 fn pooled_shape<'a>(ctx: &NodeCtx<'a, '_>, len: usize) -> InferResult<&'a [i64]> {
-    let Some(p) = own_ints(ctx, "pooled_shape") else {
+    let Some(p) = ctx.own_ints("pooled_shape") else {
         return Err(bad_attr(
             "pooled_shape",
             "the attribute 'pooled_shape' is required",
@@ -805,7 +777,7 @@ fn max_unpool(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     }
     let n = x.len() - 2;
     let sized = |name: &str, len: usize, fill: i64| -> InferResult<Vec<i64>> {
-        match own_ints(ctx, name) {
+        match ctx.own_ints(name) {
             None => Ok(vec![fill; len]),
             Some(v) if v.len() == len => Ok(v.to_vec()),
             Some(v) => Err(bad_attr(
@@ -816,7 +788,7 @@ fn max_unpool(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     };
     let pads = sized("pads", 2 * n, 0)?;
     let strides = sized("strides", n, 1)?;
-    let kernel = match own_ints(ctx, "kernel_shape") {
+    let kernel = match ctx.own_ints("kernel_shape") {
         None => {
             return Err(bad_attr(
                 "kernel_shape",
@@ -917,7 +889,7 @@ fn col2im(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
             image = values;
         }
     }
-    if let Some(p) = own_ints(ctx, "pads") {
+    if let Some(p) = ctx.own_ints("pads") {
         if p.len() % 2 != 0 {
             return Err(bad_attr(
                 "pads",
@@ -930,7 +902,7 @@ fn col2im(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
         unify_value(&mut axes, len_i64(p.len() / 2), "half the length of 'pads'")?;
     }
     for name in ["dilations", "strides"] {
-        if let Some(v) = own_ints(ctx, name) {
+        if let Some(v) = ctx.own_ints(name) {
             unify_value(
                 &mut axes,
                 len_i64(v.len()),
@@ -1107,7 +1079,7 @@ fn flatten(ctx: &mut NodeCtx<'_, '_>, negative_axis: bool) -> InferResult {
     };
     // onnx works with C ints here.
     let rank = x.len() as i32;
-    let given = own_int(ctx, "axis", 1);
+    let given = ctx.own_int("axis", 1);
     let mut axis = given as i32;
     if negative_axis && axis < 0 {
         axis += rank;
@@ -1142,7 +1114,7 @@ fn flatten_11(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
 /// (values past the rank are kept: onnx does not reject them).
 fn normalized_axis(ctx: &NodeCtx<'_, '_>, rank: usize) -> InferResult<i64> {
     let rank = len_i64(rank);
-    let given = own_int(ctx, "axis", -1);
+    let given = ctx.own_int("axis", -1);
     let axis = if given < 0 {
         given.saturating_add(rank)
     } else {
@@ -1161,7 +1133,7 @@ fn normalized_axis(ctx: &NodeCtx<'_, '_>, rank: usize) -> InferResult<i64> {
 /// `axis` and 1 from it on, element type `stash_type`.
 fn layer_norm(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     ctx.propagate_type(0, 0)?;
-    let stash = own_int(ctx, "stash_type", i64::from(FLOAT)) as i32;
+    let stash = ctx.own_int("stash_type", i64::from(FLOAT)) as i32;
     let outputs = ctx.n_outputs();
     for i in 1..outputs.min(3) {
         ctx.set_elem(i, stash);
@@ -1199,7 +1171,7 @@ fn tfidf_vectorizer(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     let Some(x) = ctx.shape(0) else {
         return Ok(());
     };
-    let indexes = own_ints(ctx, "ngram_indexes").unwrap_or(&[]);
+    let indexes = ctx.own_ints("ngram_indexes").unwrap_or(&[]);
     let Some(&max) = indexes.iter().max() else {
         return Err(bad_attr(
             "ngram_indexes",
@@ -1294,8 +1266,8 @@ fn attention_shapes(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
                 }
                 (3, 3) => {
                     kv_len = v[1].value().unwrap_or(0);
-                    let q_heads = own_int(ctx, "q_num_heads", 0);
-                    let kv_heads = own_int(ctx, "kv_num_heads", 0);
+                    let q_heads = ctx.own_int("q_num_heads", 0);
+                    let kv_heads = ctx.own_int("kv_num_heads", 0);
                     if q_heads <= 0 || kv_heads <= 0 {
                         return Err(bad_attr(
                             if q_heads <= 0 { "q_num_heads" } else { "kv_num_heads" },
@@ -1363,7 +1335,7 @@ fn attention_shapes(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
 fn attention_25(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     attention_shapes(ctx)?;
     for name in ["left_window_size", "right_window_size"] {
-        let v = own_int(ctx, name, -1);
+        let v = ctx.own_int(name, -1);
         if v < -1 {
             return Err(bad_attr(
                 name,
@@ -1491,7 +1463,7 @@ fn linear_attention(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
             format!("'q_num_heads' ({q_heads}) must be a multiple of 'kv_num_heads' ({kv_heads})"),
         ));
     }
-    let rule = own_str(ctx, "update_rule").unwrap_or(b"gated_delta");
+    let rule = ctx.own_str("update_rule").unwrap_or(b"gated_delta");
     let (needs_decay, needs_beta) = match rule {
         b"linear" => (false, false),
         b"gated" => (true, false),

@@ -1,7 +1,7 @@
 //! Rules of onnx's `reduction` family: Reduce* along axes, ArgMax / ArgMin
 //! along one axis.
 
-use super::math::{const_i64s, node_int};
+use super::math::const_i64s;
 use super::{onnx, Entry};
 use crate::infer::context::{InferResult, NodeCtx};
 use crate::infer::util::{bad_attr, failed};
@@ -62,7 +62,7 @@ fn reduce(ctx: &mut NodeCtx<'_, '_>, mode: Axes) -> InferResult {
     } else {
         attr_axes.map(<[i64]>::to_vec).unwrap_or_default()
     };
-    if mode == Axes::Input && node_int(ctx, "noop_with_empty_axes", 0) != 0 && axes.is_empty() {
+    if mode == Axes::Input && ctx.own_int("noop_with_empty_axes", 0) != 0 && axes.is_empty() {
         ctx.propagate_shape(0, 0);
         return Ok(());
     }

@@ -3,8 +3,7 @@
 //! (from attributes that name the labels or values) and a batch dimension.
 
 use super::{ml, Entry};
-use crate::diag::codes;
-use crate::infer::context::{At, Defect, InferError, InferResult, NodeCtx};
+use crate::infer::context::{InferResult, NodeCtx};
 use crate::infer::util::{bad_attr, bad_rank, check_rank, failed};
 use crate::ir::types::{elem_name, Dim, Dims, TensorType, Type, MAX_RANK};
 use crate::proto::AttributeProto;
@@ -21,17 +20,6 @@ pub(crate) fn elem_text(code: i32) -> String {
     elem_name(code).map_or_else(|| format!("{code}"), str::to_string)
 }
 
-/// Input `i`'s type where onnx reads it only when present: `None` when it
-/// is absent or has no type (onnx's null input type), a quiet stop when an
-/// earlier finding left it unknown.
-pub(crate) fn input_if_typed<'a>(ctx: &NodeCtx<'a, '_>, i: usize) -> InferResult<Option<&'a Type>> {
-    match ctx.need(i) {
-        Ok(t) => Ok(Some(t)),
-        Err(InferError::Skip) => Err(InferError::Skip),
-        Err(_) => Ok(None),
-    }
-}
-
 /// onnx's `type.tensor_type().elem_type()`: the element type of a dense
 /// tensor, 0 for any other kind of value.
 pub(crate) fn dense_elem(t: &Type) -> i32 {
@@ -39,17 +27,6 @@ pub(crate) fn dense_elem(t: &Type) -> i32 {
         Type::Tensor(x) => x.elem,
         _ => 0,
     }
-}
-
-/// A failure onnx raises as a runtime error (an index out of range): it
-/// ends inference at once, whatever came before.
-pub(crate) fn fatal(message: impl Into<String>) -> InferError {
-    InferError::Defect(Defect {
-        code: codes::INFERENCE_FAILED,
-        message: message.into(),
-        at: At::Node,
-        fatal: true,
-    })
 }
 
 /// onnx's propagateShapeFromInputToOutput for tensor outputs: the output
@@ -240,7 +217,7 @@ fn category_mapper(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
             ),
         ));
     }
-    let Some(x) = input_if_typed(ctx, 0)? else {
+    let Some(x) = ctx.typed(0)? else {
         return Ok(());
     };
     match dense_elem(x) {

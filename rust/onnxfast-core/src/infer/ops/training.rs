@@ -1,10 +1,10 @@
 //! Rules of onnx's `training` family (`ai.onnx.preview.training`: the
 //! optimizers) and of the `ai.onnx.preview` domain (FlexAttention).
 
-use super::traditionalml::{fatal, input_if_typed};
 use super::Entry;
 use crate::diag::codes;
 use crate::infer::context::{defect, At, InferResult, NodeCtx};
+use crate::infer::util::fatal_failure;
 use crate::infer::util::{bad_attr, bad_rank, bad_shapes, failed, unify};
 use crate::ir::types::{Dim, Dims, Type};
 use crate::proto::tensor_shape_proto::dimension;
@@ -25,11 +25,11 @@ fn optimizer(ctx: &mut NodeCtx<'_, '_>, n: usize, passes: &[(usize, usize)]) -> 
                 from.checked_mul(n).and_then(|x| x.checked_add(2 + i)),
                 to.checked_mul(n).and_then(|x| x.checked_add(i)),
             ) else {
-                return Err(fatal("input or output index overflows"));
+                return Err(fatal_failure("input or output index overflows"));
             };
             ctx.propagate_type(j, o)?;
             if o >= ctx.n_outputs() {
-                return Err(fatal(format!(
+                return Err(fatal_failure(format!(
                     "input {j} is passed to output {o}, but the node has {} outputs",
                     ctx.n_outputs()
                 )));
@@ -83,11 +83,7 @@ fn flex_attention(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     if ctx.n_inputs() < 3 {
         return Err(failed("FlexAttention needs query, key and value inputs"));
     }
-    let (Some(q), Some(k), Some(v)) = (
-        input_if_typed(ctx, 0)?,
-        input_if_typed(ctx, 1)?,
-        input_if_typed(ctx, 2)?,
-    ) else {
+    let (Some(q), Some(k), Some(v)) = (ctx.typed(0)?, ctx.typed(1)?, ctx.typed(2)?) else {
         return Ok(());
     };
     let (Type::Tensor(q), Type::Tensor(k), Type::Tensor(v)) = (q, k, v) else {
@@ -301,14 +297,3 @@ pub const OPS: &[Entry] = &[
         rule: flex_attention,
     },
 ];
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::infer::context::InferError;
-
-    #[test]
-    fn error_kinds() {
-        assert!(matches!(fatal("x"), InferError::Defect(d) if d.fatal));
-    }
-}
