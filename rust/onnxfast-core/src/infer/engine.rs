@@ -71,9 +71,42 @@ pub(crate) struct Engine<'m> {
     /// The last schemas looked up (graphs repeat a few operators).
     schema_cache: [SchemaCacheEntry<'m>; SCHEMA_CACHE],
     schema_next: usize,
+    /// Type checks that passed (see [`type_check_key`]).
+    checked: foldhash::HashSet<CheckKey>,
 }
 
 const SCHEMA_CACHE: usize = 8;
+
+/// Type-check results kept at most (distinct schema and type combinations).
+const MAX_CHECKED: usize = 1 << 16;
+
+/// (schema id, element type of each input (-1: absent or untyped) and
+/// output): the key of a passed type check.
+type CheckKey = (usize, SmallVec<[i32; 6]>);
+
+/// The key of a type check whose inputs and outputs are all plain tensors
+/// of known element type (or absent inputs); `None` otherwise.
+fn type_check_key(
+    s: &OpSchema,
+    inputs: &[InputType<'_>],
+    outputs: &[Option<Type>],
+) -> Option<CheckKey> {
+    let mut key = SmallVec::new();
+    for t in inputs {
+        key.push(match t {
+            InputType::Known(Type::Tensor(x)) if x.elem != 0 => x.elem,
+            InputType::Known(_) => return None,
+            _ => -1,
+        });
+    }
+    for t in outputs {
+        match t {
+            Some(Type::Tensor(x)) if x.elem != 0 => key.push(x.elem),
+            _ => return None,
+        }
+    }
+    Some((s.id, key))
+}
 
 /// (op_type, domain, opset version) → schema.
 type SchemaCacheEntry<'m> = Option<(&'m str, &'m str, i64, Option<&'static OpSchema>)>;
@@ -153,6 +186,7 @@ pub(crate) struct Run<'m, 'o> {
     recent: [(&'m str, Entry); RECENT],
     recent_next: usize,
     opsets: NameMap<'m, i64>,
+    last_opset: Option<(&'m str, Option<i64>)>,
     /// Function parameters the caller did not give.
     unbound: NameSet<'m>,
     /// A function call's attributes, by the function's attribute names.
@@ -176,6 +210,7 @@ impl<'m, 'o> Run<'m, 'o> {
             recent: [("", Entry::new(POISONED)); RECENT],
             recent_next: 0,
             opsets: NameMap::default(),
+            last_opset: None,
             unbound: NameSet::default(),
             bindings: None,
             masked: false,
@@ -300,6 +335,25 @@ impl<'m, 'o> Run<'m, 'o> {
         self.consts.push(c);
         let e = self.entry(name).unwrap_or(Entry::new(POISONED));
         self.put(name, Entry { konst: k, ..e });
+    }
+
+    /// The opset version of a domain ('' falls back to 'ai.onnx'); the last
+    /// answer is kept (most nodes of a graph share a domain).
+    fn opset(&mut self, domain: &'m str) -> Option<i64> {
+        if let Some((d, v)) = self.last_opset {
+            if crate::names::same(d, domain) {
+                return v;
+            }
+        }
+        let v = self.opsets.get(&Name(domain)).copied().or_else(|| {
+            if domain.is_empty() {
+                self.opsets.get(&Name("ai.onnx")).copied()
+            } else {
+                None
+            }
+        });
+        self.last_opset = Some((domain, v));
+        v
     }
 
     fn bindings(&self) -> Option<&'o [(&'m str, &'m AttributeProto)]> {
@@ -434,6 +488,7 @@ impl<'m> Engine<'m> {
             spare_outputs: Vec::new(),
             schema_cache: [None; SCHEMA_CACHE],
             schema_next: 0,
+            checked: Default::default(),
         }
     }
 
@@ -745,13 +800,7 @@ impl<'m> Engine<'m> {
     fn process_node(&mut self, run: &mut Run<'m, '_>, index: usize, node: &'m NodeProto) {
         self.work = self.work.saturating_add(1);
         let domain = node.domain();
-        let version = run.opsets.get(&Name(domain)).copied().or_else(|| {
-            if domain.is_empty() {
-                run.opsets.get(&Name("ai.onnx")).copied()
-            } else {
-                None
-            }
-        });
+        let version = run.opset(domain);
         let Some(version) = version else {
             if self.ir_version < 3 && run.outer.is_none() && run.bindings.is_none() {
                 // The checker accepts IR < 3 models without opset_import
@@ -877,10 +926,24 @@ impl<'m> Engine<'m> {
             };
             if result.is_ok() && ctx.engine.check_type {
                 if let Some(s) = schema {
-                    result = ctx.type_check(s).map_err(|e| match e {
-                        InferError::Defect(d) => InferError::Defect(Defect { fatal: true, ..d }),
-                        other => other,
-                    });
+                    // The check depends only on the schema and the type
+                    // strings: a combination of plain tensors already found
+                    // good is not checked again.
+                    let key = type_check_key(s, &ctx.inputs, &ctx.outputs);
+                    let known = key.as_ref().is_some_and(|k| ctx.engine.checked.contains(k));
+                    if !known {
+                        result = ctx.type_check(s).map_err(|e| match e {
+                            InferError::Defect(d) => {
+                                InferError::Defect(Defect { fatal: true, ..d })
+                            }
+                            other => other,
+                        });
+                        if let (Ok(()), Some(k)) = (&result, key) {
+                            if ctx.engine.checked.len() < MAX_CHECKED {
+                                ctx.engine.checked.insert(k);
+                            }
+                        }
+                    }
                 }
             }
             (result, ctx.outputs)
