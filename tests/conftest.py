@@ -88,6 +88,41 @@ def infer_expected() -> Path:
     return out
 
 
+def infer_case_dir() -> Path:
+    """The models of tests/infer_cases (edge and failure cases of every
+    operator family's inference rules), written once under tests/.corpus as
+    cases/<family>/<case name, `/` as `__`>.onnx, with onnx's verdicts and
+    inferred types for them in cases_expected.jsonl beside that folder
+    (scripts/gen_infer_expected.py; the Rust test infer_corpus.rs reads it
+    too). DONE holds a hash of the cases: both are rewritten when it changes."""
+    import hashlib
+    import shutil
+
+    import infer_cases
+
+    out = CORPUS_DIR / "cases"
+    expected = CORPUS_DIR / "cases_expected.jsonl"
+    built = {family: infer_cases.family(family).cases() for family in infer_cases.FAMILIES}
+    digest = hashlib.sha256()
+    for family, cases in built.items():
+        for name, model in cases:
+            digest.update(f"{family}/{name}\n".encode())
+            digest.update(model.SerializeToString(deterministic=True))
+    done = out / "DONE"
+    if done.exists() and done.read_text().strip() == digest.hexdigest() and expected.exists():
+        return out
+    shutil.rmtree(out, ignore_errors=True)
+    shutil.rmtree(expected.parent / (expected.name + ".stripped"), ignore_errors=True)
+    for family, cases in built.items():
+        (out / family).mkdir(parents=True)
+        for name, model in cases:
+            path = out / family / (name.replace("/", "__") + ".onnx")
+            path.write_bytes(model.SerializeToString(deterministic=True))
+    _script_module("gen_infer_expected").generate(expected, [out])
+    done.write_text(digest.hexdigest() + "\n")
+    return out
+
+
 def onnx_test_sources() -> Path | None:
     """tests/python of onnx's sdist for the installed release (downloaded once
     from PyPI into tests/.corpus), or None when PyPI cannot be reached."""

@@ -1,9 +1,11 @@
 //! Inference against what onnx infers, model by model, without Python.
 //!
-//! Reads `tests/.corpus/onnx-<version>/infer_expected.jsonl` (written by
-//! `scripts/gen_infer_expected.py`; the pytest suite generates it with the
-//! node-test corpus, or set `ONNXFAST_INFER_EXPECTED` to another file) and,
-//! for each model:
+//! Reads every `*.jsonl` file of `tests/.corpus/onnx-<version>/` (written by
+//! `scripts/gen_infer_expected.py`; the pytest suite generates
+//! `infer_expected.jsonl` with the node-test corpus and the onnx wheel's
+//! models, and `cases_expected.jsonl` with the edge and failure cases of
+//! `tests/infer_cases`), or only the file `ONNXFAST_INFER_EXPECTED` names,
+//! and, for each model:
 //! - the full check's verdict must be onnx's `check_model(full_check=True)`;
 //! - every value onnx types must get the same type from onnxfast: element
 //!   type, rank, static dims and the model's symbolic dims (onnx's made-up
@@ -11,7 +13,7 @@
 //!
 //! `ONNXFAST_INFER_FILTER=substring` limits the run to matching paths;
 //! `ONNXFAST_INFER_ALL=1` prints every mismatch (not only the first ones).
-//! Without the expected file the test says so and passes: run `pytest` (or
+//! Without an expected file the test says so and passes: run `pytest` (or
 //! the script) first.
 
 use std::path::PathBuf;
@@ -22,27 +24,46 @@ use onnxfast_core::opset::SchemaRegistry;
 use onnxfast_core::proto::ModelProto;
 use onnxfast_core::{decode, DecodeOptions};
 
-fn expected_file() -> PathBuf {
+/// `ONNXFAST_INFER_EXPECTED` when set, else every `*.jsonl` file of the
+/// corpus folder of the onnx release the schemas come from (sorted).
+fn expected_files() -> Vec<PathBuf> {
     if let Ok(p) = std::env::var("ONNXFAST_INFER_EXPECTED") {
-        return PathBuf::from(p);
+        return vec![PathBuf::from(p)];
     }
     let version = &SchemaRegistry::global().onnx_version;
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../../tests/.corpus")
-        .join(format!("onnx-{version}"))
-        .join("infer_expected.jsonl")
+        .join(format!("onnx-{version}"));
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return Vec::new();
+    };
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_file() && p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    files.sort();
+    files
 }
 
 #[test]
 fn inference_matches_onnx_on_the_corpus() {
-    let path = expected_file();
-    let Ok(text) = std::fs::read_to_string(&path) else {
-        eprintln!(
-            "skipped: {} not found (run pytest, or scripts/gen_infer_expected.py)",
-            path.display()
-        );
+    let mut text = String::new();
+    for path in expected_files() {
+        match std::fs::read_to_string(&path) {
+            Ok(t) => {
+                eprintln!("reading {}", path.display());
+                text.push_str(&t);
+                if !text.ends_with('\n') {
+                    text.push('\n');
+                }
+            }
+            Err(e) => eprintln!("skipped {}: {e}", path.display()),
+        }
+    }
+    if text.is_empty() {
+        eprintln!("skipped: no expected file (run pytest, or scripts/gen_infer_expected.py)");
         return;
-    };
+    }
     let filter = std::env::var("ONNXFAST_INFER_FILTER").unwrap_or_default();
     let mut verdict_mismatches = Vec::new();
     let mut type_mismatches = Vec::new();
