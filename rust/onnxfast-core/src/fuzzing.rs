@@ -5,6 +5,9 @@
 //! violation is how a fuzzer reports it.)
 #![allow(clippy::panic)]
 
+mod random_graph;
+pub use random_graph::{infer_random_model, random_model};
+
 use std::path::{Path, PathBuf};
 
 use bytes::Bytes;

@@ -67,3 +67,38 @@ fn external_data_regressions() {
     }
     let _ = std::fs::remove_dir_all(&root);
 }
+
+#[test]
+fn infer_regressions() {
+    for (_, data) in inputs("infer") {
+        fuzzing::infer_random_model(&data);
+    }
+}
+
+/// Random graphs of real operators (every schema, odd types, shapes and
+/// attributes) through inference and the full check: none may panic. The
+/// choices come from a fixed-seed generator, so failures reproduce
+/// (`ONNXFAST_RANDOM_GRAPHS=N` runs N of them instead of 4,000).
+#[test]
+fn random_graphs_infer_without_panics() {
+    let count: usize = std::env::var("ONNXFAST_RANDOM_GRAPHS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(4000);
+    let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut next = move || {
+        // xorshift64*
+        state ^= state >> 12;
+        state ^= state << 25;
+        state ^= state >> 27;
+        state.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    };
+    for case in 0..count {
+        let data: Vec<u8> = (0..512).map(|_| (next() >> 56) as u8).collect();
+        let result = std::panic::catch_unwind(|| fuzzing::infer_random_model(&data));
+        if result.is_err() {
+            let hex: String = data.iter().map(|b| format!("{b:02x}")).collect();
+            panic!("random graph {case} panicked; its choices: {hex}");
+        }
+    }
+}

@@ -1,0 +1,49 @@
+//! Statistics of the random-graph generator used by the inference fuzz
+//! test: how often node outputs get types and which findings occur.
+use std::collections::BTreeMap;
+
+use onnxfast_core::fuzzing::random_model;
+use onnxfast_core::infer::{infer_model, InferOptions};
+
+fn main() {
+    let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut next = move || {
+        state ^= state >> 12;
+        state ^= state << 25;
+        state ^= state >> 27;
+        state.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    };
+    let n: usize = std::env::args()
+        .nth(1)
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(2000);
+    let (mut outputs, mut typed) = (0usize, 0usize);
+    let mut codes: BTreeMap<&str, usize> = BTreeMap::new();
+    for _ in 0..n {
+        let data: Vec<u8> = (0..512).map(|_| (next() >> 56) as u8).collect();
+        let m = random_model(&data);
+        let inferred = infer_model(
+            &m,
+            &InferOptions {
+                collect_types: true,
+                ..InferOptions::default()
+            },
+        );
+        let g = m
+            .graph
+            .as_ref()
+            .map(|g| g.node.iter().flat_map(|n| n.output.iter()).count());
+        outputs += g.unwrap_or(0);
+        if let Some(main) = inferred.graphs.iter().find(|g| g.path == "main") {
+            typed += main
+                .values
+                .iter()
+                .filter(|(name, _)| name.starts_with('v'))
+                .count();
+        }
+        for d in &inferred.diagnostics {
+            *codes.entry(d.code).or_default() += 1;
+        }
+    }
+    println!("{n} models: {typed} of {outputs} node outputs typed; findings: {codes:?}");
+}

@@ -1,0 +1,358 @@
+//! Random graphs of real operators for the inference engine: every schema
+//! of every domain and version, with inputs of odd types and shapes (rank 0
+//! to 6, dims of 0, -1, 2^63 - 1, symbols, unknown), attributes of the right
+//! and wrong values (axes out of range, huge ints, empty lists), constant
+//! inputs with extreme values, subgraph attributes. The bytes are read as a
+//! stream of choices, so a fuzzer can steer them and a PRNG can fill them.
+
+use crate::opset::{OpSchema, SchemaRegistry};
+use crate::proto::attribute_proto::AttributeType;
+use crate::proto::{
+    tensor_shape_proto, type_proto, AttributeProto, GraphProto, ModelProto, NodeProto,
+    OperatorSetIdProto, TensorProto, TensorShapeProto, TypeProto, ValueInfoProto,
+};
+
+/// Choices read from the input bytes (zeros once they run out).
+pub struct Choices<'a> {
+    data: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Choices<'a> {
+    pub fn new(data: &'a [u8]) -> Self {
+        Choices { data, pos: 0 }
+    }
+
+    fn byte(&mut self) -> u8 {
+        let b = self.data.get(self.pos).copied().unwrap_or(0);
+        self.pos += 1;
+        b
+    }
+
+    /// A number in `0..n` (0 when `n` is 0).
+    fn below(&mut self, n: usize) -> usize {
+        if n == 0 {
+            return 0;
+        }
+        let v = (usize::from(self.byte()) << 8) | usize::from(self.byte());
+        v % n
+    }
+
+    fn pick<'t, T>(&mut self, items: &'t [T]) -> Option<&'t T> {
+        items.get(self.below(items.len()))
+    }
+
+    fn chance(&mut self, in_256: u8) -> bool {
+        self.byte() < in_256
+    }
+}
+
+const INTS: &[i64] = &[
+    0,
+    1,
+    2,
+    3,
+    4,
+    -1,
+    -2,
+    7,
+    64,
+    i64::MAX,
+    i64::MIN,
+    i64::MAX - 1,
+    1 << 32,
+    -(1 << 31),
+];
+const DIMS: &[i64] = &[1, 2, 3, 4, 0, 5, 8, -1, i64::MAX, 1 << 40];
+const ELEMS: &[i32] = &[1, 7, 6, 9, 10, 11, 2, 3, 8, 16, 0, 17, 21, 29, 1000];
+const FLOATS: &[f32] = &[0.0, 1.0, -1.0, 0.5, f32::NAN, f32::INFINITY, 1e30];
+const WORDS: &[&str] = &[
+    "NOTSET",
+    "SAME_UPPER",
+    "SAME_LOWER",
+    "VALID",
+    "constant",
+    "reflect",
+    "edge",
+    "wrap",
+    "nearest",
+    "linear",
+    "cubic",
+    "half_pixel",
+    "asymmetric",
+    "round_prefer_floor",
+    "DCR",
+    "CRD",
+    "forward",
+    "bidirectional",
+    "ij,jk->ik",
+    "...ii->...i",
+    "i1->i",
+    "",
+    "bogus",
+];
+const SUB_OPS: &[&str] = &["Identity", "Relu", "Not", "Add", "Shape", "Cast"];
+
+fn dim(c: &mut Choices<'_>) -> tensor_shape_proto::Dimension {
+    use tensor_shape_proto::dimension::Value;
+    let value = match c.below(8) {
+        0 => Some(Value::DimParam(
+            if c.chance(128) { "N" } else { "M" }.into(),
+        )),
+        1 => None,
+        _ => Some(Value::DimValue(*c.pick(DIMS).unwrap_or(&1))),
+    };
+    tensor_shape_proto::Dimension {
+        denotation: None,
+        value,
+    }
+}
+
+fn tensor_type(c: &mut Choices<'_>, elem: i32) -> TypeProto {
+    let shape = (!c.chance(24)).then(|| TensorShapeProto {
+        dim: (0..c.below(7)).map(|_| dim(c)).collect(),
+    });
+    TypeProto {
+        denotation: None,
+        value: Some(type_proto::Value::TensorType(type_proto::Tensor {
+            elem_type: Some(elem),
+            shape,
+        })),
+    }
+}
+
+fn value_type(c: &mut Choices<'_>) -> TypeProto {
+    let elem = *c.pick(ELEMS).unwrap_or(&1);
+    let t = tensor_type(c, elem);
+    let value = match c.below(12) {
+        0 => type_proto::Value::SequenceType(Box::new(type_proto::Sequence {
+            elem_type: Some(Box::new(t)),
+        })),
+        1 => type_proto::Value::OptionalType(Box::new(type_proto::Optional {
+            elem_type: Some(Box::new(t)),
+        })),
+        2 => type_proto::Value::MapType(Box::new(type_proto::Map {
+            key_type: Some(if c.chance(128) { 7 } else { 8 }),
+            value_type: Some(Box::new(tensor_type(c, 1))),
+        })),
+        _ => return t,
+    };
+    TypeProto {
+        denotation: None,
+        value: Some(value),
+    }
+}
+
+fn int_tensor(c: &mut Choices<'_>, name: &str) -> TensorProto {
+    let n = c.below(5);
+    let scalar = n == 1 && c.chance(64);
+    TensorProto {
+        name: Some(name.into()),
+        data_type: Some(7),
+        dims: if scalar { Vec::new() } else { vec![n as i64] },
+        int64_data: (0..n).map(|_| *c.pick(INTS).unwrap_or(&0)).collect(),
+        ..TensorProto::default()
+    }
+}
+
+fn vi(name: &str, t: Option<TypeProto>) -> ValueInfoProto {
+    ValueInfoProto {
+        name: Some(name.into()),
+        r#type: t,
+        ..ValueInfoProto::default()
+    }
+}
+
+fn bytes(word: &str) -> bytes::Bytes {
+    bytes::Bytes::copy_from_slice(word.as_bytes())
+}
+
+fn attribute(c: &mut Choices<'_>, name: &str, kind: i32, depth: usize) -> AttributeProto {
+    let mut a = AttributeProto {
+        name: Some(name.into()),
+        r#type: Some(kind),
+        ..AttributeProto::default()
+    };
+    match AttributeType::try_from(kind) {
+        Ok(AttributeType::Int) => a.i = Some(*c.pick(INTS).unwrap_or(&0)),
+        Ok(AttributeType::Float) => a.f = Some(*c.pick(FLOATS).unwrap_or(&0.0)),
+        Ok(AttributeType::String) => a.s = Some(bytes(c.pick(WORDS).unwrap_or(&""))),
+        Ok(AttributeType::Ints) => {
+            a.ints = (0..c.below(6))
+                .map(|_| *c.pick(INTS).unwrap_or(&0))
+                .collect();
+        }
+        Ok(AttributeType::Floats) => a.floats = (0..c.below(4)).map(|i| i as f32 * 0.5).collect(),
+        Ok(AttributeType::Strings) => {
+            a.strings = (0..c.below(3))
+                .map(|_| bytes(c.pick(WORDS).unwrap_or(&"")))
+                .collect();
+        }
+        Ok(AttributeType::Tensor) => {
+            let mut t = int_tensor(c, "");
+            if c.chance(96) {
+                t.data_type = Some(1);
+                t.float_data = t.int64_data.iter().map(|&v| v as f32).collect();
+                t.int64_data.clear();
+            }
+            a.t = Some(t);
+        }
+        Ok(AttributeType::Graph) if depth < 3 => a.g = Some(subgraph(c, depth + 1)),
+        Ok(AttributeType::TypeProto) => a.tp = Some(value_type(c)),
+        _ => {}
+    }
+    a
+}
+
+/// A small graph for a GRAPH attribute: inputs (maybe untyped), a node of a
+/// common operator, outputs (maybe passing an input through).
+fn subgraph(c: &mut Choices<'_>, depth: usize) -> GraphProto {
+    let inputs = c.below(4);
+    let mut g = GraphProto {
+        name: Some(format!("sub{depth}")),
+        ..GraphProto::default()
+    };
+    for i in 0..inputs {
+        let t = c.chance(192).then(|| value_type(c));
+        g.input.push(vi(&format!("s{depth}_{i}"), t));
+    }
+    // With no input of its own, the subgraph reads an outer value.
+    let source = if inputs > 0 {
+        format!("s{depth}_0")
+    } else {
+        "x0".to_string()
+    };
+    let op = *c.pick(SUB_OPS).unwrap_or(&"Identity");
+    let out = format!("o{depth}");
+    let mut n = NodeProto {
+        op_type: Some(op.into()),
+        input: [source.as_str().into()].into_iter().collect(),
+        output: [out.as_str().into()].into_iter().collect(),
+        ..NodeProto::default()
+    };
+    if op == "Add" {
+        n.input.push(source.as_str().into());
+    }
+    if op == "Cast" {
+        n.attribute
+            .push(attribute(c, "to", AttributeType::Int as i32, depth));
+    }
+    g.node.push(n);
+    for k in 0..c.below(3) {
+        let name = if k == 0 { &out } else { &source };
+        let t = c.chance(96).then(|| value_type(c));
+        g.output.push(vi(name, t));
+    }
+    g
+}
+
+/// Builds a random model from `data` (see the module documentation).
+pub fn random_model(data: &[u8]) -> ModelProto {
+    let mut c = Choices::new(data);
+    let reg = SchemaRegistry::global();
+    let schemas: Vec<&OpSchema> = reg.all().collect();
+    let mut g = GraphProto {
+        name: Some("random".into()),
+        ..GraphProto::default()
+    };
+    let mut values: Vec<String> = Vec::new();
+    for i in 0..1 + c.below(4) {
+        let name = format!("x{i}");
+        g.input.push(vi(&name, Some(value_type(&mut c))));
+        values.push(name);
+    }
+    for i in 0..c.below(4) {
+        let name = format!("k{i}");
+        g.initializer.push(int_tensor(&mut c, &name));
+        values.push(name);
+    }
+    let mut opsets: Vec<OperatorSetIdProto> = Vec::new();
+    for i in 0..1 + c.below(6) {
+        let Some(s) = c.pick(&schemas).copied() else {
+            break;
+        };
+        if !opsets.iter().any(|o| o.domain() == s.domain) {
+            opsets.push(OperatorSetIdProto {
+                domain: Some(s.domain.clone()),
+                version: Some(s.since_version),
+            });
+        }
+        let mut n = NodeProto {
+            op_type: Some(s.name.as_str().into()),
+            domain: (!s.domain.is_empty()).then(|| s.domain.as_str().into()),
+            ..NodeProto::default()
+        };
+        let min_in = s.min_input as usize;
+        let max_in = (s.max_input as usize).min(min_in + 3);
+        for _ in 0..min_in + c.below(max_in + 1 - min_in) {
+            let name = if c.chance(16) {
+                String::new()
+            } else {
+                c.pick(&values).cloned().unwrap_or_default()
+            };
+            n.input.push(name.as_str().into());
+        }
+        let min_out = s.min_output as usize;
+        let max_out = (s.max_output as usize).min(min_out + 2);
+        let n_out = min_out + c.below(max_out + 1 - min_out);
+        for k in 0..n_out.max(1) {
+            let name = format!("v{i}_{k}");
+            n.output.push(name.as_str().into());
+            values.push(name);
+        }
+        for spec in &s.attributes {
+            if spec.required || c.chance(100) {
+                let kind = if c.chance(8) {
+                    AttributeType::Int as i32
+                } else {
+                    spec.attr_type
+                };
+                n.attribute.push(attribute(&mut c, &spec.name, kind, 0));
+            }
+        }
+        g.node.push(n);
+    }
+    for name in values.iter().rev().take(1 + c.below(3)) {
+        let t = c.chance(128).then(|| value_type(&mut c));
+        g.output.push(vi(name, t));
+    }
+    if c.chance(64) {
+        let name = values.last().cloned().unwrap_or_default();
+        g.value_info.push(vi(&name, Some(value_type(&mut c))));
+    }
+    ModelProto {
+        ir_version: Some(if c.chance(16) { 3 } else { 10 }),
+        opset_import: opsets,
+        graph: Some(g),
+        ..ModelProto::default()
+    }
+}
+
+/// Infers and fully checks a random model: must return, and every inferred
+/// type and finding must be printable.
+pub fn infer_random_model(data: &[u8]) {
+    let model = random_model(data);
+    let inferred = crate::infer::infer_model(
+        &model,
+        &crate::infer::InferOptions {
+            collect_types: true,
+            ..crate::infer::InferOptions::default()
+        },
+    );
+    for g in &inferred.graphs {
+        for (_, t) in &g.values {
+            let _ = inferred.symbols.show(t);
+            let _ = t.type_str();
+        }
+    }
+    let report = crate::checker::check_model(
+        &model,
+        &crate::checker::CheckOptions {
+            full: true,
+            ..crate::checker::CheckOptions::default()
+        },
+    );
+    for d in &report.diagnostics {
+        let _ = d.to_string();
+    }
+}
