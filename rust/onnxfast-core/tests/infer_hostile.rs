@@ -247,3 +247,66 @@ fn a_cast_to_an_unknown_type_is_one_finding() {
     let report = full(&model(g, Vec::new()));
     assert_eq!(codes(&report), ["E722"], "{report:?}");
 }
+
+/// An If whose then-branch holds an If, and so on: `depth` levels (each
+/// else-branch is a single Relu).
+fn nested_if(depth: usize) -> GraphProto {
+    let leaf = |out: &str| GraphProto {
+        name: Some("leaf".into()),
+        node: vec![node("Relu", "", &["x"], &[out])],
+        output: vec![tensor_vi(out, 1, None)],
+        ..GraphProto::default()
+    };
+    let mut inner = leaf("y0");
+    for level in 1..=depth {
+        let out = format!("y{level}");
+        let mut n = node("If", "", &["c"], &[&out]);
+        let branches = [
+            ("then_branch", std::mem::take(&mut inner)),
+            ("else_branch", leaf(&format!("e{level}"))),
+        ];
+        for (branch, g) in branches {
+            n.attribute.push(AttributeProto {
+                name: Some(branch.into()),
+                r#type: Some(AttributeType::Graph as i32),
+                g: Some(g),
+                ..AttributeProto::default()
+            });
+        }
+        inner = GraphProto {
+            name: Some(format!("level{level}")),
+            node: vec![n],
+            output: vec![tensor_vi(&out, 1, None)],
+            ..GraphProto::default()
+        };
+    }
+    inner
+}
+
+#[test]
+fn subgraphs_as_deep_as_a_file_can_nest() {
+    // Decoding refuses messages nested deeper than 100 levels, and each If
+    // level takes three (node, attribute, graph): 33 levels is the most a
+    // file can hold. Run on a thread with a small stack, like a Python
+    // worker thread's.
+    let depth = 33;
+    let mut g = nested_if(depth);
+    g.name = Some("g".into());
+    g.input = vec![
+        tensor_vi("x", 1, Some(vec![dim_value(2)])),
+        tensor_vi("c", 9, Some(vec![])),
+    ];
+    g.output = vec![tensor_vi(
+        &format!("y{depth}"),
+        1,
+        Some(vec![dim_param("n")]),
+    )];
+    let m = model(g, Vec::new());
+    let report = std::thread::Builder::new()
+        .stack_size(1 << 20)
+        .spawn(move || full(&m))
+        .expect("thread")
+        .join()
+        .expect("no stack overflow");
+    assert!(report.ok(), "{:?}", codes(&report));
+}
