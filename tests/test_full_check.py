@@ -175,3 +175,41 @@ def test_cli_full_flag(tmp_path) -> None:
     assert full.returncode == 1, full.stdout
     assert "error[E720]" in full.stdout
     assert "inner dimensions 3 and 4 differ" in full.stdout
+
+
+def test_unknown_custom_operator_keeps_onnx_verdict_and_warns() -> None:
+    """After an operator onnx cannot infer, onnx stops reporting inference
+    errors in that graph: the model stays valid, and the defect after it is
+    a warning (W791) naming the code it would have had."""
+    vi = helper.make_tensor_value_info
+    nodes = [
+        helper.make_node("Mystery", ["x"], ["m"], domain="com.example", name="mystery"),
+        helper.make_node("Relu", ["m"], ["r"], name="after_mystery"),
+        helper.make_node("MatMul", ["x", "y"], ["mm"], name="mm"),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "main",
+        [vi("x", TensorProto.FLOAT, [2, 3]), vi("y", TensorProto.FLOAT, [4, 5])],
+        [vi("r", TensorProto.FLOAT, ["a", "b"]), vi("mm", TensorProto.FLOAT, ["p", "q"])],
+    )
+    model = helper.make_model(
+        graph,
+        opset_imports=[helper.make_opsetid("", 21), helper.make_opsetid("com.example", 1)],
+    )
+    data = model.SerializeToString()
+    assert _onnx_full_verdict(data) is None
+    report = onnxfast.check(data, full=True)
+    assert report.ok
+    found = [(d.code, d.severity, d.location) for d in report]
+    assert found == [
+        ("W790", "warning", "graph 'main' › node[0] 'mystery' (Mystery)"),
+        ("W791", "warning", "graph 'main' › node[2] 'mm' (MatMul)"),
+    ]
+    assert "[E720;" in report[1].message
+    # Without the unknown operator, the same MatMul is an error.
+    del model.graph.node[:2]
+    del model.graph.output[0]
+    report = onnxfast.check(model, full=True)
+    assert [d.code for d in report] == ["E720"]
+    assert _onnx_full_verdict(model.SerializeToString()) is not None
