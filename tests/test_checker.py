@@ -413,3 +413,24 @@ def test_attributes_of_old_ir_versions() -> None:
     del model.opset_import[:]
     report = _same_verdict(model)
     assert not report.ok  # schema type FLOAT vs UNDEFINED, as onnx
+
+
+@pytest.mark.parametrize("full", [False, True])
+def test_verdict_counts_findings_that_were_not_kept(full) -> None:
+    """A gate must never say "valid" for an invalid model: the verdict and the
+    counts cover every finding, whatever max_diagnostics keeps."""
+    everything = onnxfast.check(SAMPLES / "broken.onnx", full=full)
+    total = len(everything)
+    assert total == everything.error_count + everything.warning_count >= 3
+    for cap in range(total + 2):
+        report = onnxfast.check(SAMPLES / "broken.onnx", max_diagnostics=cap, full=full)
+        assert not report.ok, cap
+        assert len(report) == min(cap, total)
+        assert report.omitted == total - len(report)
+        assert (report.error_count, report.warning_count) == (
+            everything.error_count,
+            everything.warning_count,
+        )
+        assert report.summary().startswith(f"invalid: {everything.error_count} errors")
+        assert report.to_dict()["errors"] == everything.error_count
+        assert [d.code for d in report] == [d.code for d in everything][:cap]

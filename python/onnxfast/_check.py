@@ -37,21 +37,38 @@ class Diagnostic:
 class Report:
     """Everything the checker found in one model.
 
-    ``ok`` is True when there is no error (warnings from ``strict`` checks do
-    not make a model invalid). Iterate or index it for the diagnostics.
+    ``ok`` is True when there is no error (warnings do not make a model
+    invalid), counting the findings beyond ``max_diagnostics`` too: a report
+    that kept no finding can still be invalid. Iterate or index it for the
+    diagnostics that were kept.
     """
 
-    __slots__ = ("diagnostics", "omitted")
+    __slots__ = ("diagnostics", "error_count", "omitted", "warning_count")
 
-    def __init__(self, diagnostics: list[Diagnostic], omitted: int = 0) -> None:
+    def __init__(
+        self,
+        diagnostics: list[Diagnostic],
+        omitted: int = 0,
+        error_count: int | None = None,
+        warning_count: int | None = None,
+    ) -> None:
         self.diagnostics = diagnostics
         #: Findings beyond ``max_diagnostics``: counted, not kept.
         self.omitted = omitted
+        #: Errors and warnings in all, kept or not (from the kept ones when
+        #: not given).
+        self.error_count = (
+            sum(d.severity == "error" for d in diagnostics) if error_count is None else error_count
+        )
+        self.warning_count = (
+            sum(d.severity == "warning" for d in diagnostics)
+            if warning_count is None
+            else warning_count
+        )
 
     @property
     def ok(self) -> bool:
-        # Omitted findings can only exist past the limit, after kept errors.
-        return not any(d.severity == "error" for d in self.diagnostics)
+        return self.error_count == 0
 
     @property
     def errors(self) -> list[Diagnostic]:
@@ -73,6 +90,8 @@ class Report:
     def to_dict(self) -> dict[str, Any]:
         return {
             "ok": self.ok,
+            "errors": self.error_count,
+            "warnings": self.warning_count,
             "diagnostics": [asdict(d) for d in self.diagnostics],
             "omitted": self.omitted,
         }
@@ -81,7 +100,7 @@ class Report:
         return json.dumps(self.to_dict(), **kwargs)
 
     def summary(self) -> str:
-        e, w = len(self.errors), len(self.warnings)
+        e, w = self.error_count, self.warning_count
         if not e and not w:
             return "valid: no findings"
         parts = []
@@ -91,7 +110,7 @@ class Report:
             parts.append(f"{w} warning{'s' if w != 1 else ''}")
         text = ("invalid: " if e else "valid: ") + ", ".join(parts)
         if self.omitted:
-            text += f" (and {self.omitted} more findings not kept: max_diagnostics)"
+            text += f" ({self.omitted} of the findings not kept: max_diagnostics)"
         return text
 
     def __str__(self) -> str:
@@ -136,7 +155,7 @@ def check(
     the rest), which bounds memory on hostile models.
     """
     model, model_dir = _model_and_dir(model_or_path)
-    found, omitted = _onnxfast.check_model(
+    found, omitted, errors, warnings = _onnxfast.check_model(
         model,
         strict=strict,
         model_dir=model_dir,
@@ -145,7 +164,7 @@ def check(
         max_diagnostics=max_diagnostics,
         full=full,
     )
-    return Report([Diagnostic(*d) for d in found], omitted)
+    return Report([Diagnostic(*d) for d in found], omitted, errors, warnings)
 
 
 def check_model(

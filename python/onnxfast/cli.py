@@ -126,7 +126,12 @@ def _check_one_plain(path: Path, strict: bool, full: bool = False) -> dict[str, 
     report = result.pop("_report", None)
     exc = result.pop("_exc", None)
     if report is not None:
-        result["_report"] = report.diagnostics, report.omitted
+        result["_report"] = (
+            report.diagnostics,
+            report.omitted,
+            report.error_count,
+            report.warning_count,
+        )
     if exc is not None:
         result["_traceback"] = "".join(traceback.format_exception(exc))
     return result

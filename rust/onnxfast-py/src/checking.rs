@@ -12,7 +12,12 @@ use crate::messages::Model;
 /// One finding as Python receives it: (code, severity, message, location, suggestion).
 type Finding = (&'static str, &'static str, String, String, Option<String>);
 
-/// Checks `model`; returns `[(code, severity, message, location, suggestion)]`.
+/// What `check_model` returns: (findings, omitted, errors, warnings).
+type Checked = (Vec<Finding>, u64, u64, u64);
+
+/// Checks `model`; returns `([(code, severity, message, location,
+/// suggestion)], omitted, errors, warnings)`: the kept findings, how many
+/// were not kept, and how many errors and warnings there were in all.
 #[pyfunction]
 #[pyo3(signature = (
     model, *, strict = false, model_dir = None, skip_opset_compatibility_check = false,
@@ -28,7 +33,7 @@ pub fn check_model(
     check_custom_domain: bool,
     max_diagnostics: usize,
     full: bool,
-) -> PyResult<(Vec<Finding>, u64)> {
+) -> PyResult<Checked> {
     let options = CheckOptions {
         strict,
         full,
@@ -44,7 +49,7 @@ fn check_model_impl(
     py: Python<'_>,
     model: &Bound<'_, Model>,
     mut options: CheckOptions,
-) -> PyResult<(Vec<Finding>, u64)> {
+) -> PyResult<Checked> {
     let ptr = model.get().0.clone();
     if options.model_dir.is_none() {
         options.model_dir = Some(ptr.root().external.base().to_path_buf());
@@ -64,5 +69,10 @@ fn check_model_impl(
             )
         })
         .collect();
-    Ok((findings, report.omitted))
+    Ok((
+        findings,
+        report.omitted,
+        report.counts.errors,
+        report.counts.warnings,
+    ))
 }

@@ -240,13 +240,13 @@ fn node_findings(
     is_main: bool,
     here: &Location,
     parallel: bool,
-) -> Vec<(usize, (Vec<super::Diagnostic>, u64))> {
+) -> Vec<(usize, (Vec<super::Diagnostic>, super::Counts))> {
     let check = |(i, n): (usize, &NodeProto)| {
         let mut fork = c.fork();
         node::check_node_local(&mut fork, n, opsets, is_main, &|| {
             here.child(node_step(i, n))
         });
-        (fork.total > 0).then(|| (i, fork.into_findings()))
+        (fork.counts.total() > 0).then(|| (i, fork.into_findings()))
     };
     if parallel {
         g.node.par_iter().enumerate().filter_map(check).collect()
@@ -290,7 +290,7 @@ fn tensor_checks_in_parallel(
     c: &Checker<'_>,
     g: &GraphProto,
     here: &Location,
-) -> (Vec<super::Diagnostic>, u64) {
+) -> (Vec<super::Diagnostic>, super::Counts) {
     let check = |(i, t): (usize, &crate::proto::TensorProto)| {
         let mut fork = c.fork();
         tensor::check_tensor(&mut fork, t, &|| {
@@ -298,12 +298,16 @@ fn tensor_checks_in_parallel(
         });
         fork.into_findings()
     };
-    let parts: Vec<(Vec<super::Diagnostic>, u64)> = if g.initializer.len() >= PARALLEL_NODES {
-        g.initializer.par_iter().enumerate().map(check).collect()
-    } else {
-        g.initializer.iter().enumerate().map(check).collect()
-    };
-    let total = parts.iter().map(|p| p.1).sum();
+    let parts: Vec<(Vec<super::Diagnostic>, super::Counts)> =
+        if g.initializer.len() >= PARALLEL_NODES {
+            g.initializer.par_iter().enumerate().map(check).collect()
+        } else {
+            g.initializer.iter().enumerate().map(check).collect()
+        };
+    let mut total = super::Counts::default();
+    for p in &parts {
+        total.merge(p.1);
+    }
     let out = parts.into_iter().flat_map(|p| p.0).take(c.limit).collect();
     (out, total)
 }

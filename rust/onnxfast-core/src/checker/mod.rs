@@ -19,7 +19,7 @@ use crate::diag::codes;
 use std::path::PathBuf;
 
 use crate::diag::codes::Code;
-pub use crate::diag::{Diagnostic, Location, Report, Severity, Step};
+pub use crate::diag::{Counts, Diagnostic, Location, Report, Severity, Step};
 use crate::names::{Name, NameMap, NameSet};
 use crate::opset::SchemaRegistry;
 use crate::proto::ModelProto;
@@ -62,8 +62,8 @@ pub(crate) struct Checker<'a> {
     /// `ModelProto.ir_version` as onnx keeps it (truncated to 32 bits).
     pub ir_version: i32,
     pub out: Vec<Diagnostic>,
-    /// Findings so far, kept or not.
-    pub total: u64,
+    /// Findings so far by severity, kept or not.
+    pub counts: Counts,
     pub limit: usize,
 }
 
@@ -75,21 +75,21 @@ impl<'a> Checker<'a> {
             schemas: self.schemas,
             ir_version: self.ir_version,
             out: Vec::new(),
-            total: 0,
+            counts: Counts::default(),
             limit: self.limit,
         }
     }
 
     /// Takes in the findings of a fork, in order, within the limit.
-    pub fn absorb(&mut self, (out, total): (Vec<Diagnostic>, u64)) {
-        self.total += total;
+    pub fn absorb(&mut self, (out, counts): (Vec<Diagnostic>, Counts)) {
+        self.counts.merge(counts);
         let room = self.limit.saturating_sub(self.out.len());
         self.out.extend(out.into_iter().take(room));
     }
 
     /// The findings of this checker, for [`Checker::absorb`].
-    pub fn into_findings(self) -> (Vec<Diagnostic>, u64) {
-        (self.out, self.total)
+    pub fn into_findings(self) -> (Vec<Diagnostic>, Counts) {
+        (self.out, self.counts)
     }
 
     /// Records a finding of `code` (its severity is the code's).
@@ -115,7 +115,7 @@ impl<'a> Checker<'a> {
         message: String,
         suggestion: Option<String>,
     ) {
-        self.total += 1;
+        self.counts.add(code.severity);
         if self.out.len() >= self.limit {
             return;
         }
@@ -156,17 +156,17 @@ pub fn check_model(model: &ModelProto, options: &CheckOptions) -> Report {
             )
         },
     );
-    let total = inferred.diagnostics.len() as u64 + inferred.omitted;
-    c.absorb((inferred.diagnostics, total));
+    c.absorb((inferred.diagnostics, inferred.counts));
     c.into_report()
 }
 
 impl Checker<'_> {
     fn into_report(self) -> Report {
-        let omitted = self.total - self.out.len() as u64;
+        let omitted = self.counts.total() - self.out.len() as u64;
         Report {
             diagnostics: self.out,
             omitted,
+            counts: self.counts,
         }
     }
 }
@@ -178,7 +178,7 @@ fn structural<'o>(model: &ModelProto, options: &'o CheckOptions) -> Checker<'o> 
         schemas: SchemaRegistry::global(),
         ir_version: 0,
         out: Vec::new(),
-        total: 0,
+        counts: Counts::default(),
         limit: options.max_diagnostics.unwrap_or(DEFAULT_MAX_DIAGNOSTICS),
     };
     let here = Location(vec![Step::Model]);
@@ -278,4 +278,31 @@ fn model_opsets<'m>(c: &mut Checker<'_>, model: &'m ModelProto, here: &Location)
         map.insert(Name(""), 1);
     }
     map
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The verdict counts the findings beyond `max_diagnostics`.
+    #[test]
+    fn verdict_counts_findings_not_kept() {
+        let model = ModelProto::default(); // no ir_version, no graph: 2 errors
+        for full in [false, true] {
+            for cap in 0..4 {
+                let report = check_model(
+                    &model,
+                    &CheckOptions {
+                        full,
+                        max_diagnostics: Some(cap),
+                        ..CheckOptions::default()
+                    },
+                );
+                assert!(!report.ok(), "cap {cap}");
+                assert_eq!(report.counts.errors, 2);
+                assert_eq!(report.diagnostics.len(), cap.min(2));
+                assert_eq!(report.omitted, 2 - cap.min(2) as u64);
+            }
+        }
+    }
 }

@@ -37,13 +37,13 @@ pub(crate) fn check_tensor(
     t: &TensorProto,
     loc: &dyn Fn() -> Location,
 ) -> bool {
-    let before = c.total;
+    let before = c.counts.total();
     check_tensor_inner(c, t, loc);
     if c.options.strict {
-        let passed = c.total == before;
+        let passed = c.counts.total() == before;
         super::strict::check_tensor(c, t, &loc(), passed);
     }
-    c.total == before
+    c.counts.total() == before
 }
 
 fn check_tensor_inner(c: &mut Checker<'_>, t: &TensorProto, loc: &dyn Fn() -> Location) {

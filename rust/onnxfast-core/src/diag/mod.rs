@@ -163,21 +163,47 @@ impl fmt::Display for Diagnostic {
     }
 }
 
+/// How many findings of each severity, kept or not.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counts {
+    pub errors: u64,
+    pub warnings: u64,
+}
+
+impl Counts {
+    pub fn add(&mut self, severity: Severity) {
+        match severity {
+            Severity::Error => self.errors += 1,
+            Severity::Warning => self.warnings += 1,
+        }
+    }
+
+    pub fn merge(&mut self, other: Counts) {
+        self.errors += other.errors;
+        self.warnings += other.warnings;
+    }
+
+    pub fn total(&self) -> u64 {
+        self.errors + self.warnings
+    }
+}
+
 /// Everything the checker found.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Report {
+    /// The findings kept (at most `CheckOptions::max_diagnostics`).
     pub diagnostics: Vec<Diagnostic>,
     /// Findings beyond `CheckOptions::max_diagnostics`, counted but not kept.
     pub omitted: u64,
+    /// Every finding by severity, kept or not: the verdict comes from these.
+    pub counts: Counts,
 }
 
 impl Report {
-    /// True when there is no error (warnings allowed).
+    /// True when there is no error (warnings allowed), counting the findings
+    /// that were not kept.
     pub fn ok(&self) -> bool {
-        !self
-            .diagnostics
-            .iter()
-            .any(|d| d.severity == Severity::Error)
+        self.counts.errors == 0
     }
 
     pub fn errors(&self) -> impl Iterator<Item = &Diagnostic> {

@@ -56,7 +56,7 @@ pub(crate) struct Engine<'m> {
     store: Option<&'m ExternalStore>,
     check_type: bool,
     findings: Vec<Diagnostic>,
-    total: u64,
+    counts: crate::diag::Counts,
     limit: usize,
     /// Function bodies being expanded (recursion guard).
     active: Vec<*const FunctionProto>,
@@ -477,7 +477,7 @@ impl<'m> Engine<'m> {
             store: options.store,
             check_type: true,
             findings: Vec::new(),
-            total: 0,
+            counts: Default::default(),
             limit: options.max_diagnostics,
             active: Vec::new(),
             work: 0,
@@ -510,13 +510,18 @@ impl<'m> Engine<'m> {
     }
 
     /// The diagnostics found, and how many were not kept.
-    pub(crate) fn finish(self) -> (Vec<Diagnostic>, u64, Option<Vec<GraphTypes>>) {
-        let kept = self.findings.len() as u64;
-        (self.findings, self.total - kept, self.collected)
+    pub(crate) fn finish(
+        self,
+    ) -> (
+        Vec<Diagnostic>,
+        crate::diag::Counts,
+        Option<Vec<GraphTypes>>,
+    ) {
+        (self.findings, self.counts, self.collected)
     }
 
     fn push(&mut self, diag: Diagnostic) {
-        self.total += 1;
+        self.counts.add(diag.severity);
         if self.findings.len() < self.limit {
             self.findings.push(diag);
         }

@@ -66,6 +66,8 @@ pub struct Inference {
     pub diagnostics: Vec<Diagnostic>,
     /// Diagnostics beyond `max_diagnostics`, counted but not kept.
     pub omitted: u64,
+    /// Every diagnostic by severity, kept or not.
+    pub counts: crate::diag::Counts,
     /// With `collect_types`: the types of every graph (main first).
     pub graphs: Vec<GraphTypes>,
     /// The symbols the types refer to.
@@ -77,10 +79,11 @@ pub fn infer_model<'m>(model: &'m ModelProto, options: &InferOptions<'m>) -> Inf
     let mut engine = engine::Engine::new(model, options);
     engine.run_model(model);
     let symbols = std::mem::take(&mut engine.symbols);
-    let (diagnostics, omitted, graphs) = engine.finish();
+    let (diagnostics, counts, graphs) = engine.finish();
     Inference {
+        omitted: counts.total() - diagnostics.len() as u64,
         diagnostics,
-        omitted,
+        counts,
         graphs: graphs.unwrap_or_default(),
         symbols,
     }
