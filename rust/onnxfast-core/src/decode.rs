@@ -355,6 +355,11 @@ impl SpanMerge for proto::NodeProto {
             } else {
                 let wire_type =
                     WireType::try_from(wire).map_err(|_| Malformed("invalid wire type".into()))?;
+                if tag == 5 && self.attribute.capacity() == 0 {
+                    // Room for exactly the node's attributes: a Vec grows to
+                    // four slots for its first element otherwise.
+                    self.attribute.reserve_exact(count_field(buf, pos, 5));
+                }
                 cursor.seek(offset + pos)?;
                 let before = cursor.bytes.remaining();
                 let mut limited = (&mut cursor.bytes).take(len - pos);
@@ -379,6 +384,44 @@ fn utf8(text: &[u8]) -> Result<&str, Malformed> {
         return Ok(unsafe { std::str::from_utf8_unchecked(text) });
     }
     std::str::from_utf8(text).map_err(|_| Malformed("invalid UTF-8".into()))
+}
+
+/// How many times the length-delimited field `number` occurs at the top
+/// level of the message in `buf`, from `pos` on (which is at the value of
+/// one occurrence: that one is counted).
+fn count_field(buf: &[u8], mut pos: usize, number: u64) -> usize {
+    let mut count = 1;
+    let skip_value = |pos: &mut usize, wire: u64| -> Option<()> {
+        match wire {
+            0 => {
+                slice_varint(buf, pos).ok()?;
+            }
+            1 => *pos = pos.checked_add(8)?,
+            2 => {
+                let n = usize::try_from(slice_varint(buf, pos).ok()?).ok()?;
+                *pos = pos.checked_add(n)?;
+            }
+            5 => *pos = pos.checked_add(4)?,
+            _ => return None,
+        }
+        Some(())
+    };
+    // Skip the value of the occurrence `pos` is at.
+    if skip_value(&mut pos, 2).is_none() {
+        return count;
+    }
+    while pos < buf.len() {
+        let Ok(key) = slice_varint(buf, &mut pos) else {
+            break;
+        };
+        if key == (number << 3 | 2) {
+            count += 1;
+        }
+        if skip_value(&mut pos, key & 7).is_none() {
+            break;
+        }
+    }
+    count
 }
 
 /// A varint from a slice (the scan has already checked it).

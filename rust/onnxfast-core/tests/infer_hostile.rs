@@ -269,7 +269,7 @@ fn nested_if(depth: usize) -> GraphProto {
             n.attribute.push(AttributeProto {
                 name: Some(branch.into()),
                 r#type: Some(AttributeType::Graph as i32),
-                g: Some(g),
+                g: Some(Box::new(g)),
                 ..AttributeProto::default()
             });
         }

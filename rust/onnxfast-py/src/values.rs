@@ -64,19 +64,19 @@ pub fn attribute_value(py: Python<'_>, a: &Ptr<proto::AttributeProto>) -> PyResu
         AttributeType::Float => a.f().into_pyobject(py)?.into_any().unbind(),
         AttributeType::Int => a.i().into_pyobject(py)?.into_any().unbind(),
         AttributeType::String => PyBytes::new(py, a.s()).into_any().unbind(),
-        AttributeType::Tensor => match a.try_project(|a| a.t.as_ref()) {
+        AttributeType::Tensor => match a.try_project(|a| a.t.as_deref()) {
             Some(t) => Py::new(py, Tensor(t))?.into_any(),
             None => py.None(),
         },
-        AttributeType::Graph => match a.try_project(|a| a.g.as_ref()) {
+        AttributeType::Graph => match a.try_project(|a| a.g.as_deref()) {
             Some(g) => Py::new(py, Graph(g))?.into_any(),
             None => py.None(),
         },
-        AttributeType::SparseTensor => match a.try_project(|a| a.sparse_tensor.as_ref()) {
+        AttributeType::SparseTensor => match a.try_project(|a| a.sparse_tensor.as_deref()) {
             Some(s) => Py::new(py, SparseTensor(s))?.into_any(),
             None => py.None(),
         },
-        AttributeType::TypeProto => match a.try_project(|a| a.tp.as_ref()) {
+        AttributeType::TypeProto => match a.try_project(|a| a.tp.as_deref()) {
             Some(t) => Py::new(py, Type(t))?.into_any(),
             None => py.None(),
         },

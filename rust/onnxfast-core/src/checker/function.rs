@@ -132,7 +132,8 @@ fn check_call_graph(
                 callees.insert(j);
             }
             for a in &node.attribute {
-                let graphs: Vec<&GraphProto> = a.g.iter().chain(a.graphs.iter()).collect();
+                let graphs: Vec<&GraphProto> =
+                    a.g.as_deref().into_iter().chain(a.graphs.iter()).collect();
                 for g in graphs {
                     stack.extend(g.node.iter());
                 }

@@ -195,10 +195,10 @@ fn attribute(c: &mut Choices<'_>, name: &str, kind: i32, depth: usize) -> Attrib
                 t.float_data = t.int64_data.iter().map(|&v| v as f32).collect();
                 t.int64_data.clear();
             }
-            a.t = Some(t);
+            a.t = Some(Box::new(t));
         }
-        Ok(AttributeType::Graph) if depth < 3 => a.g = Some(subgraph(c, depth + 1)),
-        Ok(AttributeType::TypeProto) => a.tp = Some(value_type(c)),
+        Ok(AttributeType::Graph) if depth < 3 => a.g = Some(Box::new(subgraph(c, depth + 1))),
+        Ok(AttributeType::TypeProto) => a.tp = Some(Box::new(value_type(c))),
         _ => {}
     }
     a

@@ -488,7 +488,7 @@ impl<'a, 'm> NodeCtx<'a, 'm> {
     }
 
     fn graph_of(&self, name: &str) -> Option<&'m GraphProto> {
-        self.attrs.get(name).and_then(|a| a.g.as_ref())
+        self.attrs.get(name).and_then(|a| a.g.as_deref())
     }
 
     /// Infers the node through a function body (an operator's, or a

@@ -1046,7 +1046,7 @@ impl<'m> Engine<'m> {
         for (name, a) in bind_attrs(node, run.bindings()).iter() {
             let kind = a.r#type.and_then(|t| AttributeType::try_from(t).ok());
             let value = match (name, kind) {
-                ("value", Some(AttributeType::Tensor)) => a.t.as_ref().map(Const::Tensor),
+                ("value", Some(AttributeType::Tensor)) => a.t.as_deref().map(Const::Tensor),
                 ("value", _) => None,
                 (_, Some(AttributeType::Ints)) => Some(Const::Ints {
                     values: a.ints.clone(),

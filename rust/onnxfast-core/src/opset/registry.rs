@@ -214,7 +214,7 @@ fn parse_default(name: &str, attr_type: i32, text: &str) -> Option<AttributeProt
         }
         AttributeType::Tensor => {
             let bytes = unhex(text.strip_prefix('x')?)?;
-            a.t = Some(TensorProto::decode(bytes.as_slice()).ok()?);
+            a.t = Some(Box::new(TensorProto::decode(bytes.as_slice()).ok()?));
         }
         _ => return None,
     }

@@ -146,7 +146,7 @@ fn value_attrs(since: i64) -> &'static [&'static str] {
 
 /// Constant 1: the type of `value`, when given.
 fn constant_v1(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
-    if let Some(t) = ctx.attr("value").and_then(|a| a.t.as_ref()) {
+    if let Some(t) = ctx.attr("value").and_then(|a| a.t.as_deref()) {
         ctx.set_tensor(0, t.data_type(), dims_of_tensor(&t.dims));
     }
     Ok(())
@@ -154,7 +154,7 @@ fn constant_v1(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
 
 /// Constant 9: `value` must hold a tensor.
 fn constant_v9(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
-    let Some(t) = ctx.attr("value").and_then(|a| a.t.as_ref()) else {
+    let Some(t) = ctx.attr("value").and_then(|a| a.t.as_deref()) else {
         return Err(bad_attr(
             "value",
             "a Constant needs attribute 'value' holding a tensor",

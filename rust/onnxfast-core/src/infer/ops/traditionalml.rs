@@ -351,7 +351,7 @@ fn label_encoder_4(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
             format!("there are {key_len} keys but {value_len} values"),
         ));
     }
-    if let Some(t) = ctx.attr("default_tensor").and_then(|a| a.t.as_ref()) {
+    if let Some(t) = ctx.attr("default_tensor").and_then(|a| a.t.as_deref()) {
         let elem = t.data_type.unwrap_or(0);
         if elem != 0 {
             if elem != value_type {
@@ -568,7 +568,7 @@ fn check_list_attr(
 
 /// The element type of a tensor attribute (0 when it holds no tensor).
 fn tensor_attr_elem(a: &AttributeProto) -> i32 {
-    a.t.as_ref().and_then(|t| t.data_type).unwrap_or(0)
+    a.t.as_deref().and_then(|t| t.data_type).unwrap_or(0)
 }
 
 /// TreeEnsemble-5: the `nodes_*` attributes have one length (that of
@@ -579,7 +579,7 @@ fn tree_ensemble(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     let splits = ctx
         .attr("nodes_splits")
         .ok_or_else(|| bad_attr("nodes_splits", "attribute 'nodes_splits' is required"))?;
-    let split_dims: &[i64] = splits.t.as_ref().map_or(&[], |t| &t.dims);
+    let split_dims: &[i64] = splits.t.as_deref().map_or(&[], |t| &t.dims);
     let [expected] = split_dims[..] else {
         return Err(bad_attr(
             "nodes_splits",
@@ -633,7 +633,7 @@ fn tree_ensemble(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
             "attributes 'leaf_targetids' and 'leaf_weights' must both be set",
         ));
     };
-    let weight_dims: &[i64] = weights.t.as_ref().map_or(&[], |t| &t.dims);
+    let weight_dims: &[i64] = weights.t.as_deref().map_or(&[], |t| &t.dims);
     let [leaves] = weight_dims[..] else {
         return Err(bad_attr(
             "leaf_weights",
@@ -728,11 +728,11 @@ mod tests {
         a.ints = vec![1, 2];
         assert_eq!(attr_elem_and_len(&a), Ok((INT64, 2)));
         a.ints.clear();
-        a.t = Some(crate::proto::TensorProto {
+        a.t = Some(Box::new(crate::proto::TensorProto {
             dims: vec![3],
             data_type: Some(11),
             ..Default::default()
-        });
+        }));
         assert_eq!(attr_elem_and_len(&a), Ok((11, 3)));
         if let Some(t) = a.t.as_mut() {
             t.dims = vec![-1];
