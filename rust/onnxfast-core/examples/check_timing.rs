@@ -2,7 +2,8 @@
 use std::time::Instant;
 
 use onnxfast_core::checker::{check_model, CheckOptions};
-use onnxfast_core::{decode, proto, source, DecodeOptions};
+use onnxfast_core::decode::source;
+use onnxfast_core::{decode, proto, DecodeOptions};
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;

@@ -4,7 +4,9 @@ use std::time::Instant;
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-use onnxfast_core::{decode, proto, schema::ids, source, wire, DecodeOptions};
+use onnxfast_core::decode::{source, wire};
+use onnxfast_core::proto::schema::ids;
+use onnxfast_core::{decode, proto, DecodeOptions};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let path = std::env::args().nth(1).ok_or("usage: decode_timing FILE")?;

@@ -2,8 +2,9 @@
 //! `--types`, the inferred type of every value:
 //! `cargo run --example full_check -- [--types] FILE...`.
 use onnxfast_core::checker::{check_model, CheckOptions};
+use onnxfast_core::decode::source;
 use onnxfast_core::infer::{infer_model, InferOptions};
-use onnxfast_core::{decode, proto, source, DecodeOptions};
+use onnxfast_core::{decode, proto, DecodeOptions};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut types = false;

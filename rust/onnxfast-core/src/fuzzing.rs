@@ -107,16 +107,16 @@ pub fn tensor_to_arrays(data: &[u8]) {
         return;
     };
     assert_eq!(bytes.as_bytes().len(), plan.nbytes(), "numpy bytes size");
-    if crate::convert::converts_to_f32(plan.elem) {
+    if crate::tensor::convert::converts_to_f32(plan.elem) {
         let mut out = vec![0f32; plan.count];
         let (src, packed) = match &plan.source {
             tensor::Source::Raw(raw) => (raw.as_ref(), true),
             _ => (bytes.as_bytes(), false),
         };
-        crate::convert::to_f32(plan.elem, src, packed, &mut out);
-        if crate::convert::converts_to_i8(plan.elem) {
+        crate::tensor::convert::to_f32(plan.elem, src, packed, &mut out);
+        if crate::tensor::convert::converts_to_i8(plan.elem) {
             let mut out = vec![0i8; plan.count];
-            crate::convert::to_i8(plan.elem, src, packed, &mut out);
+            crate::tensor::convert::to_i8(plan.elem, src, packed, &mut out);
         }
     }
 }

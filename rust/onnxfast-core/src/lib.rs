@@ -10,7 +10,6 @@
 //! - [`convert`]: sub-byte unpacking and small-float → f32 / i8 kernels.
 
 pub mod checker;
-pub mod convert;
 pub mod decode;
 pub mod diag;
 pub mod error;
@@ -22,10 +21,7 @@ pub mod ir;
 mod names;
 pub mod opset;
 pub mod proto;
-pub mod schema;
-pub mod source;
 pub mod tensor;
-pub mod wire;
 
 pub use bytes::Bytes;
 pub use decode::{decode, DecodeOptions, RootMessage};

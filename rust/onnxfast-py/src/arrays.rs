@@ -11,8 +11,8 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyList, PyTuple};
 
-use onnxfast_core::convert;
 use onnxfast_core::proto::TensorProto;
+use onnxfast_core::tensor::convert;
 use onnxfast_core::tensor::{self, AlignedBuf, NumpyBytes, Source, TensorPlan};
 use onnxfast_core::{Bytes, TensorError, TensorErrorKind};
 

@@ -21,8 +21,9 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
+use onnxfast_core::decode::source;
 use onnxfast_core::external::{ExternalOptions, ExternalStore};
-use onnxfast_core::{decode, proto, source, Bytes, DecodeOptions, Error};
+use onnxfast_core::{decode, proto, Bytes, DecodeOptions, Error};
 
 use crate::errors::IntoPyResult;
 

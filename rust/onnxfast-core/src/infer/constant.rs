@@ -146,7 +146,7 @@ pub fn floats(c: &Const<'_>, store: Option<&ExternalStore>) -> Result<Vec<f64>, 
             let bytes = element_bytes(t, store)?;
             Ok(chunks::<2>(&bytes)
                 .map(|b| {
-                    f64::from(f32::from_bits(crate::convert::f16_to_f32_bits(
+                    f64::from(f32::from_bits(crate::tensor::convert::f16_to_f32_bits(
                         u16::from_ne_bytes(b),
                     )))
                 })

@@ -15,9 +15,9 @@
 //! of `bytes` fields (tensor `raw_data`): scanning a memory-mapped
 //! multi-gigabyte model touches only its small fields.
 
+use crate::decode::source::{PageReleaser, RELEASE_WINDOW};
 use crate::error::{DecodeError, DecodeErrorKind};
-use crate::schema::{FieldSchema, Kind, MessageSchema, MAX_FIELDS, MESSAGES};
-use crate::source::{PageReleaser, RELEASE_WINDOW};
+use crate::proto::schema::{FieldSchema, Kind, MessageSchema, MAX_FIELDS, MESSAGES};
 
 /// Protobuf's own default recursion limit, also onnx's (C++ protobuf).
 pub const DEFAULT_MAX_DEPTH: usize = 100;
@@ -114,7 +114,7 @@ fn fast_scan(
     };
     let mut stats = ScanStats::new();
     let mut saved = Vec::with_capacity(16);
-    if root != crate::schema::ids::MODEL_PROTO || max_depth < NODE_DEPTH {
+    if root != crate::proto::schema::ids::MODEL_PROTO || max_depth < NODE_DEPTH {
         walk::<false>(
             buf,
             root,
@@ -154,7 +154,7 @@ fn fast_scan(
             }
             walk::<false>(
                 node,
-                crate::schema::ids::NODE_PROTO,
+                crate::proto::schema::ids::NODE_PROTO,
                 inner_depth,
                 &mut Vec::new(),
                 None,
@@ -165,7 +165,7 @@ fn fast_scan(
             )
             .ok()?;
         }
-        acc.messages[crate::schema::ids::NODE_PROTO] -= run.len() as u64;
+        acc.messages[crate::proto::schema::ids::NODE_PROTO] -= run.len() as u64;
         acc.max_depth += NODE_DEPTH;
         Some(acc)
     };
@@ -215,7 +215,7 @@ fn scan_plain_node(node: &[u8], stats: &mut ScanStats) -> bool {
         repeated += u64::from(number <= 2);
         bytes += len;
     }
-    stats.messages[crate::schema::ids::NODE_PROTO] += 1;
+    stats.messages[crate::proto::schema::ids::NODE_PROTO] += 1;
     stats.repeated_elements += repeated;
     stats.text_list_elements += repeated;
     stats.string_bytes += bytes;
@@ -435,7 +435,7 @@ fn walk<const DIAG: bool>(
     macro_rules! charge {
         ($id:expr, $at:expr) => {{
             stats.messages[$id] += 1;
-            structs = structs.saturating_add(2 * crate::schema::STRUCT_SIZES[$id] as u64);
+            structs = structs.saturating_add(2 * crate::proto::schema::STRUCT_SIZES[$id] as u64);
             if let Some(budget) = budget {
                 if structs > budget {
                     fail!(
@@ -590,8 +590,8 @@ fn walk<const DIAG: bool>(
                     fail!(key_at, DecodeErrorKind::TooDeep { limit: max_depth });
                 }
                 if depth == NODE_DEPTH
-                    && id == crate::schema::ids::NODE_PROTO
-                    && msg == crate::schema::ids::GRAPH_PROTO
+                    && id == crate::proto::schema::ids::NODE_PROTO
+                    && msg == crate::proto::schema::ids::GRAPH_PROTO
                 {
                     if let Some(deferred) = defer_nodes.as_deref_mut() {
                         // Scanned later (in parallel) as roots of their own.
@@ -749,7 +749,7 @@ fn push_segment(path: &mut String, parent: &MessageSchema, field_index: usize, e
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::schema::ids;
+    use crate::proto::schema::ids;
 
     fn varint(mut v: u64, out: &mut Vec<u8>) {
         loop {

@@ -7,6 +7,8 @@
 //! owned buffer otherwise (typed fields, packed 4-/2-/6-bit types, big-endian
 //! hosts). Layout rules follow `onnx.numpy_helper.to_array` of onnx 1.23.
 
+pub mod convert;
+
 use bytes::Bytes;
 
 use crate::error::{TensorError, TensorErrorKind};
@@ -450,7 +452,7 @@ pub fn numpy_bytes(
                 return Ok(NumpyBytes::View(raw.clone()));
             }
             let mut out = AlignedBuf::zeroed(plan.count);
-            crate::convert::unpack_bits(elem, raw, out.as_bytes_mut());
+            crate::tensor::convert::unpack_bits(elem, raw, out.as_bytes_mut());
             Ok(NumpyBytes::Owned(out))
         }
         (Source::Raw(raw), None) => numpy_bytes(t, plan, Some(raw)),
@@ -531,7 +533,7 @@ fn typed_bytes(t: &TensorProto, plan: &TensorPlan) -> AlignedBuf {
         // 4- and 2-bit types: each entry holds one packed byte.
         21..=23 | 25 | 26 => {
             let packed: Vec<u8> = t.int32_data.iter().map(|v| *v as u8).collect();
-            crate::convert::unpack_bits(elem, &packed, buf);
+            crate::tensor::convert::unpack_bits(elem, &packed, buf);
         }
         // 8-bit types (ints, bool, float8): the low 8 bits.
         _ => {

@@ -5,6 +5,7 @@
 #![allow(clippy::all, clippy::pedantic, missing_docs)]
 
 mod node;
+pub mod schema;
 pub(crate) use node::is_string_field;
 pub use node::{Inputs, NodeExtras, NodeProto, Outputs, Str};
 

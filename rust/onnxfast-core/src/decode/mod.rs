@@ -1,13 +1,17 @@
-//! Decoding entry points: scan, budget, then prost.
+//! Decoding: the source (memory map or bytes), the wire-format scan
+//! (framing, depth, memory projection, fault diagnosis), then prost.
+
+pub mod source;
+pub mod wire;
 
 use bytes::{Buf, Bytes};
 use prost::Message;
 
+use crate::decode::source::{PageReleaser, RELEASE_WINDOW};
 use crate::error::{DecodeError, DecodeErrorKind};
 use crate::proto;
-use crate::schema::{ids, MESSAGES, STRUCT_SIZES};
-use crate::source::{PageReleaser, RELEASE_WINDOW};
-use crate::wire::{self, ScanStats, DEFAULT_MAX_DEPTH};
+use crate::proto::schema::{ids, MESSAGES, STRUCT_SIZES};
+use wire::{ScanStats, DEFAULT_MAX_DEPTH};
 
 /// Why prost (or our fast paths) refused the input. Only used to trigger
 /// [`wire::diagnose`], which reports the fault with its offset and path.
