@@ -3,7 +3,8 @@
 //!
 //! The scanner runs before prost decodes anything, in one of two modes:
 //! - **fast** ([`scan`]): proves the framing is sound (tags, varints,
-//!   lengths, wire types, nesting depth) and counts what the decoder will
+//!   lengths, wire types, nesting depth, UTF-8 of string fields, so that a
+//!   message decoded later, on touch, cannot fail) and counts what the decoder will
 //!   allocate (messages per type, string bytes, repeated elements), so a
 //!   caller can refuse a memory bomb before allocating anything;
 //! - **diagnose** ([`diagnose`]): the same walk, also validating UTF-8 and
@@ -209,7 +210,12 @@ fn scan_plain_node(node: &[u8], stats: &mut ScanStats) -> bool {
             return false;
         };
         match usize::try_from(len) {
-            Ok(len) if len <= node.len() - pos => pos += len,
+            Ok(len) if len <= node.len() - pos => {
+                if !utf8_ok(&node[pos..pos + len]) {
+                    return false;
+                }
+                pos += len;
+            }
             _ => return false,
         }
         repeated += u64::from(number <= 2);
@@ -285,6 +291,13 @@ pub fn diagnose(buf: &[u8], root: usize, max_depth: usize) -> Option<DecodeError
             })
         }
     }
+}
+
+/// True when `text` is valid UTF-8 (names are nearly always ASCII, which a
+/// plain test checks much faster than the general validation).
+#[inline]
+pub(crate) fn utf8_ok(text: &[u8]) -> bool {
+    text.is_ascii() || std::str::from_utf8(text).is_ok()
 }
 
 /// A fault in diagnose mode: offset, kind, the field being read (index in
@@ -640,7 +653,7 @@ fn walk<const DIAG: bool>(
                     stats.text_list_elements += 1;
                 }
                 if field.kind == Kind::String {
-                    if DIAG {
+                    if !utf8_ok(&buf[start..stop]) {
                         if let Err(e) = std::str::from_utf8(&buf[start..stop]) {
                             fail!(
                                 start,
@@ -921,10 +934,13 @@ mod tests {
     }
 
     #[test]
-    fn invalid_utf8_is_found_by_diagnose() {
+    fn invalid_utf8_is_found_by_the_scan() {
         let mut model = Vec::new();
         ld(2, &[b'a', 0xff], &mut model);
-        assert!(scan(&model, ids::MODEL_PROTO, DEFAULT_MAX_DEPTH).is_ok());
+        let err = scan(&model, ids::MODEL_PROTO, DEFAULT_MAX_DEPTH).expect_err("utf8 fault");
+        assert_eq!(err.kind, DecodeErrorKind::InvalidUtf8 { valid_up_to: 1 });
+        assert_eq!(err.path, "producer_name");
+        assert_eq!(err.offset, 2);
         let err = diagnose(&model, ids::MODEL_PROTO, DEFAULT_MAX_DEPTH).expect("utf8 fault");
         assert_eq!(err.kind, DecodeErrorKind::InvalidUtf8 { valid_up_to: 1 });
         assert_eq!(err.path, "producer_name");
