@@ -200,6 +200,26 @@ fn write_schema(fds: &FileDescriptorSet) -> BuildResult<()> {
         writeln!(src, "    }},")?;
     }
     writeln!(src, "];")?;
+    writeln!(
+        src,
+        "/// Field numbers of every message, by message (`fields::graph_proto::NODE`)."
+    )?;
+    writeln!(src, "pub mod fields {{")?;
+    for m in &msgs {
+        writeln!(src, "    /// `{}`", m.name)?;
+        writeln!(src, "    pub mod {} {{", snake(&m.name.replace('.', "")))?;
+        for f in &m.fields {
+            writeln!(src, "        /// `{}`", f.name)?;
+            writeln!(
+                src,
+                "        pub const {}: u32 = {};",
+                f.name.to_ascii_uppercase(),
+                f.number
+            )?;
+        }
+        writeln!(src, "    }}")?;
+    }
+    writeln!(src, "}}")?;
     writeln!(src, "/// Index of each message in [`MESSAGES`].")?;
     writeln!(src, "pub mod ids {{")?;
     for (i, m) in msgs.iter().enumerate() {

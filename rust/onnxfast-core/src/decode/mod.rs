@@ -2,6 +2,7 @@
 //! (framing, depth, memory projection, fault diagnosis), then prost.
 
 pub mod source;
+pub mod varint;
 pub mod wire;
 
 use bytes::{Buf, Bytes};
@@ -10,7 +11,7 @@ use prost::Message;
 use crate::decode::source::{PageReleaser, RELEASE_WINDOW};
 use crate::error::{DecodeError, DecodeErrorKind};
 use crate::proto;
-use crate::proto::schema::{ids, MESSAGES, STRUCT_SIZES};
+use crate::proto::schema::{self, fields, ids, wire_type, MESSAGES, STRUCT_SIZES};
 use wire::{ScanStats, DEFAULT_MAX_DEPTH};
 
 /// Why prost (or our fast paths) refused the input. Only used to trigger
@@ -172,7 +173,7 @@ fn merge_model(
     let base = buf.as_ptr() as usize;
     while buf.has_remaining() {
         let (tag, wire_type) = decode_key(&mut buf)?;
-        if tag == 7 && wire_type == WireType::LengthDelimited {
+        if tag == fields::model_proto::GRAPH && wire_type == WireType::LengthDelimited {
             let len = length_prefix(&mut buf)?;
             let offset = buf.as_ptr() as usize - base;
             let body = buf.split_to(len);
@@ -222,11 +223,12 @@ fn merge_graph(
             released = here;
         }
         let (tag, wire_type) = decode_key(&mut buf)?;
-        if (tag == 1 || tag == 5) && wire_type == WireType::LengthDelimited {
+        use fields::graph_proto::{INITIALIZER, NODE};
+        if (tag == NODE || tag == INITIALIZER) && wire_type == WireType::LengthDelimited {
             let len = length_prefix(&mut buf)?;
             let offset = whole.len() - buf.remaining();
             buf.advance(len);
-            if tag == 1 {
+            if tag == NODE {
                 nodes.0.push((offset, len));
             } else {
                 inits.0.push((offset, len));
@@ -347,7 +349,7 @@ impl SpanMerge for proto::NodeProto {
             let tag =
                 u32::try_from(key >> 3).map_err(|_| Malformed("field number overflows".into()))?;
             let wire = key & 7;
-            if wire == 2 && proto::is_string_field(u64::from(tag)) {
+            if wire == wire_type::LEN && proto::is_string_field(u64::from(tag)) {
                 let n = usize::try_from(slice_varint(buf, &mut pos)?)
                     .map_err(|_| Malformed("length overflows".into()))?;
                 let text = buf
@@ -359,10 +361,12 @@ impl SpanMerge for proto::NodeProto {
             } else {
                 let wire_type =
                     WireType::try_from(wire).map_err(|_| Malformed("invalid wire type".into()))?;
-                if tag == 5 && self.attribute.capacity() == 0 {
+                use fields::node_proto::ATTRIBUTE;
+                if tag == ATTRIBUTE && self.attribute.capacity() == 0 {
                     // Room for exactly the node's attributes: a Vec grows to
                     // four slots for its first element otherwise.
-                    self.attribute.reserve_exact(count_field(buf, pos, 5));
+                    self.attribute
+                        .reserve_exact(count_field(buf, pos, ATTRIBUTE));
                 }
                 cursor.seek(offset + pos)?;
                 let before = cursor.bytes.remaining();
@@ -393,32 +397,32 @@ fn utf8(text: &[u8]) -> Result<&str, Malformed> {
 /// How many times the length-delimited field `number` occurs at the top
 /// level of the message in `buf`, from `pos` on (which is at the value of
 /// one occurrence: that one is counted).
-fn count_field(buf: &[u8], mut pos: usize, number: u64) -> usize {
+fn count_field(buf: &[u8], mut pos: usize, number: u32) -> usize {
     let mut count = 1;
     let skip_value = |pos: &mut usize, wire: u64| -> Option<()> {
         match wire {
-            0 => {
+            wire_type::VARINT => {
                 slice_varint(buf, pos).ok()?;
             }
-            1 => *pos = pos.checked_add(8)?,
-            2 => {
+            wire_type::FIXED64 => *pos = pos.checked_add(8)?,
+            wire_type::LEN => {
                 let n = usize::try_from(slice_varint(buf, pos).ok()?).ok()?;
                 *pos = pos.checked_add(n)?;
             }
-            5 => *pos = pos.checked_add(4)?,
+            wire_type::FIXED32 => *pos = pos.checked_add(4)?,
             _ => return None,
         }
         Some(())
     };
     // Skip the value of the occurrence `pos` is at.
-    if skip_value(&mut pos, 2).is_none() {
+    if skip_value(&mut pos, wire_type::LEN).is_none() {
         return count;
     }
     while pos < buf.len() {
         let Ok(key) = slice_varint(buf, &mut pos) else {
             break;
         };
-        if key == (number << 3 | 2) {
+        if key == schema::key(number, wire_type::LEN) {
             count += 1;
         }
         if skip_value(&mut pos, key & 7).is_none() {
@@ -431,18 +435,7 @@ fn count_field(buf: &[u8], mut pos: usize, number: u64) -> usize {
 /// A varint from a slice (the scan has already checked it).
 #[inline]
 fn slice_varint(buf: &[u8], pos: &mut usize) -> Result<u64, Malformed> {
-    let mut value = 0u64;
-    for i in 0..10 {
-        let byte = *buf
-            .get(*pos)
-            .ok_or_else(|| Malformed("varint past the end".into()))?;
-        *pos += 1;
-        value |= u64::from(byte & 0x7f) << (7 * i);
-        if byte < 0x80 {
-            return Ok(value);
-        }
-    }
-    Err(Malformed("varint too long".into()))
+    varint::read(buf, pos, buf.len()).map_err(|_| Malformed("bad varint".into()))
 }
 
 #[cfg(test)]

@@ -18,7 +18,7 @@
 
 use crate::decode::source::{PageReleaser, RELEASE_WINDOW};
 use crate::error::{DecodeError, DecodeErrorKind};
-use crate::proto::schema::{FieldSchema, Kind, MessageSchema, MAX_FIELDS, MESSAGES};
+use crate::proto::schema::{wire_type, FieldSchema, Kind, MessageSchema, MAX_FIELDS, MESSAGES};
 
 /// Protobuf's own default recursion limit, also onnx's (C++ protobuf).
 pub const DEFAULT_MAX_DEPTH: usize = 100;
@@ -201,9 +201,8 @@ fn scan_plain_node(node: &[u8], stats: &mut ScanStats) -> bool {
         let Ok(key) = read_varint(node, &mut pos, node.len()) else {
             return false;
         };
-        // 2 is the length-delimited wire type; fields 1 and 2 are repeated.
         let number = key >> 3;
-        if key & 7 != 2 || !crate::proto::is_string_field(number) {
+        if key & 7 != wire_type::LEN || !crate::proto::is_string_field(number) {
             return false;
         }
         let Ok(len) = read_varint(node, &mut pos, node.len()) else {
@@ -218,7 +217,7 @@ fn scan_plain_node(node: &[u8], stats: &mut ScanStats) -> bool {
             }
             _ => return false,
         }
-        repeated += u64::from(number <= 2);
+        repeated += u64::from(crate::proto::is_string_list(number));
         bytes += len;
     }
     stats.messages[crate::proto::schema::ids::NODE_PROTO] += 1;
@@ -304,35 +303,14 @@ pub(crate) fn utf8_ok(text: &[u8]) -> bool {
 /// the innermost message, element index) and the message types on the path.
 type DiagFault = (usize, DecodeErrorKind, Option<(usize, u32)>, Vec<usize>);
 
+/// The scan's view of [`varint::read`]: `Err(None)` when truncated,
+/// `Err(Some(offset))` when it overflows.
 #[inline(always)]
 fn read_varint(buf: &[u8], pos: &mut usize, end: usize) -> Result<u64, Option<usize>> {
-    // Fast path: one byte.
-    let start = *pos;
-    if start < end {
-        let b = buf[start];
-        if b < 0x80 {
-            *pos = start + 1;
-            return Ok(u64::from(b));
-        }
-    }
-    let mut value: u64 = 0;
-    let mut at = start;
-    for i in 0..10 {
-        if at >= end {
-            return Err(None);
-        }
-        let byte = buf[at];
-        at += 1;
-        if i == 9 && byte > 1 {
-            return Err(Some(start));
-        }
-        value |= u64::from(byte & 0x7f) << (7 * i);
-        if byte < 0x80 {
-            *pos = at;
-            return Ok(value);
-        }
-    }
-    Err(Some(start))
+    super::varint::read(buf, pos, end).map_err(|e| match e {
+        super::varint::VarintError::Truncated => None,
+        super::varint::VarintError::Overflow(at) => Some(at),
+    })
 }
 
 fn wire_expectation(field: &FieldSchema, expected: u8) -> &'static str {

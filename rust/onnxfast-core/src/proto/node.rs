@@ -13,6 +13,7 @@ use bytes::{Buf, BufMut};
 use prost::encoding::{self, DecodeContext, WireType};
 use prost::DecodeError;
 
+use super::schema::fields::node_proto as F;
 use super::{AttributeProto, NodeDeviceConfigurationProto, StringStringEntryProto};
 
 /// The string type of node fields: a `str` of up to 24 bytes kept inline.
@@ -124,12 +125,12 @@ impl NodeProto {
     #[inline]
     pub(crate) fn set_string(&mut self, number: u32, text: Str) {
         match number {
-            1 => self.input.push(text),
-            2 => self.output.push(text),
-            3 => self.name = Some(text),
-            4 => self.op_type = Some(text),
-            6 => self.extras_mut().doc_string = Some(text),
-            7 => self.domain = Some(text),
+            F::INPUT => self.input.push(text),
+            F::OUTPUT => self.output.push(text),
+            F::NAME => self.name = Some(text),
+            F::OP_TYPE => self.op_type = Some(text),
+            F::DOC_STRING => self.extras_mut().doc_string = Some(text),
+            F::DOMAIN => self.domain = Some(text),
             _ => self.extras_mut().overload = Some(text),
         }
     }
@@ -145,7 +146,22 @@ impl NodeProto {
 /// 8 overload. The scanner's and the decoder's fast paths read exactly these.
 #[inline]
 pub(crate) const fn is_string_field(number: u64) -> bool {
-    matches!(number, 1..=4 | 6..=8)
+    const INPUT: u64 = F::INPUT as u64;
+    const OUTPUT: u64 = F::OUTPUT as u64;
+    const NAME: u64 = F::NAME as u64;
+    const OP_TYPE: u64 = F::OP_TYPE as u64;
+    const DOC_STRING: u64 = F::DOC_STRING as u64;
+    const DOMAIN: u64 = F::DOMAIN as u64;
+    const OVERLOAD: u64 = F::OVERLOAD as u64;
+    matches!(
+        number,
+        INPUT | OUTPUT | NAME | OP_TYPE | DOC_STRING | DOMAIN | OVERLOAD
+    )
+}
+
+/// A repeated string field (inputs and outputs).
+pub(crate) const fn is_string_list(number: u64) -> bool {
+    number == F::INPUT as u64 || number == F::OUTPUT as u64
 }
 
 /// Decodes one length-delimited string field. The text goes through prost's
@@ -213,14 +229,16 @@ impl prost::Message for NodeProto {
                 let text = merge_str(wire_type, buf, ctx)?;
                 self.set_string(t, text);
             }
-            5 => encoding::message::merge_repeated(wire_type, &mut self.attribute, buf, ctx)?,
-            9 => encoding::message::merge_repeated(
+            F::ATTRIBUTE => {
+                encoding::message::merge_repeated(wire_type, &mut self.attribute, buf, ctx)?
+            }
+            F::METADATA_PROPS => encoding::message::merge_repeated(
                 wire_type,
                 &mut self.extras_mut().metadata_props,
                 buf,
                 ctx,
             )?,
-            10 => encoding::message::merge_repeated(
+            F::DEVICE_CONFIGURATIONS => encoding::message::merge_repeated(
                 wire_type,
                 &mut self.extras_mut().device_configurations,
                 buf,

@@ -75,6 +75,21 @@ impl MessageSchema {
     }
 }
 
+/// Protobuf wire types, by name.
+pub mod wire_type {
+    pub const VARINT: u64 = 0;
+    pub const FIXED64: u64 = 1;
+    pub const LEN: u64 = 2;
+    pub const START_GROUP: u64 = 3;
+    pub const END_GROUP: u64 = 4;
+    pub const FIXED32: u64 = 5;
+}
+
+/// The key (tag) of a field: its number and wire type.
+pub const fn key(number: u32, wire_type: u64) -> u64 {
+    ((number as u64) << 3) | wire_type
+}
+
 include!(concat!(env!("OUT_DIR"), "/schema.rs"));
 
 #[cfg(test)]
