@@ -26,11 +26,27 @@ fn options(len: usize) -> DecodeOptions {
     }
 }
 
-/// Decodes a model; if it decodes, its re-encoding decodes to the same model.
+/// Decodes a model; if it decodes, its re-encoding decodes to the same model,
+/// and decode on touch agrees with the eager decoder (both accept or both
+/// refuse, and give the same model).
 pub fn decode_roundtrip(data: &[u8]) {
+    let lazy = crate::decode::lazy::decode_lazy(Bytes::copy_from_slice(data), &options(data.len()));
     let Ok(model) = decode::<ModelProto>(Bytes::copy_from_slice(data), &options(data.len())) else {
+        if let Ok(lazy) = lazy {
+            // The lazy load allocates less than the eager decode's budget
+            // allows; elements over the budget are refused on touch.
+            let _ = lazy.materialize();
+        }
         return;
     };
+    match lazy.map(|l| l.materialize()) {
+        Ok(Ok(whole)) => assert_eq!(
+            whole.encode_to_vec(),
+            model.encode_to_vec(),
+            "decode on touch differs from the eager decode"
+        ),
+        Ok(Err(e)) | Err(e) => panic!("the eager decode accepts, decode on touch refuses: {e}"),
+    }
     let encoded = model.encode_to_vec();
     let again: ModelProto = match decode(Bytes::from(encoded.clone()), &options(encoded.len())) {
         Ok(m) => m,

@@ -1,6 +1,7 @@
 //! Decoding: the source (memory map or bytes), the wire-format scan
 //! (framing, depth, memory projection, fault diagnosis), then prost.
 
+pub mod lazy;
 pub mod source;
 pub mod varint;
 pub mod wire;
@@ -17,7 +18,7 @@ use wire::{ScanStats, DEFAULT_MAX_DEPTH};
 /// Why prost (or our fast paths) refused the input. Only used to trigger
 /// [`wire::diagnose`], which reports the fault with its offset and path.
 #[derive(Debug)]
-pub struct Malformed(String);
+pub struct Malformed(pub(crate) String);
 
 impl From<prost::DecodeError> for Malformed {
     fn from(e: prost::DecodeError) -> Self {
@@ -291,9 +292,11 @@ fn decode_spans<M: SpanMerge>(
 
 /// A clone of the source positioned at `at`, moved forward only: zero-copy
 /// bytes fields without touching a reference count per message.
-struct Cursor {
-    bytes: Bytes,
-    at: usize,
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct Cursor {
+    pub(crate) bytes: Bytes,
+    pub(crate) at: usize,
 }
 
 impl Cursor {
@@ -309,7 +312,8 @@ impl Cursor {
 }
 
 /// Decoding one message found at a span of the source.
-trait SpanMerge: Message + Default + Send {
+pub trait SpanMerge: Message + Default + Send {
+    #[doc(hidden)]
     fn merge_span(
         &mut self,
         _whole: &Bytes,
@@ -325,6 +329,8 @@ trait SpanMerge: Message + Default + Send {
 }
 
 impl SpanMerge for proto::TensorProto {}
+impl SpanMerge for proto::ValueInfoProto {}
+impl SpanMerge for proto::SparseTensorProto {}
 
 impl SpanMerge for proto::NodeProto {
     /// Nodes are the bulk of large graphs and mostly strings: their string

@@ -1,0 +1,620 @@
+//! Decode on touch: a model whose main graph's long lists (nodes,
+//! initializers, value_info, sparse initializers) stay in the source bytes,
+//! indexed by where each element lies, until something reads them.
+//!
+//! Loading scans the whole file once (framing, nesting, UTF-8: nothing can
+//! fail later), decodes everything else (the model's header, functions,
+//! the graph's inputs and outputs), and records 12 bytes per list element.
+//! An element is decoded when first read ([`LazyList::get`], kept for
+//! later reads) or on the fly for a pass over the whole list
+//! ([`LazyList::decode`], [`LazyList::decode_all`]), so memory follows what
+//! is touched, not the size of the graph.
+
+use std::sync::OnceLock;
+
+use bytes::{Buf, Bytes};
+use prost::Message;
+
+use super::source::PageReleaser;
+use super::wire::{self, ScanStats};
+use super::{projected_memory, Cursor, DecodeOptions, Malformed, SpanMerge};
+use crate::error::{DecodeError, DecodeErrorKind};
+use crate::proto::schema::{fields, ids, wire_type, Kind, MESSAGES};
+use crate::proto::{
+    GraphProto, ModelProto, NodeProto, SparseTensorProto, TensorProto, ValueInfoProto,
+};
+
+/// Where each element of a repeated field lies in a source buffer:
+/// 12 bytes an element.
+#[derive(Debug, Default, Clone)]
+pub struct Spans {
+    offsets: Vec<u64>,
+    lens: Vec<u32>,
+    /// Lengths of `u32::MAX` bytes and more (an inline tensor of 4 GiB), by
+    /// element index.
+    long: Vec<(usize, u64)>,
+}
+
+impl Spans {
+    pub fn push(&mut self, offset: usize, len: usize) {
+        self.offsets.push(offset as u64);
+        match u32::try_from(len) {
+            Ok(l) if l != u32::MAX => self.lens.push(l),
+            _ => {
+                self.long.push((self.lens.len(), len as u64));
+                self.lens.push(u32::MAX);
+            }
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.offsets.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.offsets.is_empty()
+    }
+
+    /// (offset, length) of element `i`.
+    pub fn get(&self, i: usize) -> Option<(usize, usize)> {
+        let offset = usize::try_from(*self.offsets.get(i)?).ok()?;
+        let len = match *self.lens.get(i)? {
+            u32::MAX => {
+                let k = self.long.binary_search_by_key(&i, |&(j, _)| j).ok()?;
+                usize::try_from(self.long.get(k)?.1).ok()?
+            }
+            l => l as usize,
+        };
+        Some((offset, len))
+    }
+
+    /// Heap bytes the index takes.
+    pub fn heap_bytes(&self) -> usize {
+        self.offsets.capacity() * 8 + self.lens.capacity() * 4 + self.long.capacity() * 16
+    }
+
+    fn shrink(&mut self) {
+        self.offsets.shrink_to_fit();
+        self.lens.shrink_to_fit();
+        self.long.shrink_to_fit();
+    }
+}
+
+/// Elements are cached in chunks of this many, allocated on first touch.
+const CHUNK: usize = 256;
+
+/// One chunk of cached elements (each set on first touch).
+type Chunk<T> = OnceLock<Box<[OnceLock<T>]>>;
+
+/// Spans up to this long decode without a prior scan: a message of 4 KiB
+/// cannot expand into more than a few hundred KiB.
+const SMALL_SPAN: usize = 4096;
+
+/// A message type a list can hold.
+pub trait ListElement: SpanMerge + Sync {
+    /// Its index in the schema table.
+    const SCHEMA: usize;
+}
+
+impl ListElement for NodeProto {
+    const SCHEMA: usize = ids::NODE_PROTO;
+}
+impl ListElement for TensorProto {
+    const SCHEMA: usize = ids::TENSOR_PROTO;
+}
+impl ListElement for ValueInfoProto {
+    const SCHEMA: usize = ids::VALUE_INFO_PROTO;
+}
+impl ListElement for SparseTensorProto {
+    const SCHEMA: usize = ids::SPARSE_TENSOR_PROTO;
+}
+
+/// A repeated message field decoded on touch.
+pub struct LazyList<T> {
+    source: Bytes,
+    spans: Spans,
+    cache: Box<[Chunk<T>]>,
+    /// Bound on what decoding one element may allocate.
+    budget: Option<u64>,
+    max_depth: usize,
+    /// Field path of the list from the model, for errors (`graph.node`).
+    path: &'static str,
+}
+
+impl<T> std::fmt::Debug for LazyList<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "LazyList({} {})", self.path, self.spans.len())
+    }
+}
+
+impl<T: ListElement> LazyList<T> {
+    fn new(
+        source: Bytes,
+        mut spans: Spans,
+        budget: Option<u64>,
+        max_depth: usize,
+        path: &'static str,
+    ) -> Self {
+        spans.shrink();
+        let chunks = spans.len().div_ceil(CHUNK);
+        LazyList {
+            source,
+            spans,
+            cache: (0..chunks).map(|_| OnceLock::new()).collect(),
+            budget,
+            max_depth,
+            path,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.spans.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.spans.is_empty()
+    }
+
+    /// (offset, length) of element `i` in the source.
+    pub fn span(&self, i: usize) -> Option<(usize, usize)> {
+        self.spans.get(i)
+    }
+
+    /// Heap bytes of the index (not of cached elements).
+    pub fn index_bytes(&self) -> usize {
+        self.spans.heap_bytes() + self.cache.len() * std::mem::size_of::<Chunk<T>>()
+    }
+
+    fn fault(&self, i: usize, offset: usize, kind: DecodeErrorKind) -> DecodeError {
+        DecodeError {
+            offset: offset as u64,
+            path: format!("{}[{i}]", self.path),
+            root: MESSAGES[ids::MODEL_PROTO].name,
+            kind,
+        }
+    }
+
+    /// Decodes element `i` (not kept).
+    pub fn decode(&self, i: usize) -> Result<T, DecodeError> {
+        let (offset, len) = self.spans.get(i).ok_or_else(|| {
+            self.fault(
+                i,
+                0,
+                DecodeErrorKind::Internal {
+                    detail: format!("index {i} is past the end of {}", self.path),
+                },
+            )
+        })?;
+        let body = self
+            .source
+            .get(offset..offset.saturating_add(len))
+            .ok_or_else(|| {
+                self.fault(
+                    i,
+                    offset,
+                    DecodeErrorKind::Internal {
+                        detail: "span past the source".into(),
+                    },
+                )
+            })?;
+        if len > SMALL_SPAN {
+            if let Some(budget) = self.budget {
+                let stats = wire::scan(body, T::SCHEMA, self.max_depth)
+                    .map_err(|e| self.relocate(i, offset, e))?;
+                let projected = projected_memory(&stats);
+                if projected > budget {
+                    return Err(self.fault(
+                        i,
+                        offset,
+                        DecodeErrorKind::MemoryBudget { projected, budget },
+                    ));
+                }
+            }
+        }
+        let mut cursor = Cursor {
+            bytes: self.source.clone(),
+            at: 0,
+        };
+        let mut value = T::default();
+        value
+            .merge_span(&self.source, &mut cursor, offset, len)
+            .map_err(|e| match wire::diagnose(body, T::SCHEMA, self.max_depth) {
+                Some(found) => self.relocate(i, offset, found),
+                None => self.fault(
+                    i,
+                    offset,
+                    DecodeErrorKind::Internal {
+                        detail: e.to_string(),
+                    },
+                ),
+            })?;
+        Ok(value)
+    }
+
+    /// An error found inside element `i` (at `offset`), as seen from the model.
+    fn relocate(&self, i: usize, offset: usize, e: DecodeError) -> DecodeError {
+        let path = if e.path.is_empty() {
+            format!("{}[{i}]", self.path)
+        } else {
+            format!("{}[{i}].{}", self.path, e.path)
+        };
+        DecodeError {
+            offset: e.offset + offset as u64,
+            path,
+            root: MESSAGES[ids::MODEL_PROTO].name,
+            kind: e.kind,
+        }
+    }
+
+    /// Element `i`, decoded on first access and kept for the list's life.
+    pub fn get(&self, i: usize) -> Result<&T, DecodeError> {
+        let chunk = self.cache.get(i / CHUNK).ok_or_else(|| {
+            self.fault(
+                i,
+                0,
+                DecodeErrorKind::Internal {
+                    detail: format!("index {i} is past the end of {}", self.path),
+                },
+            )
+        })?;
+        let slots = chunk.get_or_init(|| {
+            let n = CHUNK.min(self.len() - (i / CHUNK) * CHUNK);
+            (0..n).map(|_| OnceLock::new()).collect()
+        });
+        let slot = &slots[i % CHUNK];
+        if let Some(found) = slot.get() {
+            return Ok(found);
+        }
+        let value = self.decode(i)?;
+        // Another thread may have set it meanwhile: either value is the same.
+        let _ = slot.set(value);
+        slot.get().ok_or_else(|| {
+            self.fault(
+                i,
+                0,
+                DecodeErrorKind::Internal {
+                    detail: "cache slot empty".into(),
+                },
+            )
+        })
+    }
+
+    /// Element `i` if it has been decoded by [`LazyList::get`].
+    pub fn cached(&self, i: usize) -> Option<&T> {
+        self.cache.get(i / CHUNK)?.get()?.get(i % CHUNK)?.get()
+    }
+
+    /// Elements `range`, decoded now (kept ones are cloned), in order.
+    pub fn decode_range(&self, range: std::ops::Range<usize>) -> Result<Vec<T>, DecodeError>
+    where
+        T: Clone,
+    {
+        use rayon::prelude::*;
+        let decode = |i: usize| match self.cached(i) {
+            Some(t) => Ok(t.clone()),
+            None => self.decode(i),
+        };
+        if range.len() < super::PARALLEL_MIN {
+            return range.map(decode).collect();
+        }
+        range.into_par_iter().map(decode).collect()
+    }
+
+    /// Every element, decoded now (in parallel when many).
+    pub fn decode_all(&self) -> Result<Vec<T>, DecodeError>
+    where
+        T: Clone,
+    {
+        self.decode_range(0..self.len())
+    }
+}
+
+/// The main graph's long lists, decoded on touch.
+#[derive(Debug)]
+pub struct GraphLists {
+    pub node: LazyList<NodeProto>,
+    pub initializer: LazyList<TensorProto>,
+    pub value_info: LazyList<ValueInfoProto>,
+    pub sparse_initializer: LazyList<SparseTensorProto>,
+}
+
+/// A model whose main graph's lists are decoded on touch.
+#[derive(Debug)]
+pub struct LazyModel {
+    /// The model with everything but those lists: its `graph`, when
+    /// present, holds the graph's other fields (name, inputs, outputs, ...)
+    /// and empty `node`, `initializer`, `value_info` and
+    /// `sparse_initializer`.
+    pub model: ModelProto,
+    pub lists: GraphLists,
+}
+
+impl LazyModel {
+    /// The model with every list decoded (in parallel): what
+    /// [`super::decode`] would have given.
+    pub fn materialize(&self) -> Result<ModelProto, DecodeError> {
+        let mut model = self.model.clone();
+        if let Some(g) = model.graph.as_mut() {
+            g.node = self.lists.node.decode_all()?;
+            g.initializer = self.lists.initializer.decode_all()?;
+            g.value_info = self.lists.value_info.decode_all()?;
+            g.sparse_initializer = self.lists.sparse_initializer.decode_all()?;
+        }
+        Ok(model)
+    }
+
+    /// Heap bytes of the lists' indexes.
+    pub fn index_bytes(&self) -> usize {
+        self.lists.node.index_bytes()
+            + self.lists.initializer.index_bytes()
+            + self.lists.value_info.index_bytes()
+            + self.lists.sparse_initializer.index_bytes()
+    }
+}
+
+/// Which of the graph's lists a field is.
+#[derive(Clone, Copy)]
+enum List {
+    Node,
+    Initializer,
+    ValueInfo,
+    Sparse,
+}
+
+fn graph_list(tag: u32) -> Option<List> {
+    match tag {
+        fields::graph_proto::NODE => Some(List::Node),
+        fields::graph_proto::INITIALIZER => Some(List::Initializer),
+        fields::graph_proto::VALUE_INFO => Some(List::ValueInfo),
+        fields::graph_proto::SPARSE_INITIALIZER => Some(List::Sparse),
+        _ => None,
+    }
+}
+
+/// The memory an eagerly decoded field value may take: what a scan of it
+/// projects for a message, its length for a string.
+fn eager_cost(schema: usize, tag: u32, value: &[u8], max_depth: usize) -> Result<u64, DecodeError> {
+    match MESSAGES[schema].field(u64::from(tag)).map(|(_, f)| f.kind) {
+        Some(Kind::Message(id)) => Ok(projected_memory(&wire::scan(value, id, max_depth)?)),
+        Some(Kind::String) => Ok(2 * value.len() as u64),
+        _ => Ok(0),
+    }
+}
+
+/// One field of a message being indexed: its tag, wire type, the value's
+/// bytes (for length-delimited fields) and where the value starts.
+struct FieldAt {
+    tag: u32,
+    wire: u64,
+    /// Where the key ends (prost reads a length-delimited value's length
+    /// itself, from there).
+    key_end: usize,
+    start: usize,
+    len: usize,
+}
+
+/// Reads the next field key at `pos` of `buf[..end]`; for length-delimited
+/// values, also the length (the value is then `buf[start..start + len]`).
+fn next_field(buf: &[u8], pos: &mut usize, end: usize) -> Result<FieldAt, Malformed> {
+    let key = super::varint::read(buf, pos, end).map_err(|_| Malformed("bad key".into()))?;
+    let tag = u32::try_from(key >> 3).map_err(|_| Malformed("field number overflows".into()))?;
+    let wire = key & 7;
+    let key_end = *pos;
+    let mut len = 0;
+    if wire == wire_type::LEN {
+        let n = super::varint::read(buf, pos, end).map_err(|_| Malformed("bad length".into()))?;
+        len = usize::try_from(n).map_err(|_| Malformed("length overflows".into()))?;
+        if len > end.saturating_sub(*pos) {
+            return Err(Malformed("length past the end".into()));
+        }
+    }
+    Ok(FieldAt {
+        tag,
+        wire,
+        key_end,
+        start: *pos,
+        len,
+    })
+}
+
+/// Merges the field at `at` (whose key was read) into `message` with prost,
+/// from `source` (zero-copy for bytes fields); returns where it ends.
+fn merge_with_prost<M: Message>(
+    message: &mut M,
+    source: &Bytes,
+    at: &FieldAt,
+    end: usize,
+) -> Result<usize, Malformed> {
+    use prost::encoding::{DecodeContext, WireType};
+    let wire = WireType::try_from(at.wire).map_err(|_| Malformed("invalid wire type".into()))?;
+    let mut rest = source.slice(at.key_end..end);
+    let before = rest.remaining();
+    message.merge_field(at.tag, wire, &mut rest, DecodeContext::default())?;
+    Ok(at.key_end + (before - rest.remaining()))
+}
+
+struct Indexer<'a> {
+    source: &'a Bytes,
+    max_depth: usize,
+    spans: [Spans; 4],
+    eager: u64,
+    pages: Option<&'a PageReleaser>,
+    released: usize,
+}
+
+impl Indexer<'_> {
+    fn release_to(&mut self, pos: usize) {
+        if let Some(pages) = self.pages {
+            if pos >= self.released + super::source::RELEASE_WINDOW {
+                pages.release(self.released, pos);
+                self.released = pos;
+            }
+        }
+    }
+
+    /// Indexes the graph at `buf[start..end]` into `graph` and the spans.
+    fn graph(
+        &mut self,
+        graph: &mut GraphProto,
+        start: usize,
+        end: usize,
+    ) -> Result<(), DecodeError> {
+        let buf: &[u8] = self.source;
+        let mut pos = start;
+        while pos < end {
+            let at = next_field(buf, &mut pos, end).map_err(internal)?;
+            match graph_list(at.tag) {
+                Some(list) if at.wire == wire_type::LEN => {
+                    self.spans[list as usize].push(at.start, at.len);
+                    pos = at.start + at.len;
+                }
+                _ => {
+                    if at.wire == wire_type::LEN {
+                        self.eager += eager_cost(
+                            ids::GRAPH_PROTO,
+                            at.tag,
+                            &buf[at.start..at.start + at.len],
+                            self.max_depth.saturating_sub(2),
+                        )?;
+                    }
+                    pos = merge_with_prost(graph, self.source, &at, end).map_err(internal)?;
+                }
+            }
+            self.release_to(pos);
+        }
+        Ok(())
+    }
+}
+
+fn internal(e: Malformed) -> DecodeError {
+    DecodeError {
+        offset: 0,
+        path: String::new(),
+        root: MESSAGES[ids::MODEL_PROTO].name,
+        kind: DecodeErrorKind::Internal {
+            detail: format!("indexing a scanned model: {e}"),
+        },
+    }
+}
+
+/// Loads a model for decode on touch: scans `buf` whole, decodes all but
+/// the main graph's long lists, and indexes those. `options.max_memory`
+/// bounds what this allocates (decided before allocating) and what decoding
+/// any one list element may allocate.
+pub fn decode_lazy(buf: Bytes, options: &DecodeOptions) -> Result<LazyModel, DecodeError> {
+    let stats = wire::scan_releasing(
+        &buf,
+        ids::MODEL_PROTO,
+        options.max_depth,
+        options.pages.as_ref(),
+        None,
+    )?;
+    if let Some(budget) = options.max_memory {
+        // The index is at most 24 bytes an element (12, with room for the
+        // vectors to grow), and there are no more elements than messages.
+        let bound = index_bound(&stats);
+        if bound > budget {
+            return Err(DecodeError {
+                offset: 0,
+                path: String::new(),
+                root: MESSAGES[ids::MODEL_PROTO].name,
+                kind: DecodeErrorKind::MemoryBudget {
+                    projected: bound,
+                    budget,
+                },
+            });
+        }
+    }
+    let mut model = ModelProto::default();
+    let mut indexer = Indexer {
+        source: &buf,
+        max_depth: options.max_depth,
+        spans: Default::default(),
+        eager: 0,
+        pages: options.pages.as_ref(),
+        released: 0,
+    };
+    let data: &[u8] = &buf;
+    let end = data.len();
+    let mut pos = 0;
+    while pos < end {
+        let at = next_field(data, &mut pos, end).map_err(internal)?;
+        if at.tag == fields::model_proto::GRAPH && at.wire == wire_type::LEN {
+            let graph = model.graph.get_or_insert_with(Default::default);
+            indexer.graph(graph, at.start, at.start + at.len)?;
+            pos = at.start + at.len;
+        } else {
+            if at.wire == wire_type::LEN {
+                indexer.eager += eager_cost(
+                    ids::MODEL_PROTO,
+                    at.tag,
+                    &data[at.start..at.start + at.len],
+                    options.max_depth.saturating_sub(1),
+                )?;
+            }
+            pos = merge_with_prost(&mut model, &buf, &at, end).map_err(internal)?;
+        }
+    }
+    if let Some(pages) = &options.pages {
+        pages.release_all();
+    }
+    let Indexer { spans, eager, .. } = indexer;
+    let [node, initializer, value_info, sparse] = spans;
+    let index: usize = [&node, &initializer, &value_info, &sparse]
+        .iter()
+        .map(|s| s.heap_bytes())
+        .sum();
+    if let Some(budget) = options.max_memory {
+        let projected = eager.saturating_add(index as u64);
+        if projected > budget {
+            return Err(DecodeError {
+                offset: 0,
+                path: String::new(),
+                root: MESSAGES[ids::MODEL_PROTO].name,
+                kind: DecodeErrorKind::MemoryBudget { projected, budget },
+            });
+        }
+    }
+    Ok(LazyModel {
+        model,
+        lists: GraphLists {
+            node: LazyList::new(
+                buf.clone(),
+                node,
+                options.max_memory,
+                options.max_depth,
+                "graph.node",
+            ),
+            initializer: LazyList::new(
+                buf.clone(),
+                initializer,
+                options.max_memory,
+                options.max_depth,
+                "graph.initializer",
+            ),
+            value_info: LazyList::new(
+                buf.clone(),
+                value_info,
+                options.max_memory,
+                options.max_depth,
+                "graph.value_info",
+            ),
+            sparse_initializer: LazyList::new(
+                buf.clone(),
+                sparse,
+                options.max_memory,
+                options.max_depth,
+                "graph.sparse_initializer",
+            ),
+        },
+    })
+}
+
+/// Upper bound of the index's memory from the scan's counts.
+fn index_bound(stats: &ScanStats) -> u64 {
+    let elements = stats.messages[ids::NODE_PROTO]
+        + stats.messages[ids::TENSOR_PROTO]
+        + stats.messages[ids::VALUE_INFO_PROTO]
+        + stats.messages[ids::SPARSE_TENSOR_PROTO];
+    elements.saturating_mul(24)
+}

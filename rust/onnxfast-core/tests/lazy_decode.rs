@@ -1,0 +1,196 @@
+//! Decode on touch gives exactly the eager decoder's model: element by
+//! element, materialized whole, on the corpus and on hand-made edge cases
+//! (repeated graph fields, unknown fields, bad UTF-8, memory budgets).
+
+#![allow(clippy::expect_used, clippy::panic)] // a test harness: panicking is how it fails
+use std::path::PathBuf;
+
+use bytes::Bytes;
+use prost::Message;
+
+use onnxfast_core::decode::lazy::decode_lazy;
+use onnxfast_core::error::DecodeErrorKind;
+use onnxfast_core::opset::SchemaRegistry;
+use onnxfast_core::proto::{GraphProto, ModelProto, NodeProto, TensorProto, ValueInfoProto};
+use onnxfast_core::{decode, DecodeOptions};
+
+fn corpus_dir() -> PathBuf {
+    let version = &SchemaRegistry::global().onnx_version;
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/.corpus")
+        .join(format!("onnx-{version}"))
+}
+
+fn same_as_eager(bytes: &[u8]) {
+    let options = DecodeOptions::default();
+    let eager = decode::<ModelProto>(Bytes::copy_from_slice(bytes), &options);
+    let lazy = decode_lazy(Bytes::copy_from_slice(bytes), &options);
+    match (eager, lazy) {
+        (Ok(eager), Ok(lazy)) => {
+            let g = eager.graph.clone().unwrap_or_default();
+            assert_eq!(lazy.lists.node.len(), g.node.len());
+            // (Encodings are compared: NaN attribute values make `==` false.)
+            for (i, n) in g.node.iter().enumerate() {
+                let got = lazy.lists.node.get(i).expect("node");
+                assert_eq!(got.encode_to_vec(), n.encode_to_vec());
+            }
+            for (i, t) in g.initializer.iter().enumerate() {
+                let got = lazy.lists.initializer.decode(i).expect("initializer");
+                assert_eq!(got.encode_to_vec(), t.encode_to_vec());
+            }
+            let whole = lazy.materialize().expect("materialize");
+            assert_eq!(whole.encode_to_vec(), eager.encode_to_vec());
+        }
+        (Err(a), Err(b)) => assert_eq!(a.path, b.path),
+        (a, b) => panic!("eager {:?} but lazy {:?}", a.err(), b.err()),
+    }
+}
+
+#[test]
+fn corpus_models_decode_the_same_on_touch() {
+    let dir = corpus_dir();
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        eprintln!("skipped: {} not found (run pytest first)", dir.display());
+        return;
+    };
+    let mut n = 0;
+    for case in entries.flatten() {
+        let path = case.path().join("model.onnx");
+        if let Ok(bytes) = std::fs::read(&path) {
+            same_as_eager(&bytes);
+            n += 1;
+        }
+    }
+    eprintln!("{n} corpus models");
+}
+
+fn node(i: usize) -> NodeProto {
+    NodeProto {
+        op_type: Some("Relu".into()),
+        input: [format!("v{i}").as_str().into()].into_iter().collect(),
+        output: [format!("v{}", i + 1).as_str().into()]
+            .into_iter()
+            .collect(),
+        ..NodeProto::default()
+    }
+}
+
+#[test]
+fn edge_cases_decode_the_same_on_touch() {
+    let graph = GraphProto {
+        name: Some("g".into()),
+        node: (0..600).map(node).collect(),
+        initializer: vec![TensorProto {
+            name: Some("w".into()),
+            data_type: Some(1),
+            dims: vec![2],
+            raw_data: Some(Bytes::from(vec![0u8; 8])),
+            ..TensorProto::default()
+        }],
+        value_info: vec![ValueInfoProto {
+            name: Some("v3".into()),
+            ..ValueInfoProto::default()
+        }],
+        ..GraphProto::default()
+    };
+    let model = ModelProto {
+        ir_version: Some(10),
+        graph: Some(graph.clone()),
+        ..ModelProto::default()
+    };
+    let mut bytes = model.encode_to_vec();
+    same_as_eager(&bytes);
+    // A second `graph` field merges into the first; an unknown field is skipped.
+    let more = ModelProto {
+        graph: Some(GraphProto {
+            doc_string: Some("merged".into()),
+            node: vec![node(1000)],
+            ..GraphProto::default()
+        }),
+        ..ModelProto::default()
+    };
+    bytes.extend(more.encode_to_vec());
+    bytes.extend([0xf8, 0x7f, 0x01]); // field 2047, varint 1
+    same_as_eager(&bytes);
+    // Bytes fields stay slices of the source.
+    let source = Bytes::from(model.encode_to_vec());
+    let lazy = decode_lazy(source.clone(), &DecodeOptions::default()).expect("lazy");
+    let w = lazy.lists.initializer.get(0).expect("w");
+    let raw = w.raw_data.as_ref().expect("raw");
+    assert!(source.as_ptr_range().contains(&raw.as_ptr()));
+}
+
+#[test]
+fn faults_are_found_at_load_with_their_path() {
+    let graph = GraphProto {
+        node: (0..5).map(node).collect(),
+        ..GraphProto::default()
+    };
+    let mut bytes = ModelProto {
+        graph: Some(graph),
+        ..ModelProto::default()
+    }
+    .encode_to_vec();
+    // Corrupt the name of node 3's output ("v4") into invalid UTF-8.
+    let at = bytes.windows(2).position(|w| w == b"v4").expect("v4");
+    bytes[at] = 0xff;
+    let err = decode_lazy(Bytes::from(bytes), &DecodeOptions::default()).expect_err("utf8");
+    assert_eq!(err.path, "graph.node[3].output[0]");
+    assert!(matches!(err.kind, DecodeErrorKind::InvalidUtf8 { .. }));
+}
+
+#[test]
+fn budget_bounds_the_index_and_each_touch() {
+    // 200,000 empty nodes: 400 KB of file, 12 bytes each indexed.
+    let mut graph = Vec::new();
+    for _ in 0..200_000 {
+        graph.extend_from_slice(&[0x0a, 0x00]);
+    }
+    let mut model = vec![0x3a];
+    let mut len = graph.len();
+    while len >= 0x80 {
+        model.push((len as u8) | 0x80);
+        len >>= 7;
+    }
+    model.push(len as u8);
+    model.extend_from_slice(&graph);
+    let tight = DecodeOptions {
+        max_memory: Some(1 << 20),
+        ..DecodeOptions::default()
+    };
+    let err = decode_lazy(Bytes::from(model.clone()), &tight).expect_err("budget");
+    assert!(matches!(err.kind, DecodeErrorKind::MemoryBudget { .. }));
+    let roomy = DecodeOptions {
+        max_memory: Some(16 << 20),
+        ..DecodeOptions::default()
+    };
+    let lazy = decode_lazy(Bytes::from(model), &roomy).expect("fits");
+    assert_eq!(lazy.lists.node.len(), 200_000);
+    assert!(lazy.index_bytes() < 200_000 * 16);
+
+    // One node of 100,000 empty attributes: fine to index, refused on touch
+    // when decoding it would exceed the budget.
+    let mut node = Vec::new();
+    for _ in 0..100_000 {
+        node.extend_from_slice(&[0x2a, 0x00]);
+    }
+    let bytes = ModelProto {
+        graph: Some(GraphProto {
+            node: vec![NodeProto::decode(node.as_slice()).expect("node")],
+            ..GraphProto::default()
+        }),
+        ..ModelProto::default()
+    }
+    .encode_to_vec();
+    let lazy = decode_lazy(
+        Bytes::from(bytes),
+        &DecodeOptions {
+            max_memory: Some(4 << 20),
+            ..DecodeOptions::default()
+        },
+    )
+    .expect("indexed");
+    let err = lazy.lists.node.get(0).expect_err("bomb");
+    assert!(matches!(err.kind, DecodeErrorKind::MemoryBudget { .. }));
+    assert_eq!(err.path, "graph.node[0]");
+}
