@@ -16,6 +16,31 @@ use prost_types::{
 
 type BuildResult<T> = Result<T, Box<dyn std::error::Error>>;
 
+/// Large optional messages most values leave out are boxed, so the common
+/// case pays a pointer instead of their whole struct: an AttributeProto
+/// takes ~300 bytes instead of ~1.7 KB, a sparse tensor ~60 instead of ~700.
+/// (Also the memory projection's view: a boxed field allocates its struct.)
+const BOXED: &[&str] = &[
+    ".onnx.AttributeProto.t",
+    ".onnx.AttributeProto.g",
+    ".onnx.AttributeProto.sparse_tensor",
+    ".onnx.AttributeProto.tp",
+    ".onnx.SparseTensorProto.values",
+    ".onnx.SparseTensorProto.indices",
+];
+
+/// How the hand-written `NodeProto` (src/proto/node.rs) stores its fields,
+/// for the memory projection: strings are `Str`s (inline up to 24 bytes),
+/// inputs and outputs `SmallVec`s keeping 2 and 1 names inline, and fields
+/// 6, 8, 9 and 10 live in one `Box<NodeExtras>` allocated on first use.
+const NODE_SPILL: &[(&str, u8)] = &[("input", 2), ("output", 1)];
+const NODE_EXTRAS: &[&str] = &[
+    "doc_string",
+    "overload",
+    "metadata_props",
+    "device_configurations",
+];
+
 fn main() -> BuildResult<()> {
     let manifest = PathBuf::from(env::var("CARGO_MANIFEST_DIR")?);
     // The crate normally lives at rust/onnxfast-core inside the repository;
@@ -32,23 +57,17 @@ fn main() -> BuildResult<()> {
     let fds = protox::compile([&proto_file], [&proto_dir])?;
     write_schema(&fds)?;
 
-    Config::new()
+    let mut config = Config::new();
+    for path in BOXED {
+        config.boxed(path);
+    }
+    config
         // Every bytes field (raw_data, s, strings, string_data, string_keys)
         // becomes a `bytes::Bytes` slice of the source buffer: no copies.
         .bytes(["."])
         // NodeProto is written by hand (src/proto/node.rs): its strings are
         // small-string-optimised, so most names take no heap allocation.
         .extern_path(".onnx.NodeProto", "crate::proto::NodeProto")
-        // Large optional messages most values leave out are boxed, so the
-        // common case pays a pointer instead of their whole struct: an
-        // AttributeProto takes ~300 bytes instead of ~1.7 KB, a sparse
-        // tensor ~60 instead of ~700.
-        .boxed(".onnx.AttributeProto.t")
-        .boxed(".onnx.AttributeProto.g")
-        .boxed(".onnx.AttributeProto.sparse_tensor")
-        .boxed(".onnx.AttributeProto.tp")
-        .boxed(".onnx.SparseTensorProto.values")
-        .boxed(".onnx.SparseTensorProto.indices")
         .compile_fds(fds)?;
     Ok(())
 }
@@ -57,9 +76,8 @@ fn main() -> BuildResult<()> {
 struct Msg {
     /// Name as written in the proto, with enclosing messages: `TypeProto.Tensor`.
     name: String,
-    /// Rust path of the prost type, relative to the `proto` module.
-    rust_path: String,
     fields: Vec<Field>,
+    slots: Vec<SlotDecl>,
 }
 
 struct Field {
@@ -67,7 +85,14 @@ struct Field {
     name: String,
     kind: String,
     repeated: bool,
+    /// How its text is stored (`Text::...`).
+    text: &'static str,
+    /// Indexes of the containers (in `Msg::slots`) one occurrence adds to.
+    slots: Vec<usize>,
 }
+
+/// A container of a decoded message: `(Slot constructor, element type)`.
+type SlotDecl = (String, String);
 
 fn collect(
     msg: &DescriptorProto,
@@ -132,8 +157,11 @@ fn write_schema(fds: &FileDescriptorSet) -> BuildResult<()> {
         .collect();
 
     let mut msgs = Vec::new();
-    for (full, rust_path, desc) in &all {
+    for (full, _, desc) in &all {
         let mut fields = Vec::new();
+        let mut slots: Vec<SlotDecl> = Vec::new();
+        let is_node = full == "NodeProto";
+        let mut extras_slot = None;
         for f in &desc.field {
             let kind = match f.r#type() {
                 Type::Int32 => "Kind::Int32".to_string(),
@@ -154,18 +182,68 @@ fn write_schema(fds: &FileDescriptorSet) -> BuildResult<()> {
                     return Err(format!("field type {other:?} is not used by onnx.proto").into())
                 }
             };
+            let repeated = f.label() == Label::Repeated;
+            let elem = match f.r#type() {
+                Type::Int32 | Type::Enum => "i32".to_string(),
+                Type::Int64 => "i64".to_string(),
+                Type::Uint64 => "u64".to_string(),
+                Type::Float => "f32".to_string(),
+                Type::Double => "f64".to_string(),
+                Type::String if is_node => "crate::proto::Str".to_string(),
+                Type::String => "::std::string::String".to_string(),
+                Type::Bytes => "::bytes::Bytes".to_string(),
+                _ => {
+                    let target = index
+                        .get(f.type_name())
+                        .ok_or_else(|| format!("unknown message type {}", f.type_name()))?;
+                    format!("crate::proto::{}", all[*target].1)
+                }
+            };
+            let text = match f.r#type() {
+                Type::String if is_node => "Text::Compact",
+                Type::String => "Text::String",
+                _ => "Text::None",
+            };
+            let mut field_slots = Vec::new();
+            let boxed = BOXED.contains(&format!(".onnx.{full}.{}", f.name()).as_str());
+            if repeated {
+                let spill = NODE_SPILL
+                    .iter()
+                    .find(|(name, _)| is_node && *name == f.name());
+                let ctor = match spill {
+                    Some((_, inline)) => format!("Slot::spill({inline}, "),
+                    None => "Slot::vec(".to_string(),
+                };
+                field_slots.push(slots.len());
+                slots.push((ctor, elem));
+            } else if boxed {
+                field_slots.push(slots.len());
+                slots.push(("Slot::once(".to_string(), elem));
+            }
+            if is_node && NODE_EXTRAS.contains(&f.name()) {
+                let slot = *extras_slot.get_or_insert_with(|| {
+                    slots.push((
+                        "Slot::once(".to_string(),
+                        "crate::proto::NodeExtras".to_string(),
+                    ));
+                    slots.len() - 1
+                });
+                field_slots.push(slot);
+            }
             fields.push(Field {
                 number: u32::try_from(f.number())?,
                 name: f.name().to_string(),
                 kind,
-                repeated: f.label() == Label::Repeated,
+                repeated,
+                text,
+                slots: field_slots,
             });
         }
         fields.sort_by_key(|f| f.number);
         msgs.push(Msg {
             name: full.clone(),
-            rust_path: rust_path.clone(),
             fields,
+            slots,
         });
     }
 
@@ -191,8 +269,16 @@ fn write_schema(fds: &FileDescriptorSet) -> BuildResult<()> {
         for f in &m.fields {
             writeln!(
                 src,
-                "            FieldSchema {{ number: {}, name: {:?}, kind: {}, repeated: {} }},",
-                f.number, f.name, f.kind, f.repeated
+                "            FieldSchema {{ number: {}, name: {:?}, kind: {}, repeated: {}, text: {}, slots: &{:?} }},",
+                f.number, f.name, f.kind, f.repeated, f.text, f.slots
+            )?;
+        }
+        writeln!(src, "        ],")?;
+        writeln!(src, "        slots: &[")?;
+        for (ctor, elem) in &m.slots {
+            writeln!(
+                src,
+                "            {ctor}::core::mem::size_of::<{elem}>() as u64),"
             )?;
         }
         writeln!(src, "        ],")?;
@@ -228,23 +314,6 @@ fn write_schema(fds: &FileDescriptorSet) -> BuildResult<()> {
         writeln!(src, "    pub const {konst}: usize = {i};")?;
     }
     writeln!(src, "}}")?;
-    writeln!(
-        src,
-        "/// In-memory size of each decoded message struct, by [`MessageId`]."
-    )?;
-    writeln!(
-        src,
-        "pub(crate) const STRUCT_SIZES: [usize; {}] = [",
-        msgs.len()
-    )?;
-    for m in &msgs {
-        writeln!(
-            src,
-            "    ::core::mem::size_of::<crate::proto::{}>(),",
-            m.rust_path
-        )?;
-    }
-    writeln!(src, "];")?;
     let max_fields = msgs.iter().map(|m| m.fields.len()).max().unwrap_or(0);
     writeln!(
         src,

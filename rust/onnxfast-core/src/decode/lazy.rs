@@ -16,10 +16,10 @@ use bytes::{Buf, Bytes};
 use prost::Message;
 
 use super::source::PageReleaser;
-use super::wire::{self, ScanStats};
-use super::{projected_memory, Cursor, DecodeOptions, Malformed, SpanMerge};
+use super::wire;
+use super::{Cursor, DecodeOptions, Malformed, SpanMerge};
 use crate::error::{DecodeError, DecodeErrorKind};
-use crate::proto::schema::{fields, ids, wire_type, Kind, MESSAGES};
+use crate::proto::schema::{fields, ids, wire_type, MESSAGES};
 use crate::proto::{
     GraphProto, ModelProto, NodeProto, SparseTensorProto, TensorProto, ValueInfoProto,
 };
@@ -86,10 +86,6 @@ const CHUNK: usize = 256;
 /// One chunk of cached elements (each set on first touch).
 type Chunk<T> = OnceLock<Box<[OnceLock<T>]>>;
 
-/// Spans up to this long decode without a prior scan: a message of 4 KiB
-/// cannot expand into more than a few hundred KiB.
-const SMALL_SPAN: usize = 4096;
-
 /// A message type a list can hold.
 pub trait ListElement: SpanMerge + Sync {
     /// Its index in the schema table.
@@ -114,8 +110,6 @@ pub struct LazyList<T> {
     source: Bytes,
     spans: Spans,
     cache: Box<[Chunk<T>]>,
-    /// Bound on what decoding one element may allocate.
-    budget: Option<u64>,
     max_depth: usize,
     /// Field path of the list from the model, for errors (`graph.node`).
     path: &'static str,
@@ -128,20 +122,13 @@ impl<T> std::fmt::Debug for LazyList<T> {
 }
 
 impl<T: ListElement> LazyList<T> {
-    fn new(
-        source: Bytes,
-        mut spans: Spans,
-        budget: Option<u64>,
-        max_depth: usize,
-        path: &'static str,
-    ) -> Self {
+    fn new(source: Bytes, mut spans: Spans, max_depth: usize, path: &'static str) -> Self {
         spans.shrink();
         let chunks = spans.len().div_ceil(CHUNK);
         LazyList {
             source,
             spans,
             cache: (0..chunks).map(|_| OnceLock::new()).collect(),
-            budget,
             max_depth,
             path,
         }
@@ -197,20 +184,6 @@ impl<T: ListElement> LazyList<T> {
                     },
                 )
             })?;
-        if len > SMALL_SPAN {
-            if let Some(budget) = self.budget {
-                let stats = wire::scan(body, T::SCHEMA, self.max_depth)
-                    .map_err(|e| self.relocate(i, offset, e))?;
-                let projected = projected_memory(&stats);
-                if projected > budget {
-                    return Err(self.fault(
-                        i,
-                        offset,
-                        DecodeErrorKind::MemoryBudget { projected, budget },
-                    ));
-                }
-            }
-        }
         let mut cursor = Cursor {
             bytes: self.source.clone(),
             at: 0,
@@ -294,10 +267,21 @@ impl<T: ListElement> LazyList<T> {
             Some(t) => Ok(t.clone()),
             None => self.decode(i),
         };
-        if range.len() < super::PARALLEL_MIN {
-            return range.map(decode).collect();
+        // Into a vector of exactly the range's length (what the memory
+        // projection counts for these lists), filled in place.
+        let start = range.start;
+        let mut out = Vec::with_capacity(range.len());
+        out.resize_with(range.len(), T::default);
+        let fill = |(k, slot): (usize, &mut T)| -> Result<(), DecodeError> {
+            *slot = decode(start + k)?;
+            Ok(())
+        };
+        if out.len() < super::PARALLEL_MIN {
+            out.iter_mut().enumerate().try_for_each(fill)?;
+        } else {
+            out.par_iter_mut().enumerate().try_for_each(fill)?;
         }
-        range.into_par_iter().map(decode).collect()
+        Ok(out)
     }
 
     /// Every element, decoded now (in parallel when many).
@@ -329,16 +313,49 @@ pub struct LazyModel {
     pub lists: GraphLists,
 }
 
+impl GraphLists {
+    /// Decodes every element into `graph`'s lists (in parallel).
+    pub fn fill(&self, graph: &mut GraphProto) -> Result<(), DecodeError> {
+        graph.node = self.node.decode_all()?;
+        graph.initializer = self.initializer.decode_all()?;
+        graph.value_info = self.value_info.decode_all()?;
+        graph.sparse_initializer = self.sparse_initializer.decode_all()?;
+        Ok(())
+    }
+
+    /// Calls `f` on every tensor of the lists (initializers, sparse
+    /// initializers, node attributes and their subgraphs), decoding one
+    /// element at a time.
+    pub fn for_each_tensor(&self, f: &mut dyn FnMut(&TensorProto)) -> Result<(), DecodeError> {
+        for i in 0..self.initializer.len() {
+            match self.initializer.cached(i) {
+                Some(t) => f(t),
+                None => f(&self.initializer.decode(i)?),
+            }
+        }
+        for i in 0..self.sparse_initializer.len() {
+            let s = self.sparse_initializer.decode(i)?;
+            let graph = GraphProto {
+                sparse_initializer: vec![s],
+                ..GraphProto::default()
+            };
+            crate::ir::visit::for_each_graph_tensor(&graph, f);
+        }
+        for i in 0..self.node.len() {
+            let n = self.node.decode(i)?;
+            crate::ir::visit::for_each_node_tensor(&n, f);
+        }
+        Ok(())
+    }
+}
+
 impl LazyModel {
     /// The model with every list decoded (in parallel): what
     /// [`super::decode`] would have given.
     pub fn materialize(&self) -> Result<ModelProto, DecodeError> {
         let mut model = self.model.clone();
         if let Some(g) = model.graph.as_mut() {
-            g.node = self.lists.node.decode_all()?;
-            g.initializer = self.lists.initializer.decode_all()?;
-            g.value_info = self.lists.value_info.decode_all()?;
-            g.sparse_initializer = self.lists.sparse_initializer.decode_all()?;
+            self.lists.fill(g)?;
         }
         Ok(model)
     }
@@ -368,16 +385,6 @@ fn graph_list(tag: u32) -> Option<List> {
         fields::graph_proto::VALUE_INFO => Some(List::ValueInfo),
         fields::graph_proto::SPARSE_INITIALIZER => Some(List::Sparse),
         _ => None,
-    }
-}
-
-/// The memory an eagerly decoded field value may take: what a scan of it
-/// projects for a message, its length for a string.
-fn eager_cost(schema: usize, tag: u32, value: &[u8], max_depth: usize) -> Result<u64, DecodeError> {
-    match MESSAGES[schema].field(u64::from(tag)).map(|(_, f)| f.kind) {
-        Some(Kind::Message(id)) => Ok(projected_memory(&wire::scan(value, id, max_depth)?)),
-        Some(Kind::String) => Ok(2 * value.len() as u64),
-        _ => Ok(0),
     }
 }
 
@@ -435,9 +442,7 @@ fn merge_with_prost<M: Message>(
 
 struct Indexer<'a> {
     source: &'a Bytes,
-    max_depth: usize,
     spans: [Spans; 4],
-    eager: u64,
     pages: Option<&'a PageReleaser>,
     released: usize,
 }
@@ -469,14 +474,6 @@ impl Indexer<'_> {
                     pos = at.start + at.len;
                 }
                 _ => {
-                    if at.wire == wire_type::LEN {
-                        self.eager += eager_cost(
-                            ids::GRAPH_PROTO,
-                            at.tag,
-                            &buf[at.start..at.start + at.len],
-                            self.max_depth.saturating_sub(2),
-                        )?;
-                    }
                     pos = merge_with_prost(graph, self.source, &at, end).map_err(internal)?;
                 }
             }
@@ -502,35 +499,20 @@ fn internal(e: Malformed) -> DecodeError {
 /// bounds what this allocates (decided before allocating) and what decoding
 /// any one list element may allocate.
 pub fn decode_lazy(buf: Bytes, options: &DecodeOptions) -> Result<LazyModel, DecodeError> {
+    // The budget bounds the whole tree, as if every element were touched,
+    // and the index.
     let stats = wire::scan_releasing(
         &buf,
         ids::MODEL_PROTO,
         options.max_depth,
         options.pages.as_ref(),
-        None,
+        options.max_memory,
     )?;
-    if let Some(budget) = options.max_memory {
-        // The index is at most 24 bytes an element (12, with room for the
-        // vectors to grow), and there are no more elements than messages.
-        let bound = index_bound(&stats);
-        if bound > budget {
-            return Err(DecodeError {
-                offset: 0,
-                path: String::new(),
-                root: MESSAGES[ids::MODEL_PROTO].name,
-                kind: DecodeErrorKind::MemoryBudget {
-                    projected: bound,
-                    budget,
-                },
-            });
-        }
-    }
+    super::check_budget(&stats, options.max_memory, ids::MODEL_PROTO)?;
     let mut model = ModelProto::default();
     let mut indexer = Indexer {
         source: &buf,
-        max_depth: options.max_depth,
         spans: Default::default(),
-        eager: 0,
         pages: options.pages.as_ref(),
         released: 0,
     };
@@ -544,77 +526,21 @@ pub fn decode_lazy(buf: Bytes, options: &DecodeOptions) -> Result<LazyModel, Dec
             indexer.graph(graph, at.start, at.start + at.len)?;
             pos = at.start + at.len;
         } else {
-            if at.wire == wire_type::LEN {
-                indexer.eager += eager_cost(
-                    ids::MODEL_PROTO,
-                    at.tag,
-                    &data[at.start..at.start + at.len],
-                    options.max_depth.saturating_sub(1),
-                )?;
-            }
             pos = merge_with_prost(&mut model, &buf, &at, end).map_err(internal)?;
         }
     }
     if let Some(pages) = &options.pages {
         pages.release_all();
     }
-    let Indexer { spans, eager, .. } = indexer;
-    let [node, initializer, value_info, sparse] = spans;
-    let index: usize = [&node, &initializer, &value_info, &sparse]
-        .iter()
-        .map(|s| s.heap_bytes())
-        .sum();
-    if let Some(budget) = options.max_memory {
-        let projected = eager.saturating_add(index as u64);
-        if projected > budget {
-            return Err(DecodeError {
-                offset: 0,
-                path: String::new(),
-                root: MESSAGES[ids::MODEL_PROTO].name,
-                kind: DecodeErrorKind::MemoryBudget { projected, budget },
-            });
-        }
-    }
+    let [node, initializer, value_info, sparse] = indexer.spans;
+    let depth = options.max_depth;
     Ok(LazyModel {
         model,
         lists: GraphLists {
-            node: LazyList::new(
-                buf.clone(),
-                node,
-                options.max_memory,
-                options.max_depth,
-                "graph.node",
-            ),
-            initializer: LazyList::new(
-                buf.clone(),
-                initializer,
-                options.max_memory,
-                options.max_depth,
-                "graph.initializer",
-            ),
-            value_info: LazyList::new(
-                buf.clone(),
-                value_info,
-                options.max_memory,
-                options.max_depth,
-                "graph.value_info",
-            ),
-            sparse_initializer: LazyList::new(
-                buf.clone(),
-                sparse,
-                options.max_memory,
-                options.max_depth,
-                "graph.sparse_initializer",
-            ),
+            node: LazyList::new(buf.clone(), node, depth, "graph.node"),
+            initializer: LazyList::new(buf.clone(), initializer, depth, "graph.initializer"),
+            value_info: LazyList::new(buf.clone(), value_info, depth, "graph.value_info"),
+            sparse_initializer: LazyList::new(buf, sparse, depth, "graph.sparse_initializer"),
         },
     })
-}
-
-/// Upper bound of the index's memory from the scan's counts.
-fn index_bound(stats: &ScanStats) -> u64 {
-    let elements = stats.messages[ids::NODE_PROTO]
-        + stats.messages[ids::TENSOR_PROTO]
-        + stats.messages[ids::VALUE_INFO_PROTO]
-        + stats.messages[ids::SPARSE_TENSOR_PROTO];
-    elements.saturating_mul(24)
 }

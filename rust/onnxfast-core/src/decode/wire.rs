@@ -4,9 +4,10 @@
 //! The scanner runs before prost decodes anything, in one of two modes:
 //! - **fast** ([`scan`]): proves the framing is sound (tags, varints,
 //!   lengths, wire types, nesting depth, UTF-8 of string fields, so that a
-//!   message decoded later, on touch, cannot fail) and counts what the decoder will
-//!   allocate (messages per type, string bytes, repeated elements), so a
-//!   caller can refuse a memory bomb before allocating anything;
+//!   message decoded later, on touch, cannot fail) and projects the heap the
+//!   decoded tree will take (each container's capacity as the decoder grows
+//!   it, each string's allocation), so a caller can refuse a memory bomb
+//!   before allocating anything;
 //! - **diagnose** ([`diagnose`]): the same walk, also validating UTF-8 and
 //!   tracking the field path, run only once something has failed, to report
 //!   the byte offset and path (`graph.node[41].attribute[2].t.raw_data`) of
@@ -18,7 +19,9 @@
 
 use crate::decode::source::{PageReleaser, RELEASE_WINDOW};
 use crate::error::{DecodeError, DecodeErrorKind};
-use crate::proto::schema::{wire_type, FieldSchema, Kind, MessageSchema, MAX_FIELDS, MESSAGES};
+use crate::proto::schema::{
+    fields, ids, wire_type, FieldSchema, Growth, Kind, MessageSchema, MAX_FIELDS, MESSAGES,
+};
 
 /// Protobuf's own default recursion limit, also onnx's (C++ protobuf).
 pub const DEFAULT_MAX_DEPTH: usize = 100;
@@ -26,26 +29,91 @@ pub const DEFAULT_MAX_DEPTH: usize = 100;
 /// Largest field number protobuf allows.
 const MAX_FIELD_NUMBER: u64 = (1 << 29) - 1;
 
-/// What the scan counted: enough to project the decoded size.
+/// What the scan counted.
 #[derive(Debug, Clone)]
 pub struct ScanStats {
     /// Messages of each type (indexed like [`MESSAGES`]), the root included.
     pub messages: Vec<u64>,
-    /// Elements of repeated fields (messages, strings, bytes and scalars).
-    pub repeated_elements: u64,
-    /// Those of them that are strings or bytes (a 24- or 32-byte slot each,
-    /// more than a scalar's).
-    pub text_list_elements: u64,
-    /// Bytes of string fields (copied into Rust `String`s).
-    pub string_bytes: u64,
+    /// Heap bytes of the decoded tree (the root struct itself aside): every
+    /// container at the capacity the decoder grows it to (a `Vec` filled
+    /// by pushes doubles from 4; the main graph's lists and a main-graph
+    /// node's attributes are reserved exactly; `SmallVec`s spill past their
+    /// inline length; boxes once), and every string's allocation. Bytes
+    /// fields are slices of the source and take none.
+    pub heap: u64,
     /// Deepest nesting seen (the root is depth 0).
     pub max_depth: usize,
 }
 
 /// The state of an enclosing message, saved while a child is scanned.
-pub(crate) struct Saved {
+struct Saved {
     msg: usize,
     end: usize,
+    /// Where the message's container counts start in [`Stack::counts`].
+    base: usize,
+}
+
+/// The walk's stack: the enclosing messages and, for each open message,
+/// how many values each of its containers holds so far. Reused across
+/// walks so that scanning many small messages allocates nothing.
+#[derive(Default)]
+struct Stack {
+    saved: Vec<Saved>,
+    counts: Vec<u64>,
+}
+
+/// How a walk's root is decoded.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Root {
+    /// Through prost: every container grows by pushes.
+    Plain,
+    /// A node of a model's main graph, decoded by the span decoder, which
+    /// reserves its attribute list exactly.
+    MainNode,
+}
+
+/// Whether the container of `field` in a message of type `msg` is
+/// reserved to its final length rather than grown: the main graph's four
+/// long lists (decoded by spans, eagerly or on touch) and a main-graph
+/// node's attributes.
+#[inline]
+fn reserved_exactly(root: usize, kind: Root, msg: usize, depth: usize, number: u32) -> bool {
+    match (depth, msg) {
+        (1, ids::GRAPH_PROTO) if root == ids::MODEL_PROTO => matches!(
+            number,
+            fields::graph_proto::NODE
+                | fields::graph_proto::INITIALIZER
+                | fields::graph_proto::VALUE_INFO
+                | fields::graph_proto::SPARSE_INITIALIZER
+        ),
+        (0, ids::NODE_PROTO) => kind == Root::MainNode && number == fields::node_proto::ATTRIBUTE,
+        _ => false,
+    }
+}
+
+/// Adds `n` values of `field` to the counts of its message's containers
+/// (`counts`, indexed like `schema.slots`) and returns the heap bytes the
+/// containers grow by.
+#[inline]
+fn grow(
+    schema: &MessageSchema,
+    field: &FieldSchema,
+    counts: &mut [u64],
+    n: u64,
+    exact: bool,
+) -> u64 {
+    let mut added = 0u64;
+    for &s in field.slots {
+        let s = usize::from(s);
+        let (Some(slot), Some(count)) = (schema.slots.get(s), counts.get_mut(s)) else {
+            continue;
+        };
+        let exact = exact && slot.growth == Growth::Vec;
+        let before = slot.heap(*count, exact);
+        *count = count.saturating_add(n);
+        added = added.saturating_add(slot.heap(*count, exact).saturating_sub(before));
+    }
+    added
 }
 
 /// Where a nested message sits in its parent (diagnose mode only).
@@ -72,7 +140,18 @@ pub fn scan_releasing(
     budget: Option<u64>,
 ) -> Result<ScanStats, DecodeError> {
     match fast_scan(buf, root, max_depth, pages, budget) {
-        Ok(stats) => Ok(stats),
+        Ok(stats) => match budget {
+            Some(budget) if stats.heap > budget => Err(DecodeError {
+                offset: 0,
+                path: String::new(),
+                root: MESSAGES[root].name,
+                kind: DecodeErrorKind::MemoryBudget {
+                    projected: stats.heap,
+                    budget,
+                },
+            }),
+            _ => Ok(stats),
+        },
         Err(Some(budget_error)) => Err(budget_error),
         Err(None) => Err(
             diagnose(buf, root, max_depth).unwrap_or_else(|| DecodeError {
@@ -114,18 +193,18 @@ fn fast_scan(
         _ => None,
     };
     let mut stats = ScanStats::new();
-    let mut saved = Vec::with_capacity(16);
-    if root != crate::proto::schema::ids::MODEL_PROTO || max_depth < NODE_DEPTH {
+    let mut stack = Stack::default();
+    if root != ids::MODEL_PROTO || max_depth < NODE_DEPTH {
         walk::<false>(
             buf,
-            root,
+            (root, Root::Plain),
             max_depth,
             &mut Vec::new(),
             pages,
             None,
             budget,
             &mut stats,
-            &mut saved,
+            &mut stack,
         )
         .map_err(fault)?;
         return Ok(stats);
@@ -133,21 +212,21 @@ fn fast_scan(
     let mut nodes = Vec::new();
     walk::<false>(
         buf,
-        root,
+        (root, Root::Plain),
         max_depth,
         &mut Vec::new(),
         pages,
         Some(&mut nodes),
         budget,
         &mut stats,
-        &mut saved,
+        &mut stack,
     )
     .map_err(fault)?;
     let inner_depth = max_depth - NODE_DEPTH;
     // Scans a run of nodes, each as a root; their own count is already in `stats`.
     let scan_run = |run: &[(usize, usize)]| -> Option<ScanStats> {
         let mut acc = ScanStats::new();
-        let mut saved = Vec::with_capacity(16);
+        let mut stack = Stack::default();
         for &(start, stop) in run {
             let node = buf.get(start..stop)?;
             if scan_plain_node(node, &mut acc) {
@@ -155,18 +234,18 @@ fn fast_scan(
             }
             walk::<false>(
                 node,
-                crate::proto::schema::ids::NODE_PROTO,
+                (ids::NODE_PROTO, Root::MainNode),
                 inner_depth,
                 &mut Vec::new(),
                 None,
                 None,
                 None,
                 &mut acc,
-                &mut saved,
+                &mut stack,
             )
             .ok()?;
         }
-        acc.messages[crate::proto::schema::ids::NODE_PROTO] -= run.len() as u64;
+        acc.messages[ids::NODE_PROTO] -= run.len() as u64;
         acc.max_depth += NODE_DEPTH;
         Some(acc)
     };
@@ -194,9 +273,10 @@ fn fast_scan(
 /// reports the fault if there is one.
 #[inline]
 fn scan_plain_node(node: &[u8], stats: &mut ScanStats) -> bool {
+    let schema = &MESSAGES[ids::NODE_PROTO];
+    let mut counts = [0u64; NODE_SLOTS];
     let mut pos = 0usize;
-    let mut repeated = 0u64;
-    let mut bytes = 0u64;
+    let mut heap = 0u64;
     while pos < node.len() {
         let Ok(key) = read_varint(node, &mut pos, node.len()) else {
             return false;
@@ -205,6 +285,9 @@ fn scan_plain_node(node: &[u8], stats: &mut ScanStats) -> bool {
         if key & 7 != wire_type::LEN || !crate::proto::is_string_field(number) {
             return false;
         }
+        let Some((_, field)) = schema.field(number) else {
+            return false;
+        };
         let Ok(len) = read_varint(node, &mut pos, node.len()) else {
             return false;
         };
@@ -217,23 +300,23 @@ fn scan_plain_node(node: &[u8], stats: &mut ScanStats) -> bool {
             }
             _ => return false,
         }
-        repeated += u64::from(crate::proto::is_string_list(number));
-        bytes += len;
+        heap = heap
+            .saturating_add(field.text.heap(len))
+            .saturating_add(grow(schema, field, &mut counts, 1, false));
     }
-    stats.messages[crate::proto::schema::ids::NODE_PROTO] += 1;
-    stats.repeated_elements += repeated;
-    stats.text_list_elements += repeated;
-    stats.string_bytes += bytes;
+    stats.messages[ids::NODE_PROTO] += 1;
+    stats.heap = stats.heap.saturating_add(heap);
     true
 }
+
+/// Containers of a `NodeProto` (checked against the schema in tests).
+const NODE_SLOTS: usize = 6;
 
 impl ScanStats {
     fn new() -> Self {
         ScanStats {
             messages: vec![0; MESSAGES.len()],
-            repeated_elements: 0,
-            text_list_elements: 0,
-            string_bytes: 0,
+            heap: 0,
             max_depth: 0,
         }
     }
@@ -242,9 +325,7 @@ impl ScanStats {
         for (a, b) in self.messages.iter_mut().zip(other.messages) {
             *a += b;
         }
-        self.repeated_elements += other.repeated_elements;
-        self.text_list_elements += other.text_list_elements;
-        self.string_bytes += other.string_bytes;
+        self.heap = self.heap.saturating_add(other.heap);
         self.max_depth = self.max_depth.max(other.max_depth);
         self
     }
@@ -257,14 +338,14 @@ pub fn diagnose(buf: &[u8], root: usize, max_depth: usize) -> Option<DecodeError
     let mut stats = ScanStats::new();
     match walk::<true>(
         buf,
-        root,
+        (root, Root::Plain),
         max_depth,
         &mut path,
         None,
         None,
         None,
         &mut stats,
-        &mut Vec::new(),
+        &mut Stack::default(),
     ) {
         Ok(()) => None,
         Err((offset, kind, current, stack)) => {
@@ -329,23 +410,27 @@ fn wire_expectation(field: &FieldSchema, expected: u8) -> &'static str {
 #[allow(clippy::too_many_arguments)]
 fn walk<const DIAG: bool>(
     buf: &[u8],
-    root: usize,
+    (root, root_kind): (usize, Root),
     max_depth: usize,
     path: &mut Vec<PathStep>,
     pages: Option<&PageReleaser>,
     mut defer_nodes: Option<&mut Vec<(usize, usize)>>,
     budget: Option<u64>,
     stats: &mut ScanStats,
-    saved: &mut Vec<Saved>,
+    stack: &mut Stack,
 ) -> Result<(), DiagFault> {
-    // Bytes the decoded message structs will take (a lower bound of the
-    // full projection): checked as the walk goes, so a memory bomb is
-    // refused before the walk itself allocates much.
-    let mut structs: u64 = 0;
+    // The projection so far, checked against the budget as the walk goes,
+    // so a memory bomb is refused before the walk itself allocates much
+    // (the deferred node list).
+    let mut heap: u64 = 0;
     let mut released = 0usize;
     let mut next_release = RELEASE_WINDOW;
     stats.messages[root] += 1;
+    let Stack { saved, counts } = stack;
     saved.clear();
+    counts.clear();
+    counts.resize(MESSAGES[root].slots.len(), 0);
+    let mut base = 0usize;
     let mut msg = root;
     let mut schema: &'static MessageSchema = &MESSAGES[root];
     let mut end = buf.len();
@@ -421,22 +506,30 @@ fn walk<const DIAG: bool>(
         }};
     }
 
-    // Counts a message of type `$id` and refuses it if the decoded structs
-    // would exceed the memory budget.
+    // Adds `$bytes` to the projection; refuses it past the budget.
     macro_rules! charge {
-        ($id:expr, $at:expr) => {{
-            stats.messages[$id] += 1;
-            structs = structs.saturating_add(2 * crate::proto::schema::STRUCT_SIZES[$id] as u64);
+        ($bytes:expr, $at:expr) => {{
+            heap = heap.saturating_add($bytes);
             if let Some(budget) = budget {
-                if structs > budget {
+                if heap > budget {
                     fail!(
                         $at,
                         DecodeErrorKind::MemoryBudget {
-                            projected: structs,
+                            projected: heap,
                             budget,
                         }
                     );
                 }
+            }
+        }};
+    }
+    // Adds `$n` values of `field` to the open message's containers.
+    macro_rules! grow {
+        ($field:expr, $n:expr, $at:expr) => {{
+            if !$field.slots.is_empty() {
+                let exact = reserved_exactly(root, root_kind, msg, saved.len(), $field.number);
+                let open = counts.get_mut(base..).unwrap_or_default();
+                charge!(grow(schema, $field, open, $n, exact), $at);
             }
         }};
     }
@@ -448,11 +541,14 @@ fn walk<const DIAG: bool>(
                     if let Some(pages) = pages {
                         pages.release(released, buf.len());
                     }
+                    stats.heap = stats.heap.saturating_add(heap);
                     return Ok(());
                 }
                 Some(parent) => {
+                    counts.truncate(base);
                     msg = parent.msg;
                     end = parent.end;
+                    base = parent.base;
                     schema = &MESSAGES[msg];
                     if DIAG {
                         path.pop();
@@ -560,10 +656,10 @@ fn walk<const DIAG: bool>(
             counts[index] = elem.saturating_add(1);
             current = Some((index, elem));
         }
-        if field.repeated {
-            stats.repeated_elements += 1;
-        }
         let packed = wire_type == 2 && field.repeated && field.kind.is_scalar_numeric();
+        if !packed {
+            grow!(field, 1, key_at);
+        }
         match field.kind {
             Kind::Message(id) => {
                 if wire_type != 2 {
@@ -580,20 +676,16 @@ fn walk<const DIAG: bool>(
                 if depth > max_depth {
                     fail!(key_at, DecodeErrorKind::TooDeep { limit: max_depth });
                 }
-                if depth == NODE_DEPTH
-                    && id == crate::proto::schema::ids::NODE_PROTO
-                    && msg == crate::proto::schema::ids::GRAPH_PROTO
-                {
+                stats.messages[id] += 1;
+                if depth == NODE_DEPTH && id == ids::NODE_PROTO && msg == ids::GRAPH_PROTO {
                     if let Some(deferred) = defer_nodes.as_deref_mut() {
                         // Scanned later (in parallel) as roots of their own.
-                        charge!(id, key_at);
                         deferred.push((start, stop));
                         pos = stop;
                         continue;
                     }
                 }
                 stats.max_depth = stats.max_depth.max(depth);
-                charge!(id, key_at);
                 // Release mapped pages behind us at message boundaries (where
                 // a walk over weights jumps from one tensor to the next).
                 if start >= next_release {
@@ -603,7 +695,9 @@ fn walk<const DIAG: bool>(
                     released = start;
                     next_release = start.saturating_add(RELEASE_WINDOW);
                 }
-                saved.push(Saved { msg, end });
+                saved.push(Saved { msg, end, base });
+                base = counts.len();
+                counts.resize(base + MESSAGES[id].slots.len(), 0);
                 if DIAG {
                     path.push(PathStep {
                         field_index: index,
@@ -627,9 +721,6 @@ fn walk<const DIAG: bool>(
                     );
                 }
                 let (start, stop) = length!();
-                if field.repeated {
-                    stats.text_list_elements += 1;
-                }
                 if field.kind == Kind::String {
                     if !utf8_ok(&buf[start..stop]) {
                         if let Err(e) = std::str::from_utf8(&buf[start..stop]) {
@@ -641,7 +732,7 @@ fn walk<const DIAG: bool>(
                             );
                         }
                     }
-                    stats.string_bytes += (stop - start) as u64;
+                    charge!(field.text.heap((stop - start) as u64), start);
                 }
                 pos = stop;
             }
@@ -649,10 +740,11 @@ fn walk<const DIAG: bool>(
                 if packed {
                     let (start, stop) = length!();
                     let mut at = start;
+                    let mut values = 0u64;
                     while at < stop {
                         let begin = at;
                         match read_varint(buf, &mut at, stop) {
-                            Ok(_) => stats.repeated_elements += 1,
+                            Ok(_) => values += 1,
                             Err(None) => fail!(
                                 begin,
                                 DecodeErrorKind::Truncated {
@@ -664,6 +756,7 @@ fn walk<const DIAG: bool>(
                             Err(Some(_)) => fail!(begin, DecodeErrorKind::VarintOverflow),
                         }
                     }
+                    grow!(field, values, start);
                     pos = stop;
                 } else {
                     if wire_type != 0 {
@@ -697,7 +790,7 @@ fn walk<const DIAG: bool>(
                             }
                         );
                     }
-                    stats.repeated_elements += (len / width) as u64;
+                    grow!(field, (len / width) as u64, start);
                     pos = stop;
                 } else {
                     if wire_type != wire {
@@ -800,16 +893,25 @@ mod tests {
             assert_eq!(scan_plain_node(node, &mut fast), accepted, "{node:?}");
             if !accepted {
                 assert_eq!(fast.messages, ScanStats::new().messages);
-                assert_eq!((fast.repeated_elements, fast.string_bytes), (0, 0));
+                assert_eq!(fast.heap, 0);
                 continue;
             }
             let walked = scan(node, ids::NODE_PROTO, DEFAULT_MAX_DEPTH).expect("plain node");
             assert_eq!(fast.messages, walked.messages);
-            assert_eq!(fast.repeated_elements, walked.repeated_elements);
-            assert_eq!(fast.text_list_elements, walked.text_list_elements);
-            assert_eq!(fast.string_bytes, walked.string_bytes);
+            assert_eq!(fast.heap, walked.heap);
             assert_eq!(fast.max_depth, walked.max_depth);
         }
+        // Three inputs spill the SmallVec (4 slots), a doc string allocates
+        // the extras: the projection sees both.
+        let mut fast = ScanStats::new();
+        assert!(scan_plain_node(&plain, &mut fast));
+        let extras = std::mem::size_of::<crate::proto::NodeExtras>() as u64;
+        assert_eq!(fast.heap, 4 * 24 + extras);
+    }
+
+    #[test]
+    fn node_slots_match_the_schema() {
+        assert_eq!(MESSAGES[ids::NODE_PROTO].slots.len(), NODE_SLOTS);
     }
 
     #[test]

@@ -27,22 +27,27 @@ impl DefUse {
         let outputs: usize = nodes.iter().map(|n| n.output.len()).sum();
         out.producer.reserve(outputs);
         for (i, node) in nodes.iter().enumerate() {
-            for input in &node.input {
-                if input.is_empty() {
-                    continue;
-                }
-                let users = out.consumers.entry(input.clone()).or_default();
-                if users.last() != Some(&i) {
-                    users.push(i);
-                }
-            }
-            for output in &node.output {
-                if !output.is_empty() {
-                    out.producer.entry(output.clone()).or_insert(i);
-                }
-            }
+            out.add(i, node);
         }
         out
+    }
+
+    /// Adds node `i` (nodes must be added in order).
+    pub fn add(&mut self, i: usize, node: &NodeProto) {
+        for input in &node.input {
+            if input.is_empty() {
+                continue;
+            }
+            let users = self.consumers.entry(input.clone()).or_default();
+            if users.last() != Some(&i) {
+                users.push(i);
+            }
+        }
+        for output in &node.output {
+            if !output.is_empty() {
+                self.producer.entry(output.clone()).or_insert(i);
+            }
+        }
     }
 
     /// Index of the node producing `name`, if a node of this list does.

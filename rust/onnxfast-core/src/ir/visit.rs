@@ -29,6 +29,16 @@ pub fn for_each_tensor<'a>(model: &'a ModelProto, f: &mut dyn FnMut(&'a TensorPr
     }
 }
 
+/// Calls `f` on every tensor of a graph and its subgraphs.
+pub fn for_each_graph_tensor<'a>(g: &'a GraphProto, f: &mut dyn FnMut(&'a TensorProto)) {
+    graph(g, f);
+}
+
+/// Calls `f` on every tensor of a node's attributes (subgraphs included).
+pub fn for_each_node_tensor<'a>(n: &'a NodeProto, f: &mut dyn FnMut(&'a TensorProto)) {
+    nodes(std::slice::from_ref(n), f);
+}
+
 fn sparse<'a>(s: &'a SparseTensorProto, f: &mut dyn FnMut(&'a TensorProto)) {
     if let Some(v) = &s.values {
         f(v);

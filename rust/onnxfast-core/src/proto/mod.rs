@@ -6,7 +6,7 @@
 
 mod node;
 pub mod schema;
-pub(crate) use node::{is_string_field, is_string_list};
+pub(crate) use node::is_string_field;
 pub use node::{Inputs, NodeExtras, NodeProto, Outputs, Str};
 
 include!(concat!(env!("OUT_DIR"), "/onnx.rs"));

@@ -159,11 +159,6 @@ pub(crate) const fn is_string_field(number: u64) -> bool {
     )
 }
 
-/// A repeated string field (inputs and outputs).
-pub(crate) const fn is_string_list(number: u64) -> bool {
-    number == F::INPUT as u64 || number == F::OUTPUT as u64
-}
-
 /// Decodes one length-delimited string field. The text goes through prost's
 /// own string decoder (UTF-8 check, error values) and then moves inline when
 /// it is short; nodes of a model's main graph take a faster path that reads

@@ -51,6 +51,107 @@ pub struct FieldSchema {
     pub name: &'static str,
     pub kind: Kind,
     pub repeated: bool,
+    /// How a string value is stored once decoded.
+    pub text: Text,
+    /// The containers of the decoded message (indexes into
+    /// [`MessageSchema::slots`]) one occurrence of the field adds to.
+    pub slots: &'static [u8],
+}
+
+/// How a decoded string field holds its text: what one value allocates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Text {
+    /// Not a string (bytes fields are slices of the source: no allocation).
+    None,
+    /// A `String`, allocated to the text's length (at least 8 bytes).
+    String,
+    /// A `Str` (`CompactString`): inline up to 24 bytes, else on the heap
+    /// (at least 32 bytes).
+    Compact,
+}
+
+impl Text {
+    /// Heap bytes one value of `len` bytes takes.
+    #[inline]
+    pub fn heap(self, len: u64) -> u64 {
+        match self {
+            Text::None => 0,
+            Text::String if len == 0 => 0,
+            Text::String => len.max(8),
+            Text::Compact if len <= 24 => 0,
+            Text::Compact => len.max(32),
+        }
+    }
+}
+
+/// How a heap container of a decoded message grows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Growth {
+    /// A `Vec` filled by pushes: capacity doubles, from 4 elements (1 for
+    /// elements over 1 KiB, as the standard library does).
+    Vec,
+    /// A `SmallVec` keeping this many elements inline, doubling once spilled.
+    Spill(u8),
+    /// One allocation (a `Box`) made at the first occurrence.
+    Once,
+}
+
+/// One heap container of a decoded message (a repeated field, a boxed
+/// field, `NodeProto`'s extras): with the number of values seen, the bytes
+/// it takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Slot {
+    pub growth: Growth,
+    /// Size of one element (of the boxed struct, for [`Growth::Once`]).
+    pub elem: u64,
+}
+
+impl Slot {
+    pub const fn vec(elem: u64) -> Slot {
+        Slot {
+            growth: Growth::Vec,
+            elem,
+        }
+    }
+
+    pub const fn spill(inline: u8, elem: u64) -> Slot {
+        Slot {
+            growth: Growth::Spill(inline),
+            elem,
+        }
+    }
+
+    pub const fn once(elem: u64) -> Slot {
+        Slot {
+            growth: Growth::Once,
+            elem,
+        }
+    }
+
+    /// Heap bytes after `n` values; `exact` when the decoder reserves the
+    /// container to its final length (the main graph's lists, a main graph
+    /// node's attributes) instead of growing it.
+    #[inline]
+    pub fn heap(self, n: u64, exact: bool) -> u64 {
+        if n == 0 {
+            return 0;
+        }
+        let min = if self.elem > 1024 { 1 } else { 4 };
+        let cap = match self.growth {
+            Growth::Once => 1,
+            Growth::Vec if exact => n,
+            Growth::Vec => pow2(n).max(min),
+            Growth::Spill(inline) if n <= u64::from(inline) => 0,
+            Growth::Spill(_) => pow2(n),
+        };
+        cap.saturating_mul(self.elem)
+    }
+}
+
+/// The smallest power of two `>= n` (saturating).
+#[inline]
+fn pow2(n: u64) -> u64 {
+    n.checked_next_power_of_two().unwrap_or(u64::MAX)
 }
 
 /// One message type.
@@ -62,6 +163,8 @@ pub struct MessageSchema {
     pub fields: &'static [FieldSchema],
     /// `by_number[n]` is 1 + the index in `fields` of field number `n`, or 0.
     pub by_number: &'static [u8],
+    /// The heap containers of the decoded struct.
+    pub slots: &'static [Slot],
 }
 
 impl MessageSchema {

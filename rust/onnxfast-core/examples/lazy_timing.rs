@@ -1,0 +1,42 @@
+//! Times loading for decode on touch against the eager decoder, and a pass
+//! over every node: `cargo run --release --example lazy_timing -- FILE [N]`.
+use std::time::Instant;
+
+use onnxfast_core::decode::lazy::decode_lazy;
+use onnxfast_core::decode::source;
+use onnxfast_core::{decode, proto, DecodeOptions};
+
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let path = std::env::args()
+        .nth(1)
+        .ok_or("usage: lazy_timing FILE [N]")?;
+    let n: usize = std::env::args()
+        .nth(2)
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(5);
+    let buf = source::map_file(path.as_ref())?.bytes;
+    for _ in 0..n {
+        let t = Instant::now();
+        let lazy = decode_lazy(buf.clone(), &DecodeOptions::default())?;
+        let load = t.elapsed();
+        let t = Instant::now();
+        let mut inputs = 0;
+        for i in 0..lazy.lists.node.len() {
+            inputs += lazy.lists.node.decode(i)?.input.len();
+        }
+        let walk = t.elapsed();
+        let t = Instant::now();
+        let eager: proto::ModelProto = decode(buf.clone(), &DecodeOptions::default())?;
+        let eager_time = t.elapsed();
+        println!(
+            "lazy load {load:?} (index {} KiB, {} nodes), decode every node {walk:?} ({inputs} inputs); eager decode {eager_time:?}",
+            lazy.index_bytes() / 1024,
+            lazy.lists.node.len(),
+        );
+        drop(eager);
+    }
+    Ok(())
+}
