@@ -120,6 +120,61 @@ def chain_model(path: Path, *, nodes: int = 200_000, weights: int = 0) -> Path:
     return path
 
 
+def exporter_model(
+    path: Path,
+    *,
+    nodes: int,
+    value_info: bool = False,
+    initializers: bool = False,
+    doc_strings: bool = False,
+) -> Path:
+    """An exporter-shaped graph: `nodes` nodes with one attribute each
+    (Transpose `perm` / LeakyRelu `alpha`) and short names, optionally a
+    value_info entry, a small initializer and a doc string per node (as
+    models with external weights have: the file is the graph)."""
+    if path.exists():
+        return path
+    import onnx
+    from onnx import TensorProto, helper
+
+    made = []
+    infos = []
+    inits = []
+    prev = "x"
+    for i in range(nodes):
+        out = f"t{i}"
+        inputs = [prev]
+        if initializers:
+            inputs.append(f"w{i}")
+            inits.append(helper.make_tensor(f"w{i}", TensorProto.FLOAT, [4], [0.5] * 4))
+        if i % 2:
+            node = helper.make_node("LeakyRelu", inputs[:1], [out], name=f"/l{i}/act", alpha=0.1)
+            if initializers:
+                node = helper.make_node("Add", inputs, [out], name=f"/l{i}/add")
+        else:
+            node = helper.make_node("Transpose", inputs[:1], [out], name=f"/l{i}/t", perm=[0, 2, 1])
+            if initializers:
+                node = helper.make_node("Mul", inputs, [out], name=f"/l{i}/mul")
+        if doc_strings:
+            node.doc_string = f"exported from layers.{i} (torch.nn.Module)"
+        made.append(node)
+        if value_info:
+            infos.append(helper.make_tensor_value_info(out, TensorProto.FLOAT, ["b", 4, 4]))
+        prev = out
+    vi = helper.make_tensor_value_info
+    graph = helper.make_graph(
+        made,
+        "exported",
+        [vi("x", TensorProto.FLOAT, ["b", 4, 4])],
+        [vi(prev, TensorProto.FLOAT, ["b", 4, 4])],
+        initializer=inits,
+        value_info=infos,
+    )
+    path.parent.mkdir(parents=True, exist_ok=True)
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)]), path)
+    return path
+
+
 def huge_model(path: Path, *, size: int = (2 << 30) + (512 << 20)) -> Path:
     """A single-file model over 2 GiB (one big FLOAT initializer, real bytes)."""
     if path.exists():

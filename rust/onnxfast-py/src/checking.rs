@@ -55,7 +55,11 @@ fn check_model_impl(
         options.model_dir = Some(ptr.root().external.base().to_path_buf());
     }
     let large = ptr.root().source.len() >= crate::GIL_RELEASE_BYTES;
-    let report = crate::maybe_detach(py, large, move || checker::check_model(&ptr, &options));
+    let report = crate::maybe_detach(py, large, move || {
+        let model = ptr.root().full_model(&ptr)?;
+        Ok(checker::check_model(&model, &options))
+    })
+    .map_err(|e: onnxfast_core::error::DecodeError| crate::errors::decode_error(py, &e))?;
     let findings = report
         .diagnostics
         .into_iter()

@@ -21,6 +21,7 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
+use onnxfast_core::decode::lazy::{decode_lazy, GraphLists};
 use onnxfast_core::decode::source;
 use onnxfast_core::external::{ExternalOptions, ExternalStore};
 use onnxfast_core::{decode, proto, Bytes, DecodeOptions, Error};
@@ -92,7 +93,26 @@ impl Kind {
     }
 }
 
-fn decode_root(buf: Bytes, kind: Kind, options: &DecodeOptions) -> Result<RootMessage, Error> {
+/// Decodes the root message; a model is loaded for decode on touch (its
+/// main graph's long lists stay indexed in `buf`) unless `eager`.
+fn decode_root(
+    buf: Bytes,
+    kind: Kind,
+    options: &DecodeOptions,
+    eager: bool,
+) -> Result<(RootMessage, Option<GraphLists>), Error> {
+    if let (Kind::Model, false) = (kind, eager) {
+        let lazy = decode_lazy(buf, options)?;
+        return Ok((RootMessage::Model(lazy.model), Some(lazy.lists)));
+    }
+    Ok((decode_root_eager(buf, kind, options)?, None))
+}
+
+fn decode_root_eager(
+    buf: Bytes,
+    kind: Kind,
+    options: &DecodeOptions,
+) -> Result<RootMessage, Error> {
     Ok(match kind {
         Kind::Model => RootMessage::Model(decode::<proto::ModelProto>(buf, options)?),
         Kind::Tensor => RootMessage::Tensor(decode::<proto::TensorProto>(buf, options)?),
@@ -234,23 +254,24 @@ fn decode_message_impl(
         },
     );
     let large = buf.len() >= GIL_RELEASE_BYTES || load_external_data;
-    let (message, store) = maybe_detach(
+    let (message, lists, store) = maybe_detach(
         py,
         large,
-        move || -> Result<(RootMessage, ExternalStore), Error> {
-            let mut message = decode_root(buf, kind, &options)?;
+        move || -> Result<(RootMessage, Option<GraphLists>, ExternalStore), Error> {
+            // Inlining external data changes the tree: decode it all now.
+            let (mut message, lists) = decode_root(buf, kind, &options, load_external_data)?;
             if load_external_data {
                 if let RootMessage::Model(model) = &mut message {
                     onnxfast_core::external::inline_all(model, &store)?;
                 }
             }
-            Ok((message, store))
+            Ok((message, lists, store))
         },
     )
     .into_py_result(py)?;
     wrap_root(
         py,
-        Root::new(source_buf, message, store, !load_external_data),
+        Root::new(source_buf, message, store, !load_external_data, lists),
     )
 }
 

@@ -50,6 +50,61 @@ impl<T: Wrap> AnyList for Ptr<Vec<T>> {
     }
 }
 
+/// Which decode-on-touch list of a graph.
+pub type SelectList<T> =
+    fn(&onnxfast_core::decode::lazy::GraphLists) -> &onnxfast_core::decode::lazy::LazyList<T>;
+
+/// A decode-on-touch list of a root's main graph: elements are decoded on
+/// first access and kept by the root.
+struct LazyListRef<T: 'static> {
+    graph: Ptr<onnxfast_core::proto::GraphProto>,
+    select: SelectList<T>,
+}
+
+impl<T: Wrap + onnxfast_core::decode::lazy::ListElement> AnyList for LazyListRef<T> {
+    fn len(&self) -> usize {
+        self.graph
+            .root()
+            .lists_of(&self.graph)
+            .map_or(0, |l| (self.select)(l).len())
+    }
+
+    fn item(&self, py: Python<'_>, index: usize) -> PyResult<Py<PyAny>> {
+        let root = self.graph.root();
+        let Some(lists) = root.lists_of(&self.graph) else {
+            return Err(PyIndexError::new_err("index out of range"));
+        };
+        let list = (self.select)(lists);
+        if index >= list.len() {
+            return Err(PyIndexError::new_err("index out of range"));
+        }
+        // Decode (or find) the element first, to report a failure.
+        if let Err(e) = list.get(index) {
+            return Err(crate::errors::decode_error(py, &e));
+        }
+        let select = self.select;
+        let graph: &onnxfast_core::proto::GraphProto = &self.graph;
+        let ptr = Ptr::try_new(std::sync::Arc::clone(root), |r| {
+            select(r.lists_of(graph)?).cached(index)
+        })
+        .ok_or_else(|| PyIndexError::new_err("element not decoded"))?;
+        T::wrap(ptr, py)
+    }
+
+    fn element_name(&self) -> &'static str {
+        T::NAME
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
+    fn same_values(&self, _other: &dyn AnyList) -> Option<bool> {
+        // Compared element by element (decoding them).
+        None
+    }
+}
+
 /// A read-only sequence over a repeated message field. `len()` and indexing
 /// are O(1); an element's Python object is created when it is accessed.
 #[pyclass(module = "onnxfast", name = "RepeatedMessages", frozen, sequence)]
@@ -62,6 +117,24 @@ impl MessageList {
         MessageList {
             inner: Box::new(ptr),
         }
+    }
+
+    /// A list of `graph`: its decode-on-touch list when it is a root's main
+    /// graph loaded that way, else its own `Vec`.
+    pub fn of_graph<T: Wrap + onnxfast_core::decode::lazy::ListElement>(
+        graph: &Ptr<onnxfast_core::proto::GraphProto>,
+        eager: impl for<'a> FnOnce(&'a onnxfast_core::proto::GraphProto) -> &'a Vec<T>,
+        select: SelectList<T>,
+    ) -> Self {
+        if graph.root().lists_of(graph).is_some() {
+            return MessageList {
+                inner: Box::new(LazyListRef {
+                    graph: graph.clone(),
+                    select,
+                }),
+            };
+        }
+        MessageList::new(graph.project(eager))
     }
 }
 

@@ -21,13 +21,55 @@ use crate::root::Ptr;
 fn serialize<'py, T: prost::Message + Sync + 'static>(
     py: Python<'py>,
     ptr: &Ptr<T>,
-) -> Bound<'py, PyBytes> {
+) -> PyResult<Bound<'py, PyBytes>> {
     if ptr.is_root() {
-        return PyBytes::new(py, &ptr.root().source);
+        return Ok(PyBytes::new(py, &ptr.root().source));
     }
     let owned = ptr.clone();
-    let encoded = py.detach(move || owned.encode_to_vec());
-    PyBytes::new(py, &encoded)
+    let encoded = py.detach(move || encode_whole(&owned));
+    match encoded {
+        Ok(bytes) => Ok(PyBytes::new(py, &bytes)),
+        Err(e) => Err(crate::errors::decode_error(py, &e)),
+    }
+}
+
+/// The encoding of a message, with the decode-on-touch lists of a main
+/// graph (or of the model holding it) decoded for it.
+fn encode_whole<T: prost::Message + 'static>(
+    ptr: &Ptr<T>,
+) -> Result<Vec<u8>, onnxfast_core::error::DecodeError> {
+    use std::any::Any;
+    let any: &dyn Any = &**ptr;
+    let root = ptr.root();
+    if let Some(g) = any.downcast_ref::<proto::GraphProto>() {
+        return Ok(prost::Message::encode_to_vec(&*root.full_graph(g)?));
+    }
+    if let Some(m) = any.downcast_ref::<proto::ModelProto>() {
+        return Ok(prost::Message::encode_to_vec(&*root.full_model(m)?));
+    }
+    Ok(ptr.encode_to_vec())
+}
+
+/// Equality of two messages, lists decoded on touch included.
+fn same_message<T: prost::Message + PartialEq + 'static>(a: &Ptr<T>, b: &Ptr<T>) -> bool {
+    use std::any::Any;
+    let lazy = |p: &Ptr<T>| {
+        let any: &dyn Any = &**p;
+        let root = p.root();
+        any.downcast_ref::<proto::GraphProto>()
+            .is_some_and(|g| root.lists_of(g).is_some())
+            || any
+                .downcast_ref::<proto::ModelProto>()
+                .and_then(|m| m.graph.as_ref())
+                .is_some_and(|g| root.lists_of(g).is_some())
+    };
+    if !lazy(a) && !lazy(b) {
+        return **a == **b;
+    }
+    if a.addr() == b.addr() && std::sync::Arc::ptr_eq(a.root(), b.root()) {
+        return true;
+    }
+    matches!((encode_whole(a), encode_whole(b)), (Ok(x), Ok(y)) if x == y)
 }
 
 /// `onnx.<path>.FromString(data)`.
@@ -169,19 +211,19 @@ macro_rules! message {
 
             /// The protobuf serialization of this message.
             #[allow(non_snake_case)]
-            fn SerializeToString<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+            fn SerializeToString<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
                 serialize(py, &self.0)
             }
 
             /// This message as the `onnx` package's protobuf class
             #[doc = concat!("(`onnx.", $onnx, "`).")]
             fn to_onnx(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-                to_onnx_message(py, $onnx, serialize(py, &self.0))
+                to_onnx_message(py, $onnx, serialize(py, &self.0)?)
             }
 
             fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
                 match other.cast::<$py>() {
-                    Ok(other) => *self.0 == *other.get().0,
+                    Ok(other) => same_message(&self.0, &other.get().0),
                     Err(_) => false,
                 }
             }
@@ -225,7 +267,7 @@ message! {
             let mut order: Vec<String> = Vec::new();
             let mut by_location: std::collections::HashMap<String, Vec<String>> = std::collections::HashMap::new();
             let mut refused: Vec<(String, String, String)> = Vec::new();
-            onnxfast_core::ir::visit::for_each_tensor(&model, &mut |t| {
+            let mut visit = |t: &proto::TensorProto| {
                 if !onnxfast_core::external::is_external(t) {
                     return;
                 }
@@ -239,7 +281,11 @@ message! {
                     }
                     Err(e) => refused.push((e.location, t.name().to_string(), e.rule)),
                 }
-            });
+            };
+            onnxfast_core::ir::visit::for_each_tensor(&model, &mut visit);
+            if let Some(lists) = model.graph.as_ref().and_then(|g| model.root().lists_of(g)) {
+                lists.for_each_tensor(&mut visit)?;
+            }
             let store = &model.root().external;
             let mut out = Vec::new();
             for location in order {
@@ -253,8 +299,9 @@ message! {
             for (location, tensor, rule) in refused {
                 out.push((location, None, vec![tensor], Some(rule)));
             }
-            out
+            Ok::<_, onnxfast_core::error::DecodeError>(out)
         });
+        let found = found.map_err(|e| crate::errors::decode_error(py, &e))?;
         let cls = py.import("onnxfast._external")?.getattr("ExternalFile")?;
         let items = found
             .into_iter()
@@ -281,7 +328,11 @@ message! {
             .collect();
         r.texts("opset_import", &opsets);
         if let Some(g) = &m.graph {
-            r.raw("graph", &format!("<{} nodes, {} initializers>", g.node.len(), g.initializer.len()));
+            let (nodes, inits) = match self.0.root().lists_of(g) {
+                Some(l) => (l.node.len(), l.initializer.len()),
+                None => (g.node.len(), g.initializer.len()),
+            };
+            r.raw("graph", &format!("<{nodes} nodes, {inits} initializers>"));
         }
         r.count("functions", m.functions.len());
         r.finish()
@@ -298,40 +349,59 @@ message! {
         num_lists: [],
         bytes_lists: [],
         messages: [],
-        lists: [node, initializer, sparse_initializer, input, output, value_info,
-                quantization_annotation, metadata_props],
+        lists: [input, output, quantization_annotation, metadata_props],
         has(m): [
             name => m.name.is_some(),
             doc_string => m.doc_string.is_some(),
         ],
     }
 
+    // The long lists: decoded on touch for a model's main graph.
+    #[getter]
+    fn node(&self) -> MessageList {
+        MessageList::of_graph(&self.0, |g| &g.node, |l| &l.node)
+    }
+
+    #[getter]
+    fn initializer(&self) -> MessageList {
+        MessageList::of_graph(&self.0, |g| &g.initializer, |l| &l.initializer)
+    }
+
+    #[getter]
+    fn value_info(&self) -> MessageList {
+        MessageList::of_graph(&self.0, |g| &g.value_info, |l| &l.value_info)
+    }
+
+    #[getter]
+    fn sparse_initializer(&self) -> MessageList {
+        MessageList::of_graph(&self.0, |g| &g.sparse_initializer, |l| &l.sparse_initializer)
+    }
+
     /// Initializers by name (a new dict; values are lazy `Tensor`s).
     #[getter]
     fn initializers<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let out = PyDict::new(py);
-        for (i, t) in self.0.initializer.iter().enumerate() {
-            out.set_item(t.name(), Tensor(self.0.project(|g| &g.initializer[i])))?;
+        let n = self.count(|l| l.initializer.len(), |g| g.initializer.len());
+        for i in 0..n {
+            let tensor = self.initializer_at(py, i)?;
+            let name = tensor.0.name().to_string();
+            out.set_item(name, tensor)?;
         }
         Ok(out)
     }
 
     /// The node of this graph that outputs `name`, or None (graph inputs,
     /// initializers and values of enclosing graphs have no producer here).
-    fn producer(&self, name: &str) -> Option<Node> {
-        let index = crate::graph_index::index(&self.0);
-        index.producer(name).map(|i| Node(self.0.project(|g| &g.node[i])))
+    fn producer(&self, py: Python<'_>, name: &str) -> PyResult<Option<Node>> {
+        let index = crate::graph_index::index(&self.0).map_err(|e| crate::errors::decode_error(py, &e))?;
+        index.producer(name).map(|i| self.node_at(py, i)).transpose()
     }
 
     /// The nodes of this graph that read `name`, in graph order (a node
     /// reading it twice is listed once; uses inside subgraphs are not listed).
-    fn consumers(&self, name: &str) -> Vec<Node> {
-        let index = crate::graph_index::index(&self.0);
-        index
-            .consumers(name)
-            .iter()
-            .map(|&i| Node(self.0.project(|g| &g.node[i])))
-            .collect()
+    fn consumers(&self, py: Python<'_>, name: &str) -> PyResult<Vec<Node>> {
+        let index = crate::graph_index::index(&self.0).map_err(|e| crate::errors::decode_error(py, &e))?;
+        index.consumers(name).iter().map(|&i| self.node_at(py, i)).collect()
     }
 
     fn __repr__(&self) -> String {
@@ -341,9 +411,65 @@ message! {
         let names = |vis: &[proto::ValueInfoProto]| vis.iter().map(|v| v.name().to_string()).collect::<Vec<_>>();
         r.texts("input", &names(&g.input));
         r.texts("output", &names(&g.output));
-        r.count("node", g.node.len());
-        r.count("initializer", g.initializer.len());
+        r.count("node", self.count(|l| l.node.len(), |g| g.node.len()));
+        r.count("initializer", self.count(|l| l.initializer.len(), |g| g.initializer.len()));
         r.finish()
+    }
+}
+
+impl Graph {
+    /// A list's length: of the decode-on-touch list, or of the graph's own.
+    fn count(
+        &self,
+        lazy: impl FnOnce(&onnxfast_core::decode::lazy::GraphLists) -> usize,
+        eager: impl FnOnce(&proto::GraphProto) -> usize,
+    ) -> usize {
+        match self.0.root().lists_of(&self.0) {
+            Some(l) => lazy(l),
+            None => eager(&self.0),
+        }
+    }
+
+    /// Node `i` (decoded on touch for a main graph).
+    fn node_at(&self, py: Python<'_>, i: usize) -> PyResult<Node> {
+        if let Some(lists) = self.0.root().lists_of(&self.0) {
+            lists
+                .node
+                .get(i)
+                .map_err(|e| crate::errors::decode_error(py, &e))?;
+            let graph: &proto::GraphProto = &self.0;
+            return Ptr::try_new(std::sync::Arc::clone(self.0.root()), |r| {
+                r.lists_of(graph)?.node.cached(i)
+            })
+            .map(Node)
+            .ok_or_else(|| pyo3::exceptions::PyIndexError::new_err("node not decoded"));
+        }
+        self.0
+            .try_project(|g| g.node.get(i))
+            .map(Node)
+            .ok_or_else(|| pyo3::exceptions::PyIndexError::new_err("node index out of range"))
+    }
+
+    /// Initializer `i` (decoded on touch for a main graph).
+    fn initializer_at(&self, py: Python<'_>, i: usize) -> PyResult<Tensor> {
+        if let Some(lists) = self.0.root().lists_of(&self.0) {
+            lists
+                .initializer
+                .get(i)
+                .map_err(|e| crate::errors::decode_error(py, &e))?;
+            let graph: &proto::GraphProto = &self.0;
+            return Ptr::try_new(std::sync::Arc::clone(self.0.root()), |r| {
+                r.lists_of(graph)?.initializer.cached(i)
+            })
+            .map(Tensor)
+            .ok_or_else(|| pyo3::exceptions::PyIndexError::new_err("initializer not decoded"));
+        }
+        self.0
+            .try_project(|g| g.initializer.get(i))
+            .map(Tensor)
+            .ok_or_else(|| {
+                pyo3::exceptions::PyIndexError::new_err("initializer index out of range")
+            })
     }
 }
 

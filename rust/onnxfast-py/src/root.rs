@@ -11,6 +11,10 @@ use std::ops::Deref;
 use std::ptr::NonNull;
 use std::sync::{Arc, Mutex};
 
+use std::borrow::Cow;
+
+use onnxfast_core::decode::lazy::GraphLists;
+use onnxfast_core::error::DecodeError;
 use onnxfast_core::external::ExternalStore;
 use onnxfast_core::proto;
 use onnxfast_core::Bytes;
@@ -37,11 +41,22 @@ pub struct Root {
     pub source_is_exact: bool,
     /// Lazily built def-use indexes, keyed by the graph's address.
     pub graph_indexes: Mutex<HashMap<usize, Arc<onnxfast_core::ir::DefUse>>>,
+    /// For a model loaded for decode on touch: its main graph's node,
+    /// initializer, value_info and sparse_initializer lists (the graph in
+    /// `message` holds its other fields and leaves those empty).
+    pub lists: Option<GraphLists>,
 }
 
 impl Drop for Root {
     fn drop(&mut self) {
         // A big tree takes tens of milliseconds to free; do it off this thread.
+        if let Some(lists) = self.lists.take() {
+            if lists.node.len() >= onnxfast_core::decode::PARALLEL_MIN {
+                onnxfast_core::decode::drop_in_background(lists);
+            } else {
+                drop(lists);
+            }
+        }
         if let RootMessage::Model(model) = &mut self.message {
             if model
                 .graph
@@ -60,6 +75,7 @@ impl Root {
         message: RootMessage,
         external: ExternalStore,
         source_is_exact: bool,
+        lists: Option<GraphLists>,
     ) -> Arc<Root> {
         Arc::new(Root {
             source,
@@ -67,7 +83,55 @@ impl Root {
             external,
             source_is_exact,
             graph_indexes: Mutex::new(HashMap::new()),
+            lists,
         })
+    }
+
+    /// The decode-on-touch lists of `graph`, when it is this root's main
+    /// graph loaded that way.
+    pub fn lists_of(&self, graph: &proto::GraphProto) -> Option<&GraphLists> {
+        let lists = self.lists.as_ref()?;
+        match &self.message {
+            RootMessage::Model(m) => m
+                .graph
+                .as_ref()
+                .filter(|g| std::ptr::eq(*g, graph))
+                .map(|_| lists),
+            _ => None,
+        }
+    }
+
+    /// `graph` with every element of its lists (decoded now when it is the
+    /// decode-on-touch main graph), for work that needs them all at once.
+    pub fn full_graph<'a>(
+        &self,
+        graph: &'a proto::GraphProto,
+    ) -> Result<Cow<'a, proto::GraphProto>, DecodeError> {
+        match self.lists_of(graph) {
+            Some(lists) => {
+                let mut full = graph.clone();
+                lists.fill(&mut full)?;
+                Ok(Cow::Owned(full))
+            }
+            None => Ok(Cow::Borrowed(graph)),
+        }
+    }
+
+    /// `model` whole (see [`Root::full_graph`]).
+    pub fn full_model<'a>(
+        &self,
+        model: &'a proto::ModelProto,
+    ) -> Result<Cow<'a, proto::ModelProto>, DecodeError> {
+        match model.graph.as_ref().and_then(|g| self.lists_of(g)) {
+            Some(lists) => {
+                let mut full = model.clone();
+                if let Some(g) = full.graph.as_mut() {
+                    lists.fill(g)?;
+                }
+                Ok(Cow::Owned(full))
+            }
+            None => Ok(Cow::Borrowed(model)),
+        }
     }
 }
 
