@@ -20,6 +20,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let buf = source::map_file(path.as_ref())?.bytes;
     for _ in 0..n {
         let t = Instant::now();
+        let stats = onnxfast_core::decode::wire::scan(
+            &buf,
+            onnxfast_core::proto::schema::ids::MODEL_PROTO,
+            onnxfast_core::decode::wire::DEFAULT_MAX_DEPTH,
+        )?;
+        let scan = t.elapsed();
+        let t = Instant::now();
         let lazy = decode_lazy(buf.clone(), &DecodeOptions::default())?;
         let load = t.elapsed();
         let t = Instant::now();
@@ -32,7 +39,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let eager: proto::ModelProto = decode(buf.clone(), &DecodeOptions::default())?;
         let eager_time = t.elapsed();
         println!(
-            "lazy load {load:?} (index {} KiB, {} nodes), decode every node {walk:?} ({inputs} inputs); eager decode {eager_time:?}",
+            "scan {scan:?} (projects {} MiB); lazy load {load:?} (index {} KiB, {} nodes), decode every node {walk:?} ({inputs} inputs); eager decode {eager_time:?}",
+            stats.heap >> 20,
             lazy.index_bytes() / 1024,
             lazy.lists.node.len(),
         );

@@ -15,7 +15,7 @@ use std::sync::OnceLock;
 use bytes::{Buf, Bytes};
 use prost::Message;
 
-use super::source::PageReleaser;
+use super::spans::{List, Spans};
 use super::wire;
 use super::{Cursor, DecodeOptions, Malformed, SpanMerge};
 use crate::error::{DecodeError, DecodeErrorKind};
@@ -23,62 +23,6 @@ use crate::proto::schema::{fields, ids, wire_type, MESSAGES};
 use crate::proto::{
     GraphProto, ModelProto, NodeProto, SparseTensorProto, TensorProto, ValueInfoProto,
 };
-
-/// Where each element of a repeated field lies in a source buffer:
-/// 12 bytes an element.
-#[derive(Debug, Default, Clone)]
-pub struct Spans {
-    offsets: Vec<u64>,
-    lens: Vec<u32>,
-    /// Lengths of `u32::MAX` bytes and more (an inline tensor of 4 GiB), by
-    /// element index.
-    long: Vec<(usize, u64)>,
-}
-
-impl Spans {
-    pub fn push(&mut self, offset: usize, len: usize) {
-        self.offsets.push(offset as u64);
-        match u32::try_from(len) {
-            Ok(l) if l != u32::MAX => self.lens.push(l),
-            _ => {
-                self.long.push((self.lens.len(), len as u64));
-                self.lens.push(u32::MAX);
-            }
-        }
-    }
-
-    pub fn len(&self) -> usize {
-        self.offsets.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.offsets.is_empty()
-    }
-
-    /// (offset, length) of element `i`.
-    pub fn get(&self, i: usize) -> Option<(usize, usize)> {
-        let offset = usize::try_from(*self.offsets.get(i)?).ok()?;
-        let len = match *self.lens.get(i)? {
-            u32::MAX => {
-                let k = self.long.binary_search_by_key(&i, |&(j, _)| j).ok()?;
-                usize::try_from(self.long.get(k)?.1).ok()?
-            }
-            l => l as usize,
-        };
-        Some((offset, len))
-    }
-
-    /// Heap bytes the index takes.
-    pub fn heap_bytes(&self) -> usize {
-        self.offsets.capacity() * 8 + self.lens.capacity() * 4 + self.long.capacity() * 16
-    }
-
-    fn shrink(&mut self) {
-        self.offsets.shrink_to_fit();
-        self.lens.shrink_to_fit();
-        self.long.shrink_to_fit();
-    }
-}
 
 /// Elements are cached in chunks of this many, allocated on first touch.
 const CHUNK: usize = 256;
@@ -122,7 +66,7 @@ impl<T> std::fmt::Debug for LazyList<T> {
 }
 
 impl<T: ListElement> LazyList<T> {
-    fn new(source: Bytes, mut spans: Spans, max_depth: usize, path: &'static str) -> Self {
+    fn new(source: Bytes, mut spans: Spans, max_depth: usize, list: List) -> Self {
         spans.shrink();
         let chunks = spans.len().div_ceil(CHUNK);
         LazyList {
@@ -130,7 +74,7 @@ impl<T: ListElement> LazyList<T> {
             spans,
             cache: (0..chunks).map(|_| OnceLock::new()).collect(),
             max_depth,
-            path,
+            path: list.path(),
         }
     }
 
@@ -144,7 +88,7 @@ impl<T: ListElement> LazyList<T> {
 
     /// (offset, length) of element `i` in the source.
     pub fn span(&self, i: usize) -> Option<(usize, usize)> {
-        self.spans.get(i)
+        self.spans.get(i, &self.source)
     }
 
     /// Heap bytes of the index (not of cached elements).
@@ -163,7 +107,7 @@ impl<T: ListElement> LazyList<T> {
 
     /// Decodes element `i` (not kept).
     pub fn decode(&self, i: usize) -> Result<T, DecodeError> {
-        let (offset, len) = self.spans.get(i).ok_or_else(|| {
+        let (offset, len) = self.span(i).ok_or_else(|| {
             self.fault(
                 i,
                 0,
@@ -369,25 +313,6 @@ impl LazyModel {
     }
 }
 
-/// Which of the graph's lists a field is.
-#[derive(Clone, Copy)]
-enum List {
-    Node,
-    Initializer,
-    ValueInfo,
-    Sparse,
-}
-
-fn graph_list(tag: u32) -> Option<List> {
-    match tag {
-        fields::graph_proto::NODE => Some(List::Node),
-        fields::graph_proto::INITIALIZER => Some(List::Initializer),
-        fields::graph_proto::VALUE_INFO => Some(List::ValueInfo),
-        fields::graph_proto::SPARSE_INITIALIZER => Some(List::Sparse),
-        _ => None,
-    }
-}
-
 /// One field of a message being indexed: its tag, wire type, the value's
 /// bytes (for length-delimited fields) and where the value starts.
 struct FieldAt {
@@ -440,47 +365,35 @@ fn merge_with_prost<M: Message>(
     Ok(at.key_end + (before - rest.remaining()))
 }
 
-struct Indexer<'a> {
-    source: &'a Bytes,
-    spans: [Spans; 4],
-    pages: Option<&'a PageReleaser>,
-    released: usize,
-}
-
-impl Indexer<'_> {
-    fn release_to(&mut self, pos: usize) {
-        if let Some(pages) = self.pages {
-            if pos >= self.released + super::source::RELEASE_WINDOW {
-                pages.release(self.released, pos);
-                self.released = pos;
-            }
+/// Decodes a scanned model's fields but the main graph's long lists: the
+/// model's own fields, and the graph's others (`graph_fields`: where the
+/// scan found their keys).
+pub(crate) fn merge_header(
+    model: &mut ModelProto,
+    buf: &Bytes,
+    graph_fields: &[usize],
+) -> Result<(), Malformed> {
+    let data: &[u8] = buf;
+    let end = data.len();
+    let mut pos = 0;
+    while pos < end {
+        let at = next_field(data, &mut pos, end)?;
+        if at.tag == fields::model_proto::GRAPH && at.wire == wire_type::LEN {
+            // Its fields are merged below, from where the scan found them.
+            model.graph.get_or_insert_with(Default::default);
+            pos = at.start + at.len;
+        } else {
+            pos = merge_with_prost(model, buf, &at, end)?;
         }
     }
-
-    /// Indexes the graph at `buf[start..end]` into `graph` and the spans.
-    fn graph(
-        &mut self,
-        graph: &mut GraphProto,
-        start: usize,
-        end: usize,
-    ) -> Result<(), DecodeError> {
-        let buf: &[u8] = self.source;
-        let mut pos = start;
-        while pos < end {
-            let at = next_field(buf, &mut pos, end).map_err(internal)?;
-            match graph_list(at.tag) {
-                Some(list) if at.wire == wire_type::LEN => {
-                    self.spans[list as usize].push(at.start, at.len);
-                    pos = at.start + at.len;
-                }
-                _ => {
-                    pos = merge_with_prost(graph, self.source, &at, end).map_err(internal)?;
-                }
-            }
-            self.release_to(pos);
+    if let Some(graph) = model.graph.as_mut() {
+        for &key in graph_fields {
+            let mut at_key = key;
+            let at = next_field(data, &mut at_key, end)?;
+            merge_with_prost(graph, buf, &at, end)?;
         }
-        Ok(())
     }
+    Ok(())
 }
 
 fn internal(e: Malformed) -> DecodeError {
@@ -494,53 +407,33 @@ fn internal(e: Malformed) -> DecodeError {
     }
 }
 
-/// Loads a model for decode on touch: scans `buf` whole, decodes all but
-/// the main graph's long lists, and indexes those. `options.max_memory`
-/// bounds what this allocates (decided before allocating) and what decoding
-/// any one list element may allocate.
+/// Loads a model for decode on touch: scans `buf` whole (which indexes
+/// the main graph's long lists), then decodes everything else: the model's
+/// fields and the graph's other fields. `options.max_memory` bounds the
+/// whole tree, as if every element were touched, and the index: decided
+/// before anything is allocated, so touching can never exceed it.
 pub fn decode_lazy(buf: Bytes, options: &DecodeOptions) -> Result<LazyModel, DecodeError> {
-    // The budget bounds the whole tree, as if every element were touched,
-    // and the index.
-    let stats = wire::scan_releasing(
+    let (stats, deferred) = wire::scan_model(
         &buf,
-        ids::MODEL_PROTO,
         options.max_depth,
         options.pages.as_ref(),
         options.max_memory,
     )?;
     super::check_budget(&stats, options.max_memory, ids::MODEL_PROTO)?;
     let mut model = ModelProto::default();
-    let mut indexer = Indexer {
-        source: &buf,
-        spans: Default::default(),
-        pages: options.pages.as_ref(),
-        released: 0,
-    };
-    let data: &[u8] = &buf;
-    let end = data.len();
-    let mut pos = 0;
-    while pos < end {
-        let at = next_field(data, &mut pos, end).map_err(internal)?;
-        if at.tag == fields::model_proto::GRAPH && at.wire == wire_type::LEN {
-            let graph = model.graph.get_or_insert_with(Default::default);
-            indexer.graph(graph, at.start, at.start + at.len)?;
-            pos = at.start + at.len;
-        } else {
-            pos = merge_with_prost(&mut model, &buf, &at, end).map_err(internal)?;
-        }
-    }
+    merge_header(&mut model, &buf, &deferred.graph_fields).map_err(internal)?;
     if let Some(pages) = &options.pages {
         pages.release_all();
     }
-    let [node, initializer, value_info, sparse] = indexer.spans;
     let depth = options.max_depth;
+    let [node, initializer, value_info, sparse] = deferred.lists;
     Ok(LazyModel {
         model,
         lists: GraphLists {
-            node: LazyList::new(buf.clone(), node, depth, "graph.node"),
-            initializer: LazyList::new(buf.clone(), initializer, depth, "graph.initializer"),
-            value_info: LazyList::new(buf.clone(), value_info, depth, "graph.value_info"),
-            sparse_initializer: LazyList::new(buf, sparse, depth, "graph.sparse_initializer"),
+            node: LazyList::new(buf.clone(), node, depth, List::Node),
+            initializer: LazyList::new(buf.clone(), initializer, depth, List::Initializer),
+            value_info: LazyList::new(buf.clone(), value_info, depth, List::ValueInfo),
+            sparse_initializer: LazyList::new(buf, sparse, depth, List::SparseInitializer),
         },
     })
 }

@@ -3,17 +3,19 @@
 
 pub mod lazy;
 pub mod source;
+pub mod spans;
 pub mod varint;
 pub mod wire;
 
 use bytes::{Buf, Bytes};
 use prost::Message;
 
-use crate::decode::source::{PageReleaser, RELEASE_WINDOW};
+use crate::decode::source::PageReleaser;
 use crate::error::{DecodeError, DecodeErrorKind};
 use crate::proto;
 use crate::proto::schema::{self, fields, ids, wire_type, MESSAGES};
-use wire::{ScanStats, DEFAULT_MAX_DEPTH};
+use spans::Spans;
+use wire::{Deferred, ScanStats, DEFAULT_MAX_DEPTH};
 
 /// Why prost (or our fast paths) refused the input. Only used to trigger
 /// [`wire::diagnose`], which reports the fault with its offset and path.
@@ -60,8 +62,14 @@ pub trait RootMessage: Message + Default + Sized {
     /// Its index in the schema table.
     const SCHEMA: usize;
 
-    /// Decodes `buf` into `self` (protobuf merge semantics).
-    fn merge_from(&mut self, buf: Bytes, _pages: Option<&PageReleaser>) -> Result<(), Malformed> {
+    /// Decodes `buf` into `self` (protobuf merge semantics); `deferred` is
+    /// what its scan left for the decoder.
+    fn merge_from(
+        &mut self,
+        buf: Bytes,
+        _deferred: Deferred,
+        _pages: Option<&PageReleaser>,
+    ) -> Result<(), Malformed> {
         Ok(self.merge(buf)?)
     }
 }
@@ -75,8 +83,13 @@ macro_rules! roots {
 impl RootMessage for proto::ModelProto {
     const SCHEMA: usize = ids::MODEL_PROTO;
 
-    fn merge_from(&mut self, buf: Bytes, pages: Option<&PageReleaser>) -> Result<(), Malformed> {
-        merge_model(self, buf, pages)
+    fn merge_from(
+        &mut self,
+        buf: Bytes,
+        deferred: Deferred,
+        pages: Option<&PageReleaser>,
+    ) -> Result<(), Malformed> {
+        merge_model(self, buf, deferred, pages)
     }
 }
 
@@ -109,8 +122,9 @@ pub const PARALLEL_MIN: usize = 2048;
 pub fn projected_memory(stats: &ScanStats) -> u64 {
     // Plus where the elements of the main graph's long lists lie, held
     // while they decode (eagerly) or for as long as the model lives (on
-    // touch): at most 24 bytes an element, and there are no more elements
-    // than messages of their types.
+    // touch): 4 bytes an element (8 past 4 GiB), at most twice that while
+    // the index grows; there are no more elements than messages of their
+    // types.
     let elements = [
         ids::NODE_PROTO,
         ids::TENSOR_PROTO,
@@ -122,7 +136,7 @@ pub fn projected_memory(stats: &ScanStats) -> u64 {
     .fold(0u64, u64::saturating_add);
     stats
         .heap
-        .saturating_add(elements.saturating_mul(24))
+        .saturating_add(elements.saturating_mul(16))
         .saturating_add(WORKING_MEMORY)
 }
 
@@ -151,7 +165,7 @@ pub(crate) fn check_budget(
 
 /// Decodes `buf` as an `M`, zero-copy for bytes fields.
 pub fn decode<M: RootMessage>(buf: Bytes, options: &DecodeOptions) -> Result<M, DecodeError> {
-    let stats = wire::scan_releasing(
+    let (stats, deferred) = wire::scan_deferring(
         &buf,
         M::SCHEMA,
         options.max_depth,
@@ -161,7 +175,7 @@ pub fn decode<M: RootMessage>(buf: Bytes, options: &DecodeOptions) -> Result<M, 
     check_budget(&stats, options.max_memory, M::SCHEMA)?;
     let scanned = buf.clone();
     let mut message = M::default();
-    let merged = message.merge_from(buf, options.pages.as_ref());
+    let merged = message.merge_from(buf, deferred, options.pages.as_ref());
     if let Some(pages) = &options.pages {
         pages.release_all();
     }
@@ -179,132 +193,63 @@ pub fn decode<M: RootMessage>(buf: Bytes, options: &DecodeOptions) -> Result<M, 
     })
 }
 
-/// Decodes a model like prost would, except that the main graph's nodes and
-/// initializers (independent messages) are decoded in parallel when numerous.
+/// Decodes a model like prost would, except that the main graph's long
+/// lists (which the scan indexed) decode in parallel into vectors of
+/// exactly their length.
 fn merge_model(
     model: &mut proto::ModelProto,
-    mut buf: Bytes,
+    buf: Bytes,
+    deferred: Deferred,
     pages: Option<&PageReleaser>,
 ) -> Result<(), Malformed> {
-    use prost::encoding::{decode_key, DecodeContext, WireType};
-    let base = buf.as_ptr() as usize;
-    while buf.has_remaining() {
-        let (tag, wire_type) = decode_key(&mut buf)?;
-        if tag == fields::model_proto::GRAPH && wire_type == WireType::LengthDelimited {
-            let len = length_prefix(&mut buf)?;
-            let offset = buf.as_ptr() as usize - base;
-            let body = buf.split_to(len);
-            merge_graph(
-                model.graph.get_or_insert_with(Default::default),
-                body,
-                offset,
-                pages,
-            )?;
-        } else {
-            model.merge_field(tag, wire_type, &mut buf, DecodeContext::default())?;
-        }
+    lazy::merge_header(model, &buf, &deferred.graph_fields)?;
+    if let Some(graph) = model.graph.as_mut() {
+        let [node, initializer, value_info, sparse] = &deferred.lists;
+        decode_spans(&buf, node, &mut graph.node, pages)?;
+        decode_spans(&buf, initializer, &mut graph.initializer, pages)?;
+        decode_spans(&buf, value_info, &mut graph.value_info, pages)?;
+        decode_spans(&buf, sparse, &mut graph.sparse_initializer, pages)?;
     }
-    Ok(())
-}
-
-/// Reads a length prefix and checks it against what is left.
-fn length_prefix(buf: &mut Bytes) -> Result<usize, Malformed> {
-    let len = prost::encoding::decode_varint(buf)?;
-    match usize::try_from(len) {
-        Ok(len) if len <= buf.remaining() => Ok(len),
-        _ => Err(Malformed("length runs past the buffer".into())),
-    }
-}
-
-/// Where each value of one repeated message field sits in a buffer.
-struct Spans(Vec<(usize, usize)>);
-
-/// `offset`: where the graph starts in the mapped buffer (for releasing pages).
-fn merge_graph(
-    graph: &mut proto::GraphProto,
-    mut buf: Bytes,
-    offset: usize,
-    pages: Option<&PageReleaser>,
-) -> Result<(), Malformed> {
-    use prost::encoding::{decode_key, DecodeContext, WireType};
-    let whole = buf.clone();
-    // The four long lists, decoded by spans into vectors of exactly their
-    // length (as decode on touch does, and as the memory projection counts).
-    let mut nodes = Spans(Vec::new());
-    let mut inits = Spans(Vec::new());
-    let mut infos = Spans(Vec::new());
-    let mut sparse = Spans(Vec::new());
-    let mut released = 0usize;
-    while buf.has_remaining() {
-        let here = whole.len() - buf.remaining();
-        if here - released >= RELEASE_WINDOW {
-            if let Some(pages) = pages {
-                pages.release(offset + released, offset + here);
-            }
-            released = here;
-        }
-        let (tag, wire_type) = decode_key(&mut buf)?;
-        use fields::graph_proto::{INITIALIZER, NODE, SPARSE_INITIALIZER, VALUE_INFO};
-        let list = match tag {
-            NODE => Some(&mut nodes),
-            INITIALIZER => Some(&mut inits),
-            VALUE_INFO => Some(&mut infos),
-            SPARSE_INITIALIZER => Some(&mut sparse),
-            _ => None,
-        };
-        if let (Some(list), WireType::LengthDelimited) = (list, wire_type) {
-            let len = length_prefix(&mut buf)?;
-            let offset = whole.len() - buf.remaining();
-            buf.advance(len);
-            list.0.push((offset, len));
-        } else {
-            graph.merge_field(tag, wire_type, &mut buf, DecodeContext::default())?;
-        }
-    }
-    let release = pages.map(|p| (p, offset));
-    decode_spans(&whole, &nodes, &mut graph.node, release)?;
-    decode_spans(&whole, &inits, &mut graph.initializer, release)?;
-    decode_spans(&whole, &infos, &mut graph.value_info, release)?;
-    decode_spans(&whole, &sparse, &mut graph.sparse_initializer, release)?;
     Ok(())
 }
 
 /// Decodes the messages at `spans` of `whole` and appends them to `out`, in
 /// order, on several threads when there are many. Each thread walks one
 /// clone of `whole`, so bytes fields stay zero-copy slices and no reference
-/// count is touched per message.
+/// count is touched per message. Releases the pages of each run once
+/// decoded.
 fn decode_spans<M: SpanMerge>(
     whole: &Bytes,
     spans: &Spans,
     out: &mut Vec<M>,
-    release: Option<(&PageReleaser, usize)>,
+    pages: Option<&PageReleaser>,
 ) -> Result<(), Malformed> {
     use rayon::prelude::*;
-    let spans = &spans.0;
     let start = out.len();
     out.reserve_exact(spans.len());
     out.resize_with(start + spans.len(), M::default);
     let slots = &mut out[start..];
-    let run = |slots: &mut [M], spans: &[(usize, usize)]| -> Result<(), Malformed> {
+    let run = |first: usize, slots: &mut [M]| -> Result<(), Malformed> {
         let mut cursor = Cursor {
             bytes: whole.clone(),
             at: 0,
         };
-        let mut released = spans.first().map_or(0, |s| s.0);
-        for (slot, &(offset, len)) in slots.iter_mut().zip(spans) {
+        let (mut low, mut high) = (usize::MAX, 0);
+        for (k, slot) in slots.iter_mut().enumerate() {
+            let (offset, len) = spans
+                .get(first + k, whole)
+                .ok_or_else(|| Malformed("span past the buffer".into()))?;
             slot.merge_span(whole, &mut cursor, offset, len)?;
-            let consumed = offset + len;
-            if let Some((pages, base)) = release {
-                if consumed - released >= RELEASE_WINDOW {
-                    pages.release(base + released, base + consumed);
-                    released = consumed;
-                }
-            }
+            low = low.min(offset);
+            high = high.max(offset + len);
+        }
+        if let Some(pages) = pages {
+            pages.release(low, high);
         }
         Ok(())
     };
     if spans.len() < PARALLEL_MIN {
-        return run(slots, spans);
+        return run(0, slots);
     }
     let chunk = spans
         .len()
@@ -312,8 +257,8 @@ fn decode_spans<M: SpanMerge>(
         .max(256);
     slots
         .par_chunks_mut(chunk)
-        .zip(spans.par_chunks(chunk))
-        .try_for_each(|(slots, spans)| run(slots, spans))
+        .enumerate()
+        .try_for_each(|(c, slots)| run(c * chunk, slots))
 }
 
 /// A clone of the source positioned at `at`, moved forward only: zero-copy

@@ -38,8 +38,8 @@ impl std::fmt::Debug for PageReleaser {
     }
 }
 
-/// How far a walk advances between two releases.
-pub const RELEASE_WINDOW: usize = 8 << 20;
+/// How far a walk advances between two releases (two 2 MiB folios).
+pub const RELEASE_WINDOW: usize = 4 << 20;
 
 impl PageReleaser {
     /// Releases the whole pages inside `[start, end)` (offsets in the map).

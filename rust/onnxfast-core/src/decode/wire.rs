@@ -18,6 +18,7 @@
 //! multi-gigabyte model touches only its small fields.
 
 use crate::decode::source::{PageReleaser, RELEASE_WINDOW};
+use crate::decode::spans::{List, Lists};
 use crate::error::{DecodeError, DecodeErrorKind};
 use crate::proto::schema::{
     fields, ids, wire_type, FieldSchema, Growth, Kind, MessageSchema, MAX_FIELDS, MESSAGES,
@@ -131,7 +132,8 @@ pub fn scan(buf: &[u8], root: usize, max_depth: usize) -> Result<ScanStats, Deco
     scan_releasing(buf, root, max_depth, None, None)
 }
 
-/// [`scan`], releasing the pages of a mapped buffer behind the walk.
+/// [`scan`], releasing the pages of a mapped buffer behind the walk, and
+/// refusing a projection over `budget`.
 pub fn scan_releasing(
     buf: &[u8],
     root: usize,
@@ -139,8 +141,39 @@ pub fn scan_releasing(
     pages: Option<&PageReleaser>,
     budget: Option<u64>,
 ) -> Result<ScanStats, DecodeError> {
+    scan_deferring(buf, root, max_depth, pages, budget).map(|(stats, _)| stats)
+}
+
+/// What a model's scan leaves for the decoder: where the elements of the
+/// main graph's long lists lie (the index decode on touch reads), and where
+/// the graph's other fields start.
+#[derive(Debug, Default)]
+pub struct Deferred {
+    pub lists: Lists,
+    /// Offsets of the keys of the main graph's other known fields (name,
+    /// inputs, outputs, ...), in order.
+    pub graph_fields: Vec<usize>,
+}
+
+/// [`scan_releasing`] for a model, also returning what it deferred.
+pub fn scan_model(
+    buf: &[u8],
+    max_depth: usize,
+    pages: Option<&PageReleaser>,
+    budget: Option<u64>,
+) -> Result<(ScanStats, Deferred), DecodeError> {
+    scan_deferring(buf, ids::MODEL_PROTO, max_depth, pages, budget)
+}
+
+pub(crate) fn scan_deferring(
+    buf: &[u8],
+    root: usize,
+    max_depth: usize,
+    pages: Option<&PageReleaser>,
+    budget: Option<u64>,
+) -> Result<(ScanStats, Deferred), DecodeError> {
     match fast_scan(buf, root, max_depth, pages, budget) {
-        Ok(stats) => match budget {
+        Ok((stats, deferred)) => match budget {
             Some(budget) if stats.heap > budget => Err(DecodeError {
                 offset: 0,
                 path: String::new(),
@@ -150,7 +183,7 @@ pub fn scan_releasing(
                     budget,
                 },
             }),
-            _ => Ok(stats),
+            _ => Ok((stats, deferred)),
         },
         Err(Some(budget_error)) => Err(budget_error),
         Err(None) => Err(
@@ -166,21 +199,22 @@ pub fn scan_releasing(
     }
 }
 
-/// Nodes of a model's main graph are at this depth.
-const NODE_DEPTH: usize = 2;
+/// Elements of a model's main graph lists are at this depth.
+const LIST_DEPTH: usize = 2;
 
-/// Below this many main-graph nodes, they are scanned inline.
-const PARALLEL_NODES: usize = 4096;
+/// Elements scanned by one task, at least.
+const MIN_RUN: usize = 512;
 
-/// The fast scan; `None` on any fault. For a model, the main graph's nodes
-/// (the bulk of big graphs) are scanned in parallel after the rest.
+/// The fast scan; `None` on any fault. For a model, the elements of the
+/// main graph's lists (the bulk of big graphs) are deferred by the walk and
+/// then scanned in parallel, each as a root of its own.
 fn fast_scan(
     buf: &[u8],
     root: usize,
     max_depth: usize,
     pages: Option<&PageReleaser>,
     budget: Option<u64>,
-) -> Result<ScanStats, Option<DecodeError>> {
+) -> Result<(ScanStats, Deferred), Option<DecodeError>> {
     use rayon::prelude::*;
     // A memory-budget fault is final (no need to diagnose); others are located by `diagnose`.
     let fault = |(offset, kind, _, _): DiagFault| match kind {
@@ -193,48 +227,48 @@ fn fast_scan(
         _ => None,
     };
     let mut stats = ScanStats::new();
-    let mut stack = Stack::default();
-    if root != ids::MODEL_PROTO || max_depth < NODE_DEPTH {
-        walk::<false>(
-            buf,
-            (root, Root::Plain),
-            max_depth,
-            &mut Vec::new(),
-            pages,
-            None,
-            budget,
-            &mut stats,
-            &mut stack,
-        )
-        .map_err(fault)?;
-        return Ok(stats);
-    }
-    let mut nodes = Vec::new();
+    let mut deferred = Deferred::default();
+    let defer = root == ids::MODEL_PROTO && max_depth >= LIST_DEPTH;
     walk::<false>(
         buf,
         (root, Root::Plain),
         max_depth,
         &mut Vec::new(),
         pages,
-        Some(&mut nodes),
+        defer.then_some(&mut deferred),
         budget,
         &mut stats,
-        &mut stack,
+        &mut Stack::default(),
     )
     .map_err(fault)?;
-    let inner_depth = max_depth - NODE_DEPTH;
-    // Scans a run of nodes, each as a root; their own count is already in `stats`.
-    let scan_run = |run: &[(usize, usize)]| -> Option<ScanStats> {
+    if !defer {
+        return Ok((stats, deferred));
+    }
+    let inner_depth = max_depth - LIST_DEPTH;
+    // Scans elements `range` of `list`, each as a root; their own count is
+    // already in `stats`. Releases the pages the run walked.
+    let scan_run = |list: List, range: std::ops::Range<usize>| -> Option<ScanStats> {
+        let spans = &deferred.lists[list as usize];
+        let (id, kind) = match list {
+            List::Node => (ids::NODE_PROTO, Root::MainNode),
+            List::Initializer => (ids::TENSOR_PROTO, Root::Plain),
+            List::ValueInfo => (ids::VALUE_INFO_PROTO, Root::Plain),
+            List::SparseInitializer => (ids::SPARSE_TENSOR_PROTO, Root::Plain),
+        };
         let mut acc = ScanStats::new();
         let mut stack = Stack::default();
-        for &(start, stop) in run {
-            let node = buf.get(start..stop)?;
-            if scan_plain_node(node, &mut acc) {
+        let (mut first, mut last) = (usize::MAX, 0);
+        for i in range.clone() {
+            let (start, len) = spans.get(i, buf)?;
+            let element = buf.get(start..start + len)?;
+            first = first.min(start);
+            last = last.max(start + len);
+            if list == List::Node && scan_plain_node(element, &mut acc) {
                 continue;
             }
             walk::<false>(
-                node,
-                (ids::NODE_PROTO, Root::MainNode),
+                element,
+                (id, kind),
                 inner_depth,
                 &mut Vec::new(),
                 None,
@@ -245,24 +279,32 @@ fn fast_scan(
             )
             .ok()?;
         }
-        acc.messages[ids::NODE_PROTO] -= run.len() as u64;
-        acc.max_depth += NODE_DEPTH;
+        if let Some(pages) = pages {
+            pages.release(first, last);
+        }
+        acc.messages[id] -= range.len() as u64;
+        acc.max_depth += LIST_DEPTH;
         Some(acc)
     };
-    let inner = if nodes.len() < PARALLEL_NODES {
-        scan_run(&nodes).ok_or(None)?
-    } else {
-        let chunk = nodes.len().div_ceil(rayon::current_num_threads() * 4);
-        nodes
-            .par_chunks(chunk)
-            .map(scan_run)
-            .try_reduce(ScanStats::new, |a, b| Some(a.merged(b)))
-            .ok_or(None)?
-    };
-    if !nodes.is_empty() {
-        stats = stats.merged(inner);
+    let threads = rayon::current_num_threads();
+    let mut runs = Vec::new();
+    for list in List::ALL {
+        let n = deferred.lists[list as usize].len();
+        let step = n.div_ceil(threads * 4).max(MIN_RUN);
+        runs.extend(
+            (0..n)
+                .step_by(step)
+                .map(|start| (list, start..(start + step).min(n))),
+        );
     }
-    Ok(stats)
+    let inner = runs
+        .into_par_iter()
+        .with_max_len(1)
+        .map(|(list, range)| scan_run(list, range))
+        .try_reduce(ScanStats::new, |a, b| Some(a.merged(b)))
+        .ok_or(None)?;
+    stats = stats.merged(inner);
+    Ok((stats, deferred))
 }
 
 /// Counts a node made only of string fields (inputs, outputs, name, op_type,
@@ -414,7 +456,7 @@ fn walk<const DIAG: bool>(
     max_depth: usize,
     path: &mut Vec<PathStep>,
     pages: Option<&PageReleaser>,
-    mut defer_nodes: Option<&mut Vec<(usize, usize)>>,
+    mut defer: Option<&mut Deferred>,
     budget: Option<u64>,
     stats: &mut ScanStats,
     stack: &mut Stack,
@@ -646,6 +688,11 @@ fn walk<const DIAG: bool>(
             continue;
         };
 
+        if saved.len() == 1 && msg == ids::GRAPH_PROTO && List::of_graph_field(number).is_none() {
+            if let Some(deferred) = defer.as_deref_mut() {
+                deferred.graph_fields.push(key_at);
+            }
+        }
         let mut elem = 0u32;
         if DIAG {
             let counts = match path.last_mut() {
@@ -671,21 +718,13 @@ fn walk<const DIAG: bool>(
                         }
                     );
                 }
+                let len_at = pos;
                 let (start, stop) = length!();
                 let depth = saved.len() + 1;
                 if depth > max_depth {
                     fail!(key_at, DecodeErrorKind::TooDeep { limit: max_depth });
                 }
                 stats.messages[id] += 1;
-                if depth == NODE_DEPTH && id == ids::NODE_PROTO && msg == ids::GRAPH_PROTO {
-                    if let Some(deferred) = defer_nodes.as_deref_mut() {
-                        // Scanned later (in parallel) as roots of their own.
-                        deferred.push((start, stop));
-                        pos = stop;
-                        continue;
-                    }
-                }
-                stats.max_depth = stats.max_depth.max(depth);
                 // Release mapped pages behind us at message boundaries (where
                 // a walk over weights jumps from one tensor to the next).
                 if start >= next_release {
@@ -695,6 +734,17 @@ fn walk<const DIAG: bool>(
                     released = start;
                     next_release = start.saturating_add(RELEASE_WINDOW);
                 }
+                if depth == LIST_DEPTH && msg == ids::GRAPH_PROTO {
+                    if let Some(deferred) = defer.as_deref_mut() {
+                        if let Some(list) = List::of_graph_field(number) {
+                            // Scanned later (in parallel) as a root of its own.
+                            deferred.lists[list as usize].push(len_at);
+                            pos = stop;
+                            continue;
+                        }
+                    }
+                }
+                stats.max_depth = stats.max_depth.max(depth);
                 saved.push(Saved { msg, end, base });
                 base = counts.len();
                 counts.resize(base + MESSAGES[id].slots.len(), 0);

@@ -1,0 +1,150 @@
+//! Where the elements of a model's main graph lists lie in its source
+//! buffer: the index the scan builds and decode on touch reads.
+
+use super::varint;
+use crate::proto::schema::fields;
+
+/// One of the main graph's long lists.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum List {
+    Node = 0,
+    Initializer = 1,
+    ValueInfo = 2,
+    SparseInitializer = 3,
+}
+
+impl List {
+    /// Every list, in the order of [`Lists`]' array.
+    pub const ALL: [List; 4] = [
+        List::Node,
+        List::Initializer,
+        List::ValueInfo,
+        List::SparseInitializer,
+    ];
+
+    /// The list `GraphProto`'s field `number` is, if it is one.
+    #[inline]
+    pub fn of_graph_field(number: u64) -> Option<List> {
+        match u32::try_from(number).ok()? {
+            fields::graph_proto::NODE => Some(List::Node),
+            fields::graph_proto::INITIALIZER => Some(List::Initializer),
+            fields::graph_proto::VALUE_INFO => Some(List::ValueInfo),
+            fields::graph_proto::SPARSE_INITIALIZER => Some(List::SparseInitializer),
+            _ => None,
+        }
+    }
+
+    /// Field path from the model, for error messages.
+    pub fn path(self) -> &'static str {
+        match self {
+            List::Node => "graph.node",
+            List::Initializer => "graph.initializer",
+            List::ValueInfo => "graph.value_info",
+            List::SparseInitializer => "graph.sparse_initializer",
+        }
+    }
+}
+
+/// Where each element of one list lies: the offset of its length prefix,
+/// 4 bytes an element while the source is under 4 GiB (8 beyond). The
+/// length is read back from the source when the element is wanted.
+#[derive(Debug, Clone)]
+pub enum Spans {
+    Narrow(Vec<u32>),
+    Wide(Vec<u64>),
+}
+
+impl Default for Spans {
+    fn default() -> Self {
+        Spans::Narrow(Vec::new())
+    }
+}
+
+impl Spans {
+    /// Records an element whose length prefix starts at `offset`.
+    #[inline]
+    pub fn push(&mut self, offset: usize) {
+        match self {
+            Spans::Narrow(v) => match u32::try_from(offset) {
+                Ok(o) => v.push(o),
+                Err(_) => {
+                    let mut wide: Vec<u64> = v.iter().map(|&o| u64::from(o)).collect();
+                    wide.push(offset as u64);
+                    *self = Spans::Wide(wide);
+                }
+            },
+            Spans::Wide(v) => v.push(offset as u64),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        match self {
+            Spans::Narrow(v) => v.len(),
+            Spans::Wide(v) => v.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// `(start, length)` of element `i`'s bytes in `source`; `None` past
+    /// the end or if the prefix does not hold a length inside `source`.
+    #[inline]
+    pub fn get(&self, i: usize, source: &[u8]) -> Option<(usize, usize)> {
+        let mut pos = match self {
+            Spans::Narrow(v) => usize::try_from(*v.get(i)?).ok()?,
+            Spans::Wide(v) => usize::try_from(*v.get(i)?).ok()?,
+        };
+        let len = varint::read(source, &mut pos, source.len()).ok()?;
+        let len = usize::try_from(len).ok()?;
+        (len <= source.len() - pos).then_some((pos, len))
+    }
+
+    /// Heap bytes the index takes.
+    pub fn heap_bytes(&self) -> usize {
+        match self {
+            Spans::Narrow(v) => v.capacity() * 4,
+            Spans::Wide(v) => v.capacity() * 8,
+        }
+    }
+
+    /// Gives back the room left by growing.
+    pub fn shrink(&mut self) {
+        match self {
+            Spans::Narrow(v) => v.shrink_to_fit(),
+            Spans::Wide(v) => v.shrink_to_fit(),
+        }
+    }
+}
+
+/// The main graph's four lists, indexed by [`List`].
+pub type Lists = [Spans; 4];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_lengths_back_and_widens_past_4_gib() {
+        // Two elements: "abc" at 1 and "" at 5 (length prefixes at 0 and 4).
+        let source = [3u8, b'a', b'b', b'c', 0];
+        let mut spans = Spans::default();
+        spans.push(0);
+        spans.push(4);
+        assert_eq!(spans.get(0, &source), Some((1, 3)));
+        assert_eq!(spans.get(1, &source), Some((5, 0)));
+        assert_eq!(spans.get(2, &source), None);
+        assert_eq!(spans.heap_bytes() % 4, 0);
+        // A prefix whose length runs past the source.
+        let mut bad = Spans::default();
+        bad.push(0);
+        assert_eq!(bad.get(0, &[9u8, 1, 2]), None);
+        // An offset over u32::MAX turns the index wide, keeping the others.
+        spans.push(1 << 33);
+        assert!(matches!(spans, Spans::Wide(_)));
+        assert_eq!(spans.len(), 3);
+        assert_eq!(spans.get(1, &source), Some((5, 0)));
+        assert_eq!(spans.get(2, &source), None);
+    }
+}
