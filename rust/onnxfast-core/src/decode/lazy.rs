@@ -15,6 +15,7 @@ use std::sync::OnceLock;
 use bytes::{Buf, Bytes};
 use prost::Message;
 
+use super::source::PageReleaser;
 use super::spans::{List, Spans};
 use super::wire;
 use super::{Cursor, DecodeOptions, Malformed, SpanMerge};
@@ -57,7 +58,19 @@ pub struct LazyList<T> {
     max_depth: usize,
     /// Field path of the list from the model, for errors (`graph.node`).
     path: &'static str,
+    /// For a mapped source: releases the pages a big element's decode
+    /// touched (see [`RELEASE_AFTER`]).
+    pages: Option<PageReleaser>,
 }
+
+/// Decoding an element this long (a weight, typically) reads only its
+/// header and leaves its data a slice of the map; the folio the header
+/// faulted in (up to 2 MiB) is released afterwards, so touching every
+/// initializer of a big model does not keep its weights in RSS.
+const RELEASE_AFTER: usize = 1 << 20;
+
+/// The size of the page-cache folios one touch can map.
+const FOLIO: usize = 2 << 20;
 
 impl<T> std::fmt::Debug for LazyList<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -66,7 +79,13 @@ impl<T> std::fmt::Debug for LazyList<T> {
 }
 
 impl<T: ListElement> LazyList<T> {
-    fn new(source: Bytes, mut spans: Spans, max_depth: usize, list: List) -> Self {
+    fn new(
+        source: Bytes,
+        mut spans: Spans,
+        max_depth: usize,
+        list: List,
+        pages: Option<PageReleaser>,
+    ) -> Self {
         spans.shrink();
         let chunks = spans.len().div_ceil(CHUNK);
         LazyList {
@@ -75,6 +94,7 @@ impl<T: ListElement> LazyList<T> {
             cache: (0..chunks).map(|_| OnceLock::new()).collect(),
             max_depth,
             path: list.path(),
+            pages,
         }
     }
 
@@ -145,6 +165,9 @@ impl<T: ListElement> LazyList<T> {
                     },
                 ),
             })?;
+        if let Some(pages) = self.pages.as_ref().filter(|_| len >= RELEASE_AFTER) {
+            pages.release(offset / FOLIO * FOLIO, offset + len);
+        }
         Ok(value)
     }
 
@@ -426,14 +449,33 @@ pub fn decode_lazy(buf: Bytes, options: &DecodeOptions) -> Result<LazyModel, Dec
         pages.release_all();
     }
     let depth = options.max_depth;
+    let pages = &options.pages;
     let [node, initializer, value_info, sparse] = deferred.lists;
     Ok(LazyModel {
         model,
         lists: GraphLists {
-            node: LazyList::new(buf.clone(), node, depth, List::Node),
-            initializer: LazyList::new(buf.clone(), initializer, depth, List::Initializer),
-            value_info: LazyList::new(buf.clone(), value_info, depth, List::ValueInfo),
-            sparse_initializer: LazyList::new(buf, sparse, depth, List::SparseInitializer),
+            node: LazyList::new(buf.clone(), node, depth, List::Node, pages.clone()),
+            initializer: LazyList::new(
+                buf.clone(),
+                initializer,
+                depth,
+                List::Initializer,
+                pages.clone(),
+            ),
+            value_info: LazyList::new(
+                buf.clone(),
+                value_info,
+                depth,
+                List::ValueInfo,
+                pages.clone(),
+            ),
+            sparse_initializer: LazyList::new(
+                buf,
+                sparse,
+                depth,
+                List::SparseInitializer,
+                pages.clone(),
+            ),
         },
     })
 }

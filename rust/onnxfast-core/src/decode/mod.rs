@@ -10,7 +10,7 @@ pub mod wire;
 use bytes::{Buf, Bytes};
 use prost::Message;
 
-use crate::decode::source::PageReleaser;
+use crate::decode::source::{Behind, PageReleaser};
 use crate::error::{DecodeError, DecodeErrorKind};
 use crate::proto;
 use crate::proto::schema::{self, fields, ids, wire_type, MESSAGES};
@@ -234,18 +234,15 @@ fn decode_spans<M: SpanMerge>(
             bytes: whole.clone(),
             at: 0,
         };
-        let (mut low, mut high) = (usize::MAX, 0);
+        let mut behind = Behind::new(pages);
         for (k, slot) in slots.iter_mut().enumerate() {
             let (offset, len) = spans
                 .get(first + k, whole)
                 .ok_or_else(|| Malformed("span past the buffer".into()))?;
+            behind.advance(offset, offset + len);
             slot.merge_span(whole, &mut cursor, offset, len)?;
-            low = low.min(offset);
-            high = high.max(offset + len);
         }
-        if let Some(pages) = pages {
-            pages.release(low, high);
-        }
+        behind.finish();
         Ok(())
     };
     if spans.len() < PARALLEL_MIN {

@@ -68,6 +68,45 @@ impl PageReleaser {
     }
 }
 
+/// Releases the pages behind a walk over elements in file order, a window
+/// at a time, so a walk over big tensors never keeps more than a window
+/// (and the folio it is in) of them mapped.
+pub struct Behind<'a> {
+    pages: Option<&'a PageReleaser>,
+    from: Option<usize>,
+    to: usize,
+}
+
+impl<'a> Behind<'a> {
+    pub fn new(pages: Option<&'a PageReleaser>) -> Self {
+        Behind {
+            pages,
+            from: None,
+            to: 0,
+        }
+    }
+
+    /// The walk is about to read `[start, end)`; what lies a window or
+    /// more behind `start` is released.
+    pub fn advance(&mut self, start: usize, end: usize) {
+        let from = *self.from.get_or_insert(start);
+        if start.saturating_sub(from) >= RELEASE_WINDOW {
+            if let Some(pages) = self.pages {
+                pages.release(from, start);
+            }
+            self.from = Some(start);
+        }
+        self.to = self.to.max(end);
+    }
+
+    /// Releases what the walk read since the last release.
+    pub fn finish(self) {
+        if let (Some(pages), Some(from)) = (self.pages, self.from) {
+            pages.release(from, self.to);
+        }
+    }
+}
+
 /// A mapped file: its bytes and the handle that releases walked-over pages.
 #[derive(Debug, Clone)]
 pub struct Mapped {

@@ -17,7 +17,7 @@
 //! of `bytes` fields (tensor `raw_data`): scanning a memory-mapped
 //! multi-gigabyte model touches only its small fields.
 
-use crate::decode::source::{PageReleaser, RELEASE_WINDOW};
+use crate::decode::source::{Behind, PageReleaser, RELEASE_WINDOW};
 use crate::decode::spans::{List, Lists};
 use crate::error::{DecodeError, DecodeErrorKind};
 use crate::proto::schema::{
@@ -257,12 +257,11 @@ fn fast_scan(
         };
         let mut acc = ScanStats::new();
         let mut stack = Stack::default();
-        let (mut first, mut last) = (usize::MAX, 0);
+        let mut behind = Behind::new(pages);
         for i in range.clone() {
             let (start, len) = spans.get(i, buf)?;
             let element = buf.get(start..start + len)?;
-            first = first.min(start);
-            last = last.max(start + len);
+            behind.advance(start, start + len);
             if list == List::Node && scan_plain_node(element, &mut acc) {
                 continue;
             }
@@ -279,9 +278,7 @@ fn fast_scan(
             )
             .ok()?;
         }
-        if let Some(pages) = pages {
-            pages.release(first, last);
-        }
+        behind.finish();
         acc.messages[id] -= range.len() as u64;
         acc.max_depth += LIST_DEPTH;
         Some(acc)
