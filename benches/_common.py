@@ -256,8 +256,11 @@ def _run_once(setup: str, stmt: str) -> dict[str, float] | str:
 
 
 def _summary(runs: list[dict[str, float]]) -> dict[str, float]:
+    median = statistics.median(r["seconds"] for r in runs)
     return {
-        "seconds": statistics.median(r["seconds"] for r in runs),
+        "seconds": median,
+        # The farthest run from the median, as a fraction of it.
+        "spread": max(abs(r["seconds"] - median) for r in runs) / median if median else 0.0,
         "peak_growth": max(r["peak_growth"] for r in runs),
         "rss_growth": max(r["rss_growth"] for r in runs),
     }
@@ -300,6 +303,11 @@ def warm(path: Path) -> None:
 
 def fmt_seconds(s: float) -> str:
     return f"{s * 1000:.1f} ms" if s < 1 else f"{s:.2f} s"
+
+
+def fmt_spread(r: dict[str, float]) -> str:
+    """The runs' spread around their median, as ±%."""
+    return f"±{r.get('spread', 0.0) * 100:.0f}%"
 
 
 def fmt_bytes(b: float) -> str:

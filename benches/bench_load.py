@@ -4,8 +4,12 @@
 
 Inputs are built on first use under bench-data/ (ONNXFAST_BENCH_DATA):
 a ~1.5 GB fp16 transformer-shaped model with inline weights, a 200,000-node
-graph, and a 2.5 GiB single-file model (onnx cannot read it). Prints a
-markdown table of median wall time and peak RSS growth, with ratios.
+graph of name-only nodes, three exporter-shaped graphs (an attribute per
+node; plus a value_info per node; plus a small initializer and a doc string
+per node), and a 2.5 GiB single-file model (onnx cannot read it). Prints a
+markdown table of median wall time (and the farthest run from it), peak RSS
+growth and ratios; graphs are also loaded and walked from Python (every
+node's inputs, every initializer's dims).
 """
 
 from __future__ import annotations
@@ -16,8 +20,10 @@ import sys
 from _common import (
     DATA,
     chain_model,
+    exporter_model,
     fmt_bytes,
     fmt_seconds,
+    fmt_spread,
     huge_model,
     measure_interleaved,
     table,
@@ -31,12 +37,46 @@ LOADERS = {
     "onnxfast": ("import onnxfast", "m = onnxfast.load({path!r})"),
 }
 
-# What a user does next: walk every node (forces object creation where lazy).
+# What a user does next: walk every node and initializer (forces object
+# creation, and for onnxfast decoding, where lazy).
 TOUCH = {
-    "onnx": "n = sum(len(x.input) for x in m.graph.node)",
-    "onnx_ir": "n = sum(len(x.inputs) for x in m.graph)",
-    "onnxfast": "n = sum(len(x.input) for x in m.graph.node)",
+    "onnx": "n = sum(len(x.input) for x in m.graph.node)"
+    " + sum(len(t.dims) for t in m.graph.initializer)",
+    "onnxfast": "n = sum(len(x.input) for x in m.graph.node)"
+    " + sum(len(t.dims) for t in m.graph.initializer)",
 }
+
+
+def inputs(quick: bool) -> list[tuple[str, object, bool]]:
+    """(title, path, walk it too) for each input."""
+    scale = 10 if quick else 1
+    made = [
+        (
+            "fp16 transformer, inline",
+            transformer_model(
+                DATA / ("transformer_small.onnx" if quick else "transformer_1p5gb.onnx"),
+                layers=2 if quick else 15,
+            ),
+            False,
+        ),
+        ("200k-node graph", chain_model(DATA / "chain_200k.onnx"), True),
+    ]
+    for title, name, n, extra in (
+        ("150k nodes, an attribute each", "exp_150k_attr", 150_000, {}),
+        ("150k nodes, attribute + value_info", "exp_150k_vi", 150_000, {"value_info": True}),
+        (
+            "200k nodes + 200k initializers + doc strings",
+            "exp_200k_init_doc",
+            200_000,
+            {"initializers": True, "doc_strings": True},
+        ),
+    ):
+        if quick:
+            name, title = name + "_quick", title + f" (/{scale})"
+        made.append((title, exporter_model(DATA / f"{name}.onnx", nodes=n // scale, **extra), True))
+    if not quick:
+        made.append(("2.5 GiB single file", huge_model(DATA / "huge_2p5gib.onnx"), False))
+    return made
 
 
 def main() -> int:
@@ -45,21 +85,8 @@ def main() -> int:
     args = parser.parse_args()
     # Medians of 5 fresh processes: single runs on this shared VM move by tens of percent.
     repeat = 1 if args.quick else 5
-    inputs = [
-        (
-            "fp16 transformer, inline",
-            transformer_model(
-                DATA / ("transformer_small.onnx" if args.quick else "transformer_1p5gb.onnx"),
-                layers=2 if args.quick else 15,
-            ),
-        ),
-        ("200k-node graph", chain_model(DATA / "chain_200k.onnx")),
-    ]
-    if not args.quick:
-        inputs.append(("2.5 GiB single file", huge_model(DATA / "huge_2p5gib.onnx")))
-
     rows = []
-    for title, path in inputs:
+    for title, path, walk in inputs(args.quick):
         warm(path)
         size = path.stat().st_size
         results = measure_interleaved(
@@ -77,36 +104,36 @@ def main() -> int:
                     title,
                     fmt_bytes(size),
                     lib,
-                    fmt_seconds(r["seconds"]),
+                    f"{fmt_seconds(r['seconds'])} {fmt_spread(r)}",
                     fmt_bytes(r["peak_growth"]),
                     "1.0×" if lib == "onnxfast" else f"{speed:.1f}× slower",
-                    "",
                 ]
             )
-        if "node" in title:
-            touched = measure_interleaved(
-                {
-                    lib: (setup, stmt.format(path=str(path)) + "\n" + TOUCH[lib])
-                    for lib, (setup, stmt) in LOADERS.items()
-                },
-                repeat=repeat,
+        if not walk:
+            continue
+        touched = measure_interleaved(
+            {
+                lib: (LOADERS[lib][0], LOADERS[lib][1].format(path=str(path)) + "\n" + stmt)
+                for lib, stmt in TOUCH.items()
+            },
+            repeat=repeat,
+        )
+        ours = touched["onnxfast"]
+        for lib, r in touched.items():
+            if "error" in r:
+                continue
+            speed = r["seconds"] / ours["seconds"] if "seconds" in ours else float("nan")
+            rows.append(
+                [
+                    title + " + walk",
+                    fmt_bytes(size),
+                    lib,
+                    f"{fmt_seconds(r['seconds'])} {fmt_spread(r)}",
+                    fmt_bytes(r["peak_growth"]),
+                    "1.0×" if lib == "onnxfast" else f"{speed:.1f}× slower",
+                ]
             )
-            for lib, r in touched.items():
-                if "error" not in r:
-                    rows.append(
-                        [
-                            title + " + walk nodes",
-                            fmt_bytes(size),
-                            lib,
-                            fmt_seconds(r["seconds"]),
-                            fmt_bytes(r["peak_growth"]),
-                            "",
-                            "",
-                        ]
-                    )
-    print(
-        table(rows, ["input", "file", "library", "load time", "peak RSS growth", "vs onnxfast", ""])
-    )
+    print(table(rows, ["input", "file", "library", "load time", "peak RSS growth", "vs onnxfast"]))
     return 0
 
 

@@ -286,3 +286,49 @@ def test_errors_module() -> None:
     for name in ("DecodeError", "TensorError", "ExternalDataError", "CheckError", "InternalError"):
         assert issubclass(getattr(onnxfast, name), onnxfast.OnnxFastError)
     assert issubclass(onnxfast.CheckError, ValueError)
+
+
+def test_long_lists_iterate_in_order_while_decoding_ahead(tmp_path) -> None:
+    """Iterating a long decode-on-touch list decodes ahead of the iterator on
+    the thread pool: several iterators at once, one stopped early, a random
+    access meanwhile, all see onnx's elements in onnx's order."""
+    import threading
+
+    n = 6000
+    nodes = [
+        helper.make_node("Relu" if i % 3 else "Transpose", [f"t{i}"], [f"t{i + 1}"], name=f"n{i}")
+        for i in range(n)
+    ]
+    inits = [
+        helper.make_tensor(f"w{i}", TensorProto.FLOAT, [i % 5], [0.5] * (i % 5)) for i in range(n)
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("t0", TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info(f"t{n}", TensorProto.FLOAT, [2])],
+        initializer=inits,
+    )
+    reference = helper.make_model(graph)
+    path = tmp_path / "long.onnx"
+    onnx.save(reference, path)
+    expected = [(x.name, x.op_type, list(x.input), list(x.output)) for x in reference.graph.node]
+    expected_dims = [list(t.dims) for t in reference.graph.initializer]
+    model = onnxfast.load(path)
+    seen: dict[int, list] = {}
+
+    def walk(k: int) -> None:
+        seen[k] = [(x.name, x.op_type, list(x.input), list(x.output)) for x in model.graph.node]
+
+    early = iter(model.graph.node)
+    assert next(early).name == "n0"
+    assert model.graph.node[n - 1].name == f"n{n - 1}"
+    threads = [threading.Thread(target=walk, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    dims = [list(t.dims) for t in model.graph.initializer]
+    for t in threads:
+        t.join()
+    assert all(seen[k] == expected for k in range(4))
+    assert dims == expected_dims
+    assert next(early).name == "n1"

@@ -18,6 +18,9 @@ pub trait Wrap: PartialEq + Send + Sync + Sized + 'static {
 /// Type-erased `Ptr<Vec<T>>`.
 trait AnyList: Send + Sync {
     fn len(&self) -> usize;
+    /// An iteration over the list starts: a decode-on-touch list starts
+    /// decoding ahead of it.
+    fn iteration_starts(&self) {}
     fn item(&self, py: Python<'_>, index: usize) -> PyResult<Py<PyAny>>;
     fn element_name(&self) -> &'static str;
     fn as_any(&self) -> &dyn Any;
@@ -67,6 +70,30 @@ impl<T: Wrap + onnxfast_core::decode::lazy::ListElement> AnyList for LazyListRef
             .root()
             .lists_of(&self.graph)
             .map_or(0, |l| (self.select)(l).len())
+    }
+
+    /// Long lists are decoded ahead of the iterator, in order, on the
+    /// thread pool (without the GIL), while Python creates the objects.
+    fn iteration_starts(&self) {
+        use std::sync::atomic::AtomicUsize;
+        use std::sync::Arc;
+        let Some(lists) = self.graph.root().lists_of(&self.graph) else {
+            return;
+        };
+        let list = (self.select)(lists);
+        if list.len() < onnxfast_core::decode::PARALLEL_MIN || list.cached(list.len() - 1).is_some()
+        {
+            return;
+        }
+        let next = Arc::new(AtomicUsize::new(0));
+        for _ in 0..rayon::current_num_threads() {
+            let (graph, select, next) = (self.graph.clone(), self.select, Arc::clone(&next));
+            rayon::spawn(move || {
+                if let Some(lists) = graph.root().lists_of(&graph) {
+                    select(lists).decode_ahead(&next);
+                }
+            });
+        }
     }
 
     fn item(&self, py: Python<'_>, index: usize) -> PyResult<Py<PyAny>> {
@@ -174,6 +201,7 @@ impl MessageList {
     }
 
     fn __iter__(slf: Py<Self>) -> MessageListIter {
+        slf.get().inner.iteration_starts();
         MessageListIter {
             list: slf,
             next: std::sync::atomic::AtomicUsize::new(0),

@@ -25,11 +25,13 @@ use crate::proto::{
     GraphProto, ModelProto, NodeProto, SparseTensorProto, TensorProto, ValueInfoProto,
 };
 
-/// Elements are cached in chunks of this many, allocated on first touch.
-const CHUNK: usize = 256;
+/// Elements are decoded and cached in chunks of this many: touching one
+/// decodes its chunk (one pass, one cursor), so a walk pays a chunk's setup
+/// once per 64 elements and a random access at most 63 neighbours.
+const CHUNK: usize = 64;
 
-/// One chunk of cached elements (each set on first touch).
-type Chunk<T> = OnceLock<Box<[OnceLock<T>]>>;
+/// One chunk of decoded elements, or why it could not be decoded.
+type Chunk<T> = OnceLock<Result<Box<[T]>, DecodeError>>;
 
 /// A message type a list can hold.
 pub trait ListElement: SpanMerge + Sync {
@@ -127,6 +129,16 @@ impl<T: ListElement> LazyList<T> {
 
     /// Decodes element `i` (not kept).
     pub fn decode(&self, i: usize) -> Result<T, DecodeError> {
+        let mut cursor = Cursor {
+            bytes: self.source.clone(),
+            at: 0,
+        };
+        self.decode_with(&mut cursor, i)
+    }
+
+    /// Decodes element `i` through `cursor` (a clone of the source, shared
+    /// by a run of decodes so no reference count is touched per element).
+    fn decode_with(&self, cursor: &mut Cursor, i: usize) -> Result<T, DecodeError> {
         let (offset, len) = self.span(i).ok_or_else(|| {
             self.fault(
                 i,
@@ -148,13 +160,9 @@ impl<T: ListElement> LazyList<T> {
                     },
                 )
             })?;
-        let mut cursor = Cursor {
-            bytes: self.source.clone(),
-            at: 0,
-        };
         let mut value = T::default();
         value
-            .merge_span(&self.source, &mut cursor, offset, len)
+            .merge_span(&self.source, cursor, offset, len)
             .map_err(|e| match wire::diagnose(body, T::SCHEMA, self.max_depth) {
                 Some(found) => self.relocate(i, offset, found),
                 None => self.fault(
@@ -169,6 +177,21 @@ impl<T: ListElement> LazyList<T> {
             pages.release(offset / FOLIO * FOLIO, offset + len);
         }
         Ok(value)
+    }
+
+    /// Decodes chunk `k` whole.
+    fn decode_chunk(&self, k: usize) -> Result<Box<[T]>, DecodeError> {
+        let start = k * CHUNK;
+        let end = (start + CHUNK).min(self.len());
+        let mut cursor = Cursor {
+            bytes: self.source.clone(),
+            at: 0,
+        };
+        let mut out = Vec::with_capacity(end.saturating_sub(start));
+        for i in start..end {
+            out.push(self.decode_with(&mut cursor, i)?);
+        }
+        Ok(out.into_boxed_slice())
     }
 
     /// An error found inside element `i` (at `offset`), as seen from the model.
@@ -186,9 +209,11 @@ impl<T: ListElement> LazyList<T> {
         }
     }
 
-    /// Element `i`, decoded on first access and kept for the list's life.
+    /// Element `i`, decoded on first access (with the rest of its chunk)
+    /// and kept for the list's life.
     pub fn get(&self, i: usize) -> Result<&T, DecodeError> {
-        let chunk = self.cache.get(i / CHUNK).ok_or_else(|| {
+        let k = i / CHUNK;
+        let past_end = || {
             self.fault(
                 i,
                 0,
@@ -196,32 +221,43 @@ impl<T: ListElement> LazyList<T> {
                     detail: format!("index {i} is past the end of {}", self.path),
                 },
             )
-        })?;
-        let slots = chunk.get_or_init(|| {
-            let n = CHUNK.min(self.len() - (i / CHUNK) * CHUNK);
-            (0..n).map(|_| OnceLock::new()).collect()
-        });
-        let slot = &slots[i % CHUNK];
-        if let Some(found) = slot.get() {
-            return Ok(found);
+        };
+        let chunk = self.cache.get(k).ok_or_else(past_end)?;
+        // Another thread decoding this chunk meanwhile: this one waits for it.
+        match chunk.get_or_init(|| self.decode_chunk(k)) {
+            Ok(elements) => elements.get(i % CHUNK).ok_or_else(past_end),
+            Err(e) => Err(e.clone()),
         }
-        let value = self.decode(i)?;
-        // Another thread may have set it meanwhile: either value is the same.
-        let _ = slot.set(value);
-        slot.get().ok_or_else(|| {
-            self.fault(
-                i,
-                0,
-                DecodeErrorKind::Internal {
-                    detail: "cache slot empty".into(),
-                },
-            )
-        })
     }
 
-    /// Element `i` if it has been decoded by [`LazyList::get`].
+    /// Element `i` if its chunk has been decoded.
     pub fn cached(&self, i: usize) -> Option<&T> {
-        self.cache.get(i / CHUNK)?.get()?.get(i % CHUNK)?.get()
+        self.cache
+            .get(i / CHUNK)?
+            .get()?
+            .as_ref()
+            .ok()?
+            .get(i % CHUNK)
+    }
+
+    /// Decodes and keeps chunks in order, claiming each from `next` (a
+    /// counter several threads share, so they work ahead of a reader in
+    /// step), until every chunk is claimed. A chunk already decoded, or
+    /// being decoded by another thread, is passed over or waited for.
+    pub fn decode_ahead(&self, next: &std::sync::atomic::AtomicUsize) {
+        use std::sync::atomic::Ordering;
+        loop {
+            let k = next.fetch_add(1, Ordering::Relaxed);
+            let Some(chunk) = self.cache.get(k) else {
+                return;
+            };
+            chunk.get_or_init(|| self.decode_chunk(k));
+        }
+    }
+
+    /// Number of chunks the list is cached in.
+    pub fn chunks(&self) -> usize {
+        self.cache.len()
     }
 
     /// Elements `range`, decoded now (kept ones are cloned), in order.
@@ -230,23 +266,31 @@ impl<T: ListElement> LazyList<T> {
         T: Clone,
     {
         use rayon::prelude::*;
-        let decode = |i: usize| match self.cached(i) {
-            Some(t) => Ok(t.clone()),
-            None => self.decode(i),
-        };
         // Into a vector of exactly the range's length (what the memory
-        // projection counts for these lists), filled in place.
+        // projection counts for these lists), filled in place, a run at a
+        // time with one cursor each.
         let start = range.start;
         let mut out = Vec::with_capacity(range.len());
         out.resize_with(range.len(), T::default);
-        let fill = |(k, slot): (usize, &mut T)| -> Result<(), DecodeError> {
-            *slot = decode(start + k)?;
+        let fill = |(r, slots): (usize, &mut [T])| -> Result<(), DecodeError> {
+            let mut cursor = Cursor {
+                bytes: self.source.clone(),
+                at: 0,
+            };
+            for (k, slot) in slots.iter_mut().enumerate() {
+                let i = start + r * RUN + k;
+                *slot = match self.cached(i) {
+                    Some(t) => t.clone(),
+                    None => self.decode_with(&mut cursor, i)?,
+                };
+            }
             Ok(())
         };
+        const RUN: usize = 256;
         if out.len() < super::PARALLEL_MIN {
-            out.iter_mut().enumerate().try_for_each(fill)?;
+            out.chunks_mut(RUN).enumerate().try_for_each(fill)?;
         } else {
-            out.par_iter_mut().enumerate().try_for_each(fill)?;
+            out.par_chunks_mut(RUN).enumerate().try_for_each(fill)?;
         }
         Ok(out)
     }
