@@ -22,6 +22,7 @@ from _common import (
     chain_model,
     fmt_bytes,
     fmt_seconds,
+    fmt_spread,
     measure_interleaved,
     table,
     transformer_model,
@@ -100,6 +101,8 @@ def main() -> int:
     print(table(rows, ["input", "call", "time", "peak RSS growth", "vs onnxfast"]))
     print()
     print(full_check_rows(chain, big, args.quick, repeat))
+    print()
+    print(exporter_rows(args.quick))
     print()
     print(thread_scaling())
     return 0
@@ -187,6 +190,53 @@ def full_check_rows(chain: Path, big: Path, quick: bool, repeat: int) -> str:
                 [label, calls[name], fmt_seconds(r["seconds"]), fmt_bytes(r["peak_growth"]), ""]
             )
     return table(rows, ["input (full check)", "call", "time", "peak RSS growth", "vs onnxfast"])
+
+
+def exporter_rows(quick: bool) -> str:
+    """check_model(path), structural and full, on the graph shapes of
+    bench_load.py, against onnx's load + check_model (medians of 5 fresh
+    processes, taking turns)."""
+    from bench_load import inputs
+
+    rows = []
+    for title, path, walk in inputs(quick):
+        if not walk:
+            continue
+        warm(path)
+        p = str(path)
+        for full in (False, True):
+            flag = ", full_check=True" if full else ""
+            ours_flag = ", full=True" if full else ""
+            runs = measure_interleaved(
+                {
+                    "onnx": ("import onnx", f"onnx.checker.check_model(onnx.load({p!r}){flag})"),
+                    "ours": ("import onnxfast", f"onnxfast.check_model({p!r}{ours_flag})"),
+                },
+                repeat=1 if quick else 5,
+            )
+            theirs, ours = runs["onnx"], runs["ours"]
+            kind = "full" if full else "structural"
+            rows.append(
+                [
+                    title,
+                    kind,
+                    "onnx.load + check_model",
+                    f"{fmt_seconds(theirs['seconds'])} {fmt_spread(theirs)}",
+                    fmt_bytes(theirs["peak_growth"]),
+                    f"{theirs['seconds'] / ours['seconds']:.1f}× slower",
+                ]
+            )
+            rows.append(
+                [
+                    title,
+                    kind,
+                    "onnxfast.check_model(path)",
+                    f"{fmt_seconds(ours['seconds'])} {fmt_spread(ours)}",
+                    fmt_bytes(ours["peak_growth"]),
+                    "1.0×",
+                ]
+            )
+    return table(rows, ["graph", "check", "call", "time", "peak RSS growth", "vs onnxfast"])
 
 
 def thread_scaling() -> str:
