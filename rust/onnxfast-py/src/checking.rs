@@ -56,19 +56,11 @@ fn check_model_impl(
     }
     let large = ptr.root().source.len() >= crate::GIL_RELEASE_BYTES;
     let report = crate::maybe_detach(py, large, move || {
-        let model = ptr.root().full_model(&ptr)?;
-        let report = checker::check_model(&model, &options);
-        // A tree decoded for this check alone is freed off this thread.
-        if let std::borrow::Cow::Owned(whole) = model {
-            if whole
-                .graph
-                .as_ref()
-                .is_some_and(|g| g.node.len() >= onnxfast_core::decode::PARALLEL_MIN)
-            {
-                onnxfast_core::decode::drop_in_background(whole);
-            }
+        let lists = ptr.graph.as_ref().and_then(|g| ptr.root().lists_of(g));
+        match lists {
+            Some(lists) => checker::check_lazy(&ptr, lists, &options),
+            None => Ok(checker::check_model(&ptr, &options)),
         }
-        Ok(report)
     })
     .map_err(|e: onnxfast_core::error::DecodeError| crate::errors::decode_error(py, &e))?;
     let findings = report

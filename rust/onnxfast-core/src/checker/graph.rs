@@ -6,10 +6,12 @@ use rayon::prelude::*;
 use super::node;
 use super::tensor;
 use super::{q, Checker, OpsetMap};
+use crate::decode::lazy::{GraphLists, LazyList, ListElement, NodeNames};
 use crate::diag::{closest, Location, Step};
+use crate::error::DecodeError;
 use crate::ir::{DefUse, Scope};
 use crate::names::{Name, NameSet};
-use crate::proto::{type_proto, GraphProto, NodeProto, ValueInfoProto};
+use crate::proto::{type_proto, GraphProto, NodeProto, TensorProto, ValueInfoProto};
 
 /// Undefined inputs per graph that get a spelling suggestion.
 const MAX_SUGGESTIONS: usize = 20;
@@ -30,67 +32,23 @@ pub(crate) fn check_graph<'a>(
     parent: &Location,
 ) {
     let here = parent.child(Step::Graph(g.name().to_string()));
-    if g.name().is_empty() {
-        c.emit(
-            codes::NO_GRAPH_NAME,
-            &here,
-            "the graph has no name (graph names are required)".into(),
-        );
-    }
-    for (i, vi) in g.input.iter().enumerate() {
-        check_value_info(c, vi, is_main, &here.child(item("input", i, vi.name())));
-    }
-    for (i, vi) in g.output.iter().enumerate() {
-        check_value_info(c, vi, is_main, &here.child(item("output", i, vi.name())));
-    }
-    scope.push_with_capacity(g.input.len() + g.initializer.len() + g.sparse_initializer.len());
-    for (i, vi) in g.input.iter().enumerate() {
-        if !scope.add(vi.name()) {
-            c.emit(
-                codes::DUPLICATE_GRAPH_INPUT,
-                &here.child(item("input", i, vi.name())),
-                format!(
-                    "graph input {} is declared more than once (SSA form)",
-                    q(vi.name())
-                ),
-            );
-        }
-    }
+    graph_head(
+        c,
+        g,
+        is_main,
+        scope,
+        &here,
+        g.initializer.len() + g.sparse_initializer.len(),
+    );
 
     // Initializers and sparse initializers share one name set.
-    let mut init_names = NameSet::default();
-    let init_diags = tensor_checks_in_parallel(c, g, &here);
-    for (i, t) in g.initializer.iter().enumerate() {
-        let loc = here.child(item("initializer", i, t.name()));
-        if t.name.is_none() || t.name().is_empty() {
-            c.emit(
-                codes::NO_INITIALIZER_NAME,
-                &loc,
-                "initializer has no name".into(),
-            );
-        } else if !init_names.insert(Name(t.name())) {
-            c.emit(
-                codes::DUPLICATE_INITIALIZER,
-                &loc,
-                format!("initializer name {} is used more than once", q(t.name())),
-            );
-        }
-        if c.ir_version <= 3 {
-            if !t.name().is_empty() && !scope.in_innermost(t.name()) {
-                c.emit(
-                    codes::INITIALIZER_NOT_INPUT,
-                    &loc,
-                    format!(
-                        "initializer {} is not a graph input (required for IR version {} ≤ 3)",
-                        q(t.name()),
-                        c.ir_version
-                    ),
-                );
-            }
-        } else {
-            scope.add(t.name());
-        }
-    }
+    let Ok(init_diags) = tensor_checks(c, g.initializer.as_slice(), &here);
+    let mut init_names = initializer_names(
+        c,
+        scope,
+        &here,
+        g.initializer.iter().map(|t| t.name.as_deref()),
+    );
     c.absorb(init_diags);
     for (i, s) in g.sparse_initializer.iter().enumerate() {
         let name = s.values.as_ref().map_or("", |v| v.name());
@@ -122,15 +80,18 @@ pub(crate) fn check_graph<'a>(
     // beside a read-only pass that proves the graph's SSA form and order
     // right; only a graph that fails it (or has subgraphs) takes the exact,
     // sequential walk below.
-    let (local, proven) = if g.node.len() >= PARALLEL_NODES {
+    let (Ok(local), proven) = if g.node.len() >= PARALLEL_NODES {
         let shared: &Checker<'_> = c;
         let shared_scope: &Scope<'a> = scope;
         rayon::join(
-            || node_findings(shared, g, opsets, is_main, &here, true),
-            || proven_ssa(g, shared_scope),
+            || node_findings(shared, g.node.as_slice(), opsets, is_main, &here),
+            || proven_ssa(g.node.iter().map(NodeNames::of), shared_scope),
         )
     } else {
-        (node_findings(c, g, opsets, is_main, &here, false), None)
+        (
+            node_findings(c, g.node.as_slice(), opsets, is_main, &here),
+            None,
+        )
     };
     let mut local = local.into_iter().peekable();
     if let Some(defined) = proven {
@@ -232,51 +193,118 @@ fn check_outputs_produced(
     }
 }
 
+/// A graph's list: decoded (a slice) or decoded on touch (the main graph
+/// of a lazily loaded model), read a run of elements at a time.
+pub(crate) trait Elements<T>: Sync {
+    type Error: Send;
+    fn count(&self) -> usize;
+    /// Calls `f(i, element)` for each element of `range`, in order.
+    fn each(
+        &self,
+        range: std::ops::Range<usize>,
+        f: &mut dyn FnMut(usize, &T),
+    ) -> Result<(), Self::Error>;
+}
+
+impl<T: Sync> Elements<T> for [T] {
+    type Error = std::convert::Infallible;
+    fn count(&self) -> usize {
+        self.len()
+    }
+    fn each(
+        &self,
+        range: std::ops::Range<usize>,
+        f: &mut dyn FnMut(usize, &T),
+    ) -> Result<(), Self::Error> {
+        for i in range {
+            f(i, &self[i]);
+        }
+        Ok(())
+    }
+}
+
+impl<T: ListElement> Elements<T> for LazyList<T> {
+    type Error = DecodeError;
+    fn count(&self) -> usize {
+        self.len()
+    }
+    fn each(
+        &self,
+        range: std::ops::Range<usize>,
+        f: &mut dyn FnMut(usize, &T),
+    ) -> Result<(), Self::Error> {
+        self.for_each_in(range, f)
+    }
+}
+
+/// Elements a task checks.
+const RUN: usize = 256;
+
+/// Runs `check` on every element (in parallel runs for large lists) and
+/// returns what it gave, in element order.
+fn each_checked<T, E: Elements<T> + ?Sized, R: Send>(
+    list: &E,
+    check: impl Fn(usize, &T) -> Option<R> + Sync,
+) -> Result<Vec<R>, E::Error> {
+    let n = list.count();
+    let run = |r: usize| -> Result<Vec<R>, E::Error> {
+        let mut out = Vec::new();
+        list.each(r * RUN..((r + 1) * RUN).min(n), &mut |i, t| {
+            out.extend(check(i, t));
+        })?;
+        Ok(out)
+    };
+    let runs: Vec<Vec<R>> = if n >= PARALLEL_NODES {
+        (0..n.div_ceil(RUN))
+            .into_par_iter()
+            .map(run)
+            .collect::<Result<_, _>>()?
+    } else {
+        (0..n.div_ceil(RUN)).map(run).collect::<Result<_, _>>()?
+    };
+    Ok(runs.into_iter().flatten().collect())
+}
+
+/// What a forked checker found: its kept findings and its counts.
+type Findings = (Vec<super::Diagnostic>, super::Counts);
+
 /// Node-local findings, (node index, findings) for the nodes that have any.
-fn node_findings(
+fn node_findings<E: Elements<NodeProto> + ?Sized>(
     c: &Checker<'_>,
-    g: &GraphProto,
+    nodes: &E,
     opsets: &OpsetMap<'_>,
     is_main: bool,
     here: &Location,
-    parallel: bool,
-) -> Vec<(usize, (Vec<super::Diagnostic>, super::Counts))> {
-    let check = |(i, n): (usize, &NodeProto)| {
+) -> Result<Vec<(usize, Findings)>, E::Error> {
+    each_checked(nodes, |i, n| {
         let mut fork = c.fork();
         node::check_node_local(&mut fork, n, opsets, is_main, &|| {
             here.child(node_step(i, n))
         });
         (fork.counts.total() > 0).then(|| (i, fork.into_findings()))
-    };
-    if parallel {
-        g.node.par_iter().enumerate().filter_map(check).collect()
-    } else {
-        g.node.iter().enumerate().filter_map(check).collect()
-    }
+    })
 }
 
-/// The names the nodes of `g` define, if every node input is defined before
-/// its node (here or in an enclosing scope), no name is assigned twice and
-/// no node holds a subgraph; `None` otherwise (the caller then walks the
-/// graph again, exactly). `scope`'s innermost level holds the graph's inputs
-/// and initializers.
-fn proven_ssa<'a>(g: &'a GraphProto, scope: &Scope<'a>) -> Option<NameSet<'a>> {
-    let outputs: usize = g.node.iter().map(|n| n.output.len()).sum();
+/// The names the nodes define, if every node input is defined before its
+/// node (here or in an enclosing scope), no name is assigned twice and no
+/// node holds a subgraph; `None` otherwise (the caller then walks the graph
+/// again, exactly). `scope`'s innermost level holds the graph's inputs and
+/// initializers.
+fn proven_ssa<'a>(
+    nodes: impl IntoIterator<Item = NodeNames<'a>>,
+    scope: &Scope<'a>,
+) -> Option<NameSet<'a>> {
     let mut defined = NameSet::default();
-    defined.reserve(outputs);
-    for n in &g.node {
-        if n.attribute
-            .iter()
-            .any(|a| a.g.is_some() || !a.graphs.is_empty())
-        {
+    for n in nodes {
+        if n.has_subgraph {
             return None;
         }
-        for input in &n.input {
+        for input in n.inputs {
             if !input.is_empty() && !defined.contains(&Name(input)) && !scope.in_any(input) {
                 return None;
             }
         }
-        for output in &n.output {
+        for output in n.outputs {
             if !output.is_empty() && (scope.in_any(output) || !defined.insert(Name(output))) {
                 return None;
             }
@@ -286,30 +314,169 @@ fn proven_ssa<'a>(g: &'a GraphProto, scope: &Scope<'a>) -> Option<NameSet<'a>> {
 }
 
 /// check_tensor of every initializer, in parallel for large graphs.
-fn tensor_checks_in_parallel(
+fn tensor_checks<E: Elements<TensorProto> + ?Sized>(
     c: &Checker<'_>,
-    g: &GraphProto,
+    initializers: &E,
     here: &Location,
-) -> (Vec<super::Diagnostic>, super::Counts) {
-    let check = |(i, t): (usize, &crate::proto::TensorProto)| {
+) -> Result<Findings, E::Error> {
+    let parts = each_checked(initializers, |i, t| {
         let mut fork = c.fork();
         tensor::check_tensor(&mut fork, t, &|| {
             here.child(item("initializer", i, t.name()))
         });
-        fork.into_findings()
-    };
-    let parts: Vec<(Vec<super::Diagnostic>, super::Counts)> =
-        if g.initializer.len() >= PARALLEL_NODES {
-            g.initializer.par_iter().enumerate().map(check).collect()
-        } else {
-            g.initializer.iter().enumerate().map(check).collect()
-        };
+        (fork.counts.total() > 0).then(|| fork.into_findings())
+    })?;
     let mut total = super::Counts::default();
     for p in &parts {
         total.merge(p.1);
     }
     let out = parts.into_iter().flat_map(|p| p.0).take(c.limit).collect();
-    (out, total)
+    Ok((out, total))
+}
+
+/// A graph's name, inputs and outputs; opens its scope level (room for the
+/// inputs and `initializers` more) holding the inputs.
+fn graph_head<'a>(
+    c: &mut Checker<'_>,
+    g: &'a GraphProto,
+    is_main: bool,
+    scope: &mut Scope<'a>,
+    here: &Location,
+    initializers: usize,
+) {
+    if g.name().is_empty() {
+        c.emit(
+            codes::NO_GRAPH_NAME,
+            here,
+            "the graph has no name (graph names are required)".into(),
+        );
+    }
+    for (i, vi) in g.input.iter().enumerate() {
+        check_value_info(c, vi, is_main, &here.child(item("input", i, vi.name())));
+    }
+    for (i, vi) in g.output.iter().enumerate() {
+        check_value_info(c, vi, is_main, &here.child(item("output", i, vi.name())));
+    }
+    scope.push_with_capacity(g.input.len() + initializers);
+    for (i, vi) in g.input.iter().enumerate() {
+        if !scope.add(vi.name()) {
+            c.emit(
+                codes::DUPLICATE_GRAPH_INPUT,
+                &here.child(item("input", i, vi.name())),
+                format!(
+                    "graph input {} is declared more than once (SSA form)",
+                    q(vi.name())
+                ),
+            );
+        }
+    }
+}
+
+/// The initializers' names (None when absent): present, unique, graph
+/// inputs up to IR version 3, in scope after. Returns the names seen.
+fn initializer_names<'a>(
+    c: &mut Checker<'_>,
+    scope: &mut Scope<'a>,
+    here: &Location,
+    names: impl Iterator<Item = Option<&'a str>>,
+) -> NameSet<'a> {
+    let mut seen = NameSet::default();
+    for (i, name) in names.enumerate() {
+        let text = name.unwrap_or("");
+        let loc = here.child(item("initializer", i, text));
+        if text.is_empty() {
+            c.emit(
+                codes::NO_INITIALIZER_NAME,
+                &loc,
+                "initializer has no name".into(),
+            );
+        } else if !seen.insert(Name(text)) {
+            c.emit(
+                codes::DUPLICATE_INITIALIZER,
+                &loc,
+                format!("initializer name {} is used more than once", q(text)),
+            );
+        }
+        if c.ir_version <= 3 {
+            if !text.is_empty() && !scope.in_innermost(text) {
+                c.emit(
+                    codes::INITIALIZER_NOT_INPUT,
+                    &loc,
+                    format!(
+                        "initializer {} is not a graph input (required for IR version {} ≤ 3)",
+                        q(text),
+                        c.ir_version
+                    ),
+                );
+            }
+        } else {
+            scope.add(text);
+        }
+    }
+    seen
+}
+
+/// Checks the main graph of a model loaded for decode on touch without
+/// decoding its lists whole: names are read from the source bytes, nodes
+/// and initializers are decoded a run at a time for their own checks (or
+/// read where already kept). Only the fast path of [`check_graph`] streams:
+/// when the graph's SSA form is not proven right at once, or it holds
+/// subgraphs or sparse initializers, nothing is reported and `Ok(false)`
+/// asks the caller for the exact walk over the decoded graph. Findings, and
+/// their order, are those [`check_graph`] gives.
+pub(crate) fn check_main_lazy<'a>(
+    c: &mut Checker<'_>,
+    g: &'a GraphProto,
+    lists: &'a GraphLists,
+    opsets: &OpsetMap<'_>,
+    scope: &mut Scope<'a>,
+    parent: &Location,
+) -> Result<bool, DecodeError> {
+    if !lists.sparse_initializer.is_empty() || !g.sparse_initializer.is_empty() {
+        return Ok(false);
+    }
+    let (names, nodes) = rayon::join(
+        || {
+            (0..lists.initializer.len())
+                .into_par_iter()
+                .map(|i| lists.initializer.name(i))
+                .collect::<Result<Vec<_>, _>>()
+        },
+        || {
+            (0..lists.node.len())
+                .into_par_iter()
+                .map(|i| lists.node.names(i))
+                .collect::<Result<Vec<_>, _>>()
+        },
+    );
+    let (names, nodes) = (names?, nodes?);
+    // Rolled back if the fast path does not apply.
+    let (kept, counts) = (c.out.len(), c.counts);
+    let here = parent.child(Step::Graph(g.name().to_string()));
+    graph_head(c, g, true, scope, &here, names.len());
+    initializer_names(c, scope, &here, names.into_iter());
+    let shared: &Checker<'_> = c;
+    let shared_scope: &Scope<'a> = scope;
+    let (local, proven) = rayon::join(
+        || node_findings(shared, &lists.node, opsets, true, &here),
+        || proven_ssa(nodes, shared_scope),
+    );
+    let Some(defined) = proven else {
+        c.out.truncate(kept);
+        c.counts = counts;
+        scope.pop();
+        return Ok(false);
+    };
+    let init_diags = tensor_checks(c, &lists.initializer, &here)?;
+    c.absorb(init_diags);
+    for (_, diags) in local? {
+        c.absorb(diags);
+    }
+    check_outputs_produced(c, g, &here, |name| {
+        scope.in_innermost(name) || defined.contains(&Name(name))
+    });
+    scope.pop();
+    Ok(true)
 }
 
 pub(crate) fn item(field: &'static str, index: usize, name: &str) -> Step {

@@ -18,11 +18,13 @@ mod tensor;
 use crate::diag::codes;
 use std::path::PathBuf;
 
+use crate::decode::lazy::GraphLists;
 use crate::diag::codes::Code;
 pub use crate::diag::{Counts, Diagnostic, Location, Report, Severity, Step};
+use crate::error::DecodeError;
 use crate::names::{Name, NameMap, NameSet};
 use crate::opset::SchemaRegistry;
-use crate::proto::ModelProto;
+use crate::proto::{GraphProto, ModelProto};
 
 /// The newest IR version this checker knows.
 pub const IR_VERSION: i64 = 14;
@@ -138,13 +140,14 @@ pub(crate) fn q(name: &str) -> String {
 pub fn check_model(model: &ModelProto, options: &CheckOptions) -> Report {
     let limit = options.max_diagnostics.unwrap_or(DEFAULT_MAX_DIAGNOSTICS);
     if !options.full {
-        return structural(model, options).into_report();
+        let Ok(c) = structural(model, options, eager_main);
+        return c.into_report();
     }
     // The structural checks and inference are independent: they run side
     // by side, and their findings are reported in that order.
     let store = crate::external::ExternalStore::new(options.model_dir.clone(), Default::default());
-    let (mut c, inferred) = rayon::join(
-        || structural(model, options),
+    let (Ok(mut c), inferred) = rayon::join(
+        || structural(model, options, eager_main),
         || {
             crate::infer::infer_model(
                 model,
@@ -160,6 +163,72 @@ pub fn check_model(model: &ModelProto, options: &CheckOptions) -> Report {
     c.into_report()
 }
 
+/// [`check_model`] for a model loaded for decode on touch: `model` is its
+/// decoded part (the main graph without its four lists), `lists` the rest.
+/// The structural check streams over the lists (see
+/// `graph::check_main_lazy`) where it can; the full and strict checks, and
+/// graphs the fast path does not prove, decode the lists whole for the
+/// time of the check. Fails only if an element cannot be decoded (the
+/// load's scan makes that an internal error).
+pub fn check_lazy(
+    model: &ModelProto,
+    lists: &GraphLists,
+    options: &CheckOptions,
+) -> Result<Report, DecodeError> {
+    let whole = |model: &ModelProto| -> Result<ModelProto, DecodeError> {
+        let mut whole = model.clone();
+        if let Some(g) = whole.graph.as_mut() {
+            lists.fill(g)?;
+        }
+        Ok(whole)
+    };
+    if options.full || options.strict {
+        let whole = whole(model)?;
+        let report = check_model(&whole, options);
+        free_off_thread(whole);
+        return Ok(report);
+    }
+    let main = |c: &mut Checker<'_>, g: &GraphProto, opsets: &OpsetMap<'_>| {
+        let mut scope = crate::ir::Scope::default();
+        let top = Location::default();
+        if !graph::check_main_lazy(c, g, lists, opsets, &mut scope, &top)? {
+            let mut whole = g.clone();
+            lists.fill(&mut whole)?;
+            graph::check_graph(c, &whole, opsets, true, &mut scope, &top);
+        }
+        Ok(())
+    };
+    Ok(structural(model, options, main)?.into_report())
+}
+
+/// The main graph's check when it is decoded whole.
+fn eager_main(
+    c: &mut Checker<'_>,
+    g: &GraphProto,
+    opsets: &OpsetMap<'_>,
+) -> Result<(), std::convert::Infallible> {
+    graph::check_graph(
+        c,
+        g,
+        opsets,
+        true,
+        &mut crate::ir::Scope::default(),
+        &Location::default(),
+    );
+    Ok(())
+}
+
+/// Frees a big tree decoded for one check on a worker thread.
+fn free_off_thread(model: ModelProto) {
+    if model
+        .graph
+        .as_ref()
+        .is_some_and(|g| g.node.len() >= crate::decode::PARALLEL_MIN)
+    {
+        crate::decode::drop_in_background(model);
+    }
+}
+
 impl Checker<'_> {
     fn into_report(self) -> Report {
         let omitted = self.counts.total() - self.out.len() as u64;
@@ -172,7 +241,13 @@ impl Checker<'_> {
 }
 
 /// onnx's `check_model` without the full check (and the strict extras).
-fn structural<'o>(model: &ModelProto, options: &'o CheckOptions) -> Checker<'o> {
+/// The structural checks; `main` checks the main graph (the only part
+/// that can fail: when its lists are read on touch).
+fn structural<'o, E>(
+    model: &ModelProto,
+    options: &'o CheckOptions,
+    main: impl FnOnce(&mut Checker<'o>, &GraphProto, &OpsetMap<'_>) -> Result<(), E>,
+) -> Result<Checker<'o>, E> {
     let mut c = Checker {
         options,
         schemas: SchemaRegistry::global(),
@@ -217,10 +292,7 @@ fn structural<'o>(model: &ModelProto, options: &'o CheckOptions) -> Checker<'o> 
     c.ir_version = ir as i32;
     let opsets = model_opsets(&mut c, model, &here);
     match &model.graph {
-        Some(g) => {
-            let mut scope = crate::ir::Scope::default();
-            graph::check_graph(&mut c, g, &opsets, true, &mut scope, &top);
-        }
+        Some(g) => main(&mut c, g, &opsets)?,
         None => c.emit(
             codes::NO_GRAPH_NAME,
             &here.child(Step::Field("graph")),
@@ -233,7 +305,7 @@ fn structural<'o>(model: &ModelProto, options: &'o CheckOptions) -> Checker<'o> 
     if options.strict {
         strict::check_model(&mut c, model, &here);
     }
-    c
+    Ok(c)
 }
 
 /// Builds the opset map of the model, with onnx's IR-version rules.

@@ -523,3 +523,169 @@ pub fn decode_lazy(buf: Bytes, options: &DecodeOptions) -> Result<LazyModel, Dec
         },
     })
 }
+
+/// The names of a node, read straight from its bytes (slices of the
+/// source: nothing is decoded or allocated but these small vectors).
+#[derive(Debug, Default)]
+pub struct NodeNames<'a> {
+    pub inputs: smallvec::SmallVec<[&'a str; 2]>,
+    pub outputs: smallvec::SmallVec<[&'a str; 1]>,
+    /// Whether an attribute holds a graph (`g` or `graphs`).
+    pub has_subgraph: bool,
+}
+
+impl<'a> NodeNames<'a> {
+    /// The same, of a decoded node.
+    pub fn of(node: &'a NodeProto) -> Self {
+        NodeNames {
+            inputs: node.input.iter().map(|s| s.as_str()).collect(),
+            outputs: node.output.iter().map(|s| s.as_str()).collect(),
+            has_subgraph: node
+                .attribute
+                .iter()
+                .any(|a| a.g.is_some() || !a.graphs.is_empty()),
+        }
+    }
+}
+
+/// Calls `f(number, wire type, value)` for each field of `buf` (the value's
+/// bytes for length-delimited fields, empty otherwise).
+fn for_each_field<'a>(
+    buf: &'a [u8],
+    mut f: impl FnMut(u32, u64, &'a [u8]) -> Result<(), Malformed>,
+) -> Result<(), Malformed> {
+    let end = buf.len();
+    let mut pos = 0;
+    while pos < end {
+        let at = next_field(buf, &mut pos, end)?;
+        let value = match at.wire {
+            wire_type::LEN => {
+                pos = at.start + at.len;
+                &buf[at.start..pos]
+            }
+            wire_type::VARINT => {
+                super::varint::read(buf, &mut pos, end)
+                    .map_err(|_| Malformed("bad varint".into()))?;
+                &[]
+            }
+            wire_type::FIXED64 | wire_type::FIXED32 => {
+                pos += if at.wire == wire_type::FIXED64 { 8 } else { 4 };
+                if pos > end {
+                    return Err(Malformed("fixed-width value past the end".into()));
+                }
+                &[]
+            }
+            _ => return Err(Malformed("unexpected wire type".into())),
+        };
+        f(at.tag, at.wire, value)?;
+    }
+    Ok(())
+}
+
+fn text(value: &[u8]) -> Result<&str, Malformed> {
+    std::str::from_utf8(value).map_err(|_| Malformed("invalid UTF-8".into()))
+}
+
+impl<T: ListElement> LazyList<T> {
+    /// The bytes of element `i` (its body, without key and length).
+    fn body(&self, i: usize) -> Result<(usize, &[u8]), DecodeError> {
+        self.span(i)
+            .and_then(|(offset, len)| Some((offset, self.source.get(offset..offset + len)?)))
+            .ok_or_else(|| {
+                self.fault(
+                    i,
+                    0,
+                    DecodeErrorKind::Internal {
+                        detail: format!("index {i} is past the end of {}", self.path),
+                    },
+                )
+            })
+    }
+
+    /// Calls `f(i, element)` for each element of `range` in order: kept
+    /// elements as they are, the others decoded for the call and dropped
+    /// (one cursor for the run), so a pass costs no more memory than one
+    /// element.
+    pub fn for_each_in(
+        &self,
+        range: std::ops::Range<usize>,
+        mut f: impl FnMut(usize, &T),
+    ) -> Result<(), DecodeError> {
+        let mut cursor = Cursor {
+            bytes: self.source.clone(),
+            at: 0,
+        };
+        for i in range {
+            match self.cached(i) {
+                Some(t) => f(i, t),
+                None => f(i, &self.decode_with(&mut cursor, i)?),
+            }
+        }
+        Ok(())
+    }
+}
+
+impl LazyList<NodeProto> {
+    /// The names of node `i`, read from its bytes.
+    pub fn names(&self, i: usize) -> Result<NodeNames<'_>, DecodeError> {
+        use fields::{attribute_proto, node_proto};
+        let (offset, body) = self.body(i)?;
+        let mut names = NodeNames::default();
+        for_each_field(body, |number, wire, value| {
+            if wire != wire_type::LEN {
+                return Ok(());
+            }
+            match number {
+                node_proto::INPUT => names.inputs.push(text(value)?),
+                node_proto::OUTPUT => names.outputs.push(text(value)?),
+                node_proto::ATTRIBUTE if !names.has_subgraph => {
+                    for_each_field(value, |n, w, _| {
+                        if w == wire_type::LEN
+                            && (n == attribute_proto::G || n == attribute_proto::GRAPHS)
+                        {
+                            names.has_subgraph = true;
+                        }
+                        Ok(())
+                    })?;
+                }
+                _ => {}
+            }
+            Ok(())
+        })
+        .map_err(|e| {
+            self.fault(
+                i,
+                offset,
+                DecodeErrorKind::Internal {
+                    detail: format!("reading a scanned node's names: {e}"),
+                },
+            )
+        })?;
+        Ok(names)
+    }
+}
+
+impl LazyList<TensorProto> {
+    /// The `name` of tensor `i` (None when absent), read from its bytes.
+    pub fn name(&self, i: usize) -> Result<Option<&str>, DecodeError> {
+        let (offset, body) = self.body(i)?;
+        let mut name = None;
+        for_each_field(body, |number, wire, value| {
+            if number == fields::tensor_proto::NAME && wire == wire_type::LEN {
+                // The last occurrence wins, as when decoding.
+                name = Some(text(value)?);
+            }
+            Ok(())
+        })
+        .map_err(|e| {
+            self.fault(
+                i,
+                offset,
+                DecodeErrorKind::Internal {
+                    detail: format!("reading a scanned tensor's name: {e}"),
+                },
+            )
+        })?;
+        Ok(name)
+    }
+}
