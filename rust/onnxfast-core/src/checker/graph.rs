@@ -85,7 +85,10 @@ pub(crate) fn check_graph<'a>(
         let shared_scope: &Scope<'a> = scope;
         rayon::join(
             || node_findings(shared, g.node.as_slice(), opsets, is_main, &here),
-            || proven_ssa(g.node.iter().map(NodeNames::of), shared_scope),
+            || {
+                let outputs = g.node.iter().map(|n| n.output.len()).sum();
+                proven_ssa(g.node.iter().map(NodeNames::of), outputs, shared_scope)
+            },
         )
     } else {
         (
@@ -292,9 +295,11 @@ fn node_findings<E: Elements<NodeProto> + ?Sized>(
 /// initializers.
 fn proven_ssa<'a>(
     nodes: impl IntoIterator<Item = NodeNames<'a>>,
+    outputs: usize,
     scope: &Scope<'a>,
 ) -> Option<NameSet<'a>> {
     let mut defined = NameSet::default();
+    defined.reserve(outputs);
     for n in nodes {
         if n.has_subgraph {
             return None;
@@ -378,9 +383,10 @@ fn initializer_names<'a>(
     c: &mut Checker<'_>,
     scope: &mut Scope<'a>,
     here: &Location,
-    names: impl Iterator<Item = Option<&'a str>>,
+    names: impl ExactSizeIterator<Item = Option<&'a str>>,
 ) -> NameSet<'a> {
     let mut seen = NameSet::default();
+    seen.reserve(names.len());
     for (i, name) in names.enumerate() {
         let text = name.unwrap_or("");
         let loc = here.child(item("initializer", i, text));
@@ -459,7 +465,10 @@ pub(crate) fn check_main_lazy<'a>(
     let shared_scope: &Scope<'a> = scope;
     let (local, proven) = rayon::join(
         || node_findings(shared, &lists.node, opsets, true, &here),
-        || proven_ssa(nodes, shared_scope),
+        || {
+            let outputs = nodes.iter().map(|n| n.outputs.len()).sum();
+            proven_ssa(nodes, outputs, shared_scope)
+        },
     );
     let Some(defined) = proven else {
         c.out.truncate(kept);
