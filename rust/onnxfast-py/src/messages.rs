@@ -109,7 +109,6 @@ macro_rules! message {
             messages: [$($me:ident: $met:ident),* $(,)?],
             lists: [$($li:ident),* $(,)?],
             $(method_lists: [$($ml:ident),* $(,)?],)?
-            has($m:ident): [$($hn:ident => $he:expr),* $(,)?],
         }
         $($extra:tt)*
     ) => {
@@ -200,11 +199,10 @@ macro_rules! message {
 
             /// Whether an optional field is present (as protobuf's `HasField`).
             #[allow(non_snake_case)]
+            /// (Generated for every singular field from onnx.proto: `Presence`.)
             fn HasField(&self, field: &str) -> PyResult<bool> {
-                #[allow(unused_variables)]
-                let $m: &$proto = &self.0;
-                $( if field == field_name!($hn) { return Ok($he); } )*
-                Err(PyValueError::new_err(format!(
+                use onnxfast_core::proto::Presence;
+                self.0.has_field(field).ok_or_else(|| PyValueError::new_err(format!(
                     "{} has no optional field {field:?}", $pyname
                 )))
             }
@@ -246,15 +244,6 @@ message! {
         bytes_lists: [],
         messages: [graph: Graph],
         lists: [opset_import, metadata_props, training_info, functions, configuration],
-        has(m): [
-            ir_version => m.ir_version.is_some(),
-            model_version => m.model_version.is_some(),
-            producer_name => m.producer_name.is_some(),
-            producer_version => m.producer_version.is_some(),
-            domain => m.domain.is_some(),
-            doc_string => m.doc_string.is_some(),
-            graph => m.graph.is_some(),
-        ],
     }
 
     /// The external files this model's tensors use: a list of
@@ -350,10 +339,6 @@ message! {
         bytes_lists: [],
         messages: [],
         lists: [input, output, quantization_annotation, metadata_props],
-        has(m): [
-            name => m.name.is_some(),
-            doc_string => m.doc_string.is_some(),
-        ],
     }
 
     // The long lists: decoded on touch for a model's main graph.
@@ -486,13 +471,6 @@ message! {
         lists: [attribute],
         // Kept out of line by the core type (few nodes have them).
         method_lists: [metadata_props, device_configurations],
-        has(m): [
-            name => m.name.is_some(),
-            op_type => m.op_type.is_some(),
-            domain => m.domain.is_some(),
-            overload => m.overload_opt().is_some(),
-            doc_string => m.doc_string_opt().is_some(),
-        ],
     }
 
     /// Attribute values by name, as `onnx.helper.get_attribute_value` gives
@@ -523,19 +501,6 @@ message! {
         bytes_lists: [strings],
         messages: [t: Tensor, g: Graph, sparse_tensor: SparseTensor, tp: Type],
         lists: [tensors, graphs, sparse_tensors, type_protos],
-        has(m): [
-            name => m.name.is_some(),
-            ref_attr_name => m.ref_attr_name.is_some(),
-            doc_string => m.doc_string.is_some(),
-            r#type => m.r#type.is_some_and(|t| proto::attribute_proto::AttributeType::try_from(t).is_ok()),
-            f => m.f.is_some(),
-            i => m.i.is_some(),
-            s => m.s.is_some(),
-            t => m.t.is_some(),
-            g => m.g.is_some(),
-            sparse_tensor => m.sparse_tensor.is_some(),
-            tp => m.tp.is_some(),
-        ],
     }
 
     /// `AttributeProto.AttributeType` code (0 when absent or unknown).
@@ -585,11 +550,6 @@ message! {
         bytes_lists: [],
         messages: [r#type: Type],
         lists: [metadata_props],
-        has(m): [
-            name => m.name.is_some(),
-            doc_string => m.doc_string.is_some(),
-            r#type => m.r#type.is_some(),
-        ],
     }
 
     fn __repr__(&self) -> String {
@@ -614,7 +574,6 @@ message! {
         bytes_lists: [],
         messages: [],
         lists: [],
-        has(m): [key => m.key.is_some(), value => m.value.is_some()],
     }
     fn __repr__(&self) -> String {
         self.generic_repr()
@@ -632,7 +591,6 @@ message! {
         bytes_lists: [],
         messages: [],
         lists: [],
-        has(m): [domain => m.domain.is_some(), version => m.version.is_some()],
     }
     fn __repr__(&self) -> String {
         self.generic_repr()
@@ -650,7 +608,6 @@ message! {
         bytes_lists: [],
         messages: [],
         lists: [quant_parameter_tensor_names],
-        has(m): [tensor_name => m.tensor_name.is_some()],
     }
     fn __repr__(&self) -> String {
         self.generic_repr()
@@ -668,7 +625,6 @@ message! {
         bytes_lists: [],
         messages: [initialization: Graph, algorithm: Graph],
         lists: [initialization_binding, update_binding],
-        has(m): [initialization => m.initialization.is_some(), algorithm => m.algorithm.is_some()],
     }
     fn __repr__(&self) -> String {
         self.generic_repr()
@@ -686,12 +642,6 @@ message! {
         bytes_lists: [],
         messages: [],
         lists: [attribute_proto, node, opset_import, value_info, metadata_props],
-        has(m): [
-            name => m.name.is_some(),
-            doc_string => m.doc_string.is_some(),
-            domain => m.domain.is_some(),
-            overload => m.overload.is_some(),
-        ],
     }
     fn __repr__(&self) -> String {
         self.generic_repr()
@@ -712,15 +662,6 @@ message! {
         bytes_lists: [string_data],
         messages: [segment: TensorSegment],
         lists: [external_data, metadata_props],
-        has(m): [
-            data_type => m.data_type.is_some(),
-            name => m.name.is_some(),
-            doc_string => m.doc_string.is_some(),
-            raw_data => m.raw_data.is_some(),
-            segment => m.segment.is_some(),
-            data_location => m.data_location.is_some_and(
-                |v| proto::tensor_proto::DataLocation::try_from(v).is_ok()),
-        ],
     }
 
     /// `TensorProto.DataLocation` code: 0 DEFAULT, 1 EXTERNAL.
@@ -800,7 +741,6 @@ message! {
         bytes_lists: [],
         messages: [],
         lists: [],
-        has(m): [begin => m.begin.is_some(), end => m.end.is_some()],
     }
     fn __repr__(&self) -> String {
         self.generic_repr()
@@ -818,7 +758,6 @@ message! {
         bytes_lists: [],
         messages: [values: Tensor, indices: Tensor],
         lists: [],
-        has(m): [values => m.values.is_some(), indices => m.indices.is_some()],
     }
     fn __repr__(&self) -> String {
         self.generic_repr()
@@ -838,8 +777,7 @@ message! {
         bytes_lists: [],
         messages: [],
         lists: [dim],
-        has(m): [],
-    }
+            }
 
     fn __repr__(&self) -> String {
         format!("TensorShape({})", crate::values::describe_shape(&self.0))
@@ -858,11 +796,6 @@ message! {
         bytes_lists: [],
         messages: [],
         lists: [],
-        has(m): [
-            denotation => m.denotation.is_some(),
-            dim_value => matches!(m.value, Some(tensor_shape_proto::dimension::Value::DimValue(_))),
-            dim_param => matches!(m.value, Some(tensor_shape_proto::dimension::Value::DimParam(_))),
-        ],
     }
 
     #[getter]
@@ -912,15 +845,6 @@ message! {
         bytes_lists: [],
         messages: [],
         lists: [],
-        has(m): [
-            denotation => m.denotation.is_some(),
-            tensor_type => matches!(m.value, Some(type_proto::Value::TensorType(_))),
-            sequence_type => matches!(m.value, Some(type_proto::Value::SequenceType(_))),
-            map_type => matches!(m.value, Some(type_proto::Value::MapType(_))),
-            optional_type => matches!(m.value, Some(type_proto::Value::OptionalType(_))),
-            sparse_tensor_type => matches!(m.value, Some(type_proto::Value::SparseTensorType(_))),
-            opaque_type => matches!(m.value, Some(type_proto::Value::OpaqueType(_))),
-        ],
     }
 
     #[getter]
@@ -1016,7 +940,6 @@ message! {
         bytes_lists: [],
         messages: [shape: TensorShape],
         lists: [],
-        has(m): [elem_type => m.elem_type.is_some(), shape => m.shape.is_some()],
     }
     fn __repr__(&self) -> String {
         self.generic_repr()
@@ -1034,7 +957,6 @@ message! {
         bytes_lists: [],
         messages: [shape: TensorShape],
         lists: [],
-        has(m): [elem_type => m.elem_type.is_some(), shape => m.shape.is_some()],
     }
     fn __repr__(&self) -> String {
         self.generic_repr()
@@ -1052,7 +974,6 @@ message! {
         bytes_lists: [],
         messages: [elem_type: Type],
         lists: [],
-        has(m): [elem_type => m.elem_type.is_some()],
     }
     fn __repr__(&self) -> String {
         self.generic_repr()
@@ -1070,7 +991,6 @@ message! {
         bytes_lists: [],
         messages: [value_type: Type],
         lists: [],
-        has(m): [key_type => m.key_type.is_some(), value_type => m.value_type.is_some()],
     }
     fn __repr__(&self) -> String {
         self.generic_repr()
@@ -1088,7 +1008,6 @@ message! {
         bytes_lists: [],
         messages: [elem_type: Type],
         lists: [],
-        has(m): [elem_type => m.elem_type.is_some()],
     }
     fn __repr__(&self) -> String {
         self.generic_repr()
@@ -1106,7 +1025,6 @@ message! {
         bytes_lists: [],
         messages: [],
         lists: [],
-        has(m): [domain => m.domain.is_some(), name => m.name.is_some()],
     }
     fn __repr__(&self) -> String {
         self.generic_repr()
@@ -1126,7 +1044,6 @@ message! {
         bytes_lists: [],
         messages: [],
         lists: [],
-        has(m): [name => m.name.is_some(), num_devices => m.num_devices.is_some()],
     }
     fn __repr__(&self) -> String {
         self.generic_repr()
@@ -1145,10 +1062,6 @@ message! {
         bytes_lists: [],
         messages: [],
         lists: [sharding_spec],
-        has(m): [
-            configuration_id => m.configuration_id.is_some(),
-            pipeline_stage => m.pipeline_stage.is_some(),
-        ],
     }
     fn __repr__(&self) -> String {
         self.generic_repr()
@@ -1166,7 +1079,6 @@ message! {
         bytes_lists: [],
         messages: [],
         lists: [index_to_device_group_map, sharded_dim],
-        has(m): [tensor_name => m.tensor_name.is_some()],
     }
     fn __repr__(&self) -> String {
         self.generic_repr()
@@ -1184,7 +1096,6 @@ message! {
         bytes_lists: [],
         messages: [],
         lists: [],
-        has(m): [key => m.key.is_some()],
     }
     fn __repr__(&self) -> String {
         self.generic_repr()
@@ -1202,7 +1113,6 @@ message! {
         bytes_lists: [],
         messages: [],
         lists: [simple_sharding],
-        has(m): [axis => m.axis.is_some()],
     }
     fn __repr__(&self) -> String {
         self.generic_repr()
@@ -1220,11 +1130,6 @@ message! {
         bytes_lists: [],
         messages: [],
         lists: [],
-        has(m): [
-            num_shards => m.num_shards.is_some(),
-            dim_value => matches!(m.dim, Some(proto::simple_sharded_dim_proto::Dim::DimValue(_))),
-            dim_param => matches!(m.dim, Some(proto::simple_sharded_dim_proto::Dim::DimParam(_))),
-        ],
     }
 
     #[getter]
@@ -1261,7 +1166,6 @@ message! {
         bytes_lists: [],
         messages: [],
         lists: [tensor_values, sparse_tensor_values, sequence_values, map_values, optional_values],
-        has(m): [name => m.name.is_some(), elem_type => m.elem_type.is_some()],
     }
     fn __repr__(&self) -> String {
         self.generic_repr()
@@ -1279,7 +1183,6 @@ message! {
         bytes_lists: [string_keys],
         messages: [values: SequenceValue],
         lists: [],
-        has(m): [name => m.name.is_some(), key_type => m.key_type.is_some(), values => m.values.is_some()],
     }
     fn __repr__(&self) -> String {
         self.generic_repr()
@@ -1298,15 +1201,6 @@ message! {
         messages: [tensor_value: Tensor, sparse_tensor_value: SparseTensor,
                    sequence_value: SequenceValue, map_value: MapValue, optional_value: OptionalValue],
         lists: [],
-        has(m): [
-            name => m.name.is_some(),
-            elem_type => m.elem_type.is_some(),
-            tensor_value => m.tensor_value.is_some(),
-            sparse_tensor_value => m.sparse_tensor_value.is_some(),
-            sequence_value => m.sequence_value.is_some(),
-            map_value => m.map_value.is_some(),
-            optional_value => m.optional_value.is_some(),
-        ],
     }
     fn __repr__(&self) -> String {
         self.generic_repr()

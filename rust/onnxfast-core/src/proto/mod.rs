@@ -10,3 +10,45 @@ pub(crate) use node::is_string_field;
 pub use node::{Inputs, NodeExtras, NodeProto, Outputs, Str};
 
 include!(concat!(env!("OUT_DIR"), "/onnx.rs"));
+
+/// protobuf's `HasField` for the singular fields of a message (generated
+/// from onnx.proto by build.rs for every message).
+pub trait Presence {
+    /// Whether singular field `field` (by its proto name) is set; `None`
+    /// when the message has no singular field of that name (a repeated
+    /// field, or none at all).
+    fn has_field(&self, field: &str) -> Option<bool>;
+}
+
+include!(concat!(env!("OUT_DIR"), "/presence.rs"));
+
+#[cfg(test)]
+mod presence_tests {
+    use super::*;
+
+    #[test]
+    fn has_field_follows_protobuf() {
+        let mut a = AttributeProto::default();
+        assert_eq!(a.has_field("name"), Some(false));
+        a.name = Some(String::new());
+        assert_eq!(a.has_field("name"), Some(true)); // set to the default still counts
+        a.r#type = Some(999); // an enum value the closed enum does not know
+        assert_eq!(a.has_field("type"), Some(false));
+        a.r#type = Some(2);
+        assert_eq!(a.has_field("type"), Some(true));
+        assert_eq!(a.has_field("ints"), None); // repeated: no presence
+        assert_eq!(a.has_field("no_such_field"), None);
+        let mut d = tensor_shape_proto::Dimension::default();
+        assert_eq!(d.has_field("dim_param"), Some(false));
+        d.value = Some(tensor_shape_proto::dimension::Value::DimValue(3));
+        assert_eq!(
+            (d.has_field("dim_value"), d.has_field("dim_param")),
+            (Some(true), Some(false))
+        );
+        let mut n = NodeProto::default();
+        assert_eq!(n.has_field("doc_string"), Some(false));
+        n.extras_mut().doc_string = Some("kept out of line".into());
+        assert_eq!(n.has_field("doc_string"), Some(true));
+        assert_eq!(n.has_field("input"), None);
+    }
+}
