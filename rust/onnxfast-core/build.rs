@@ -1,6 +1,7 @@
 //! Compiles `proto/onnx.proto` without a system `protoc`: `protox` parses the
 //! file in-process, `prost-build` generates the Rust types, and this script
-//! also emits the field table the wire scanner (`src/wire.rs`) walks.
+//! also emits the field table the wire scanner (`src/decode/scan.rs`,
+//! `walk.rs`) walks.
 
 use std::collections::BTreeMap;
 use std::env;

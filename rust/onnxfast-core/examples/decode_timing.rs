@@ -4,7 +4,7 @@ use std::time::Instant;
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-use onnxfast_core::decode::{source, wire};
+use onnxfast_core::decode::{scan, source};
 use onnxfast_core::proto::schema::ids;
 use onnxfast_core::{decode, proto, DecodeOptions};
 
@@ -19,7 +19,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let buf = source::map_file(path.as_ref())?.bytes;
         let t_map = t.elapsed();
         let t = Instant::now();
-        let stats = wire::scan(&buf, ids::MODEL_PROTO, wire::DEFAULT_MAX_DEPTH)?;
+        let stats = scan::scan(&buf, ids::MODEL_PROTO, scan::DEFAULT_MAX_DEPTH)?;
         let t_scan = t.elapsed();
         let t = Instant::now();
         let model: proto::ModelProto = decode(buf, &DecodeOptions::default())?;

@@ -20,10 +20,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let buf = source::map_file(path.as_ref())?.bytes;
     for _ in 0..n {
         let t = Instant::now();
-        let stats = onnxfast_core::decode::wire::scan(
+        let stats = onnxfast_core::decode::scan::scan(
             &buf,
             onnxfast_core::proto::schema::ids::MODEL_PROTO,
-            onnxfast_core::decode::wire::DEFAULT_MAX_DEPTH,
+            onnxfast_core::decode::scan::DEFAULT_MAX_DEPTH,
         )?;
         let scan = t.elapsed();
         let t = Instant::now();

@@ -1,13 +1,19 @@
-//! onnxfast-core: ONNX models without Python.
+//! onnxfast-core: ONNX models without Python. The modules read as the
+//! pipeline, each using only those above it:
 //!
 //! - [`proto`]: prost types of every ONNX message (`proto/onnx.proto`), whose
-//!   bytes fields are zero-copy slices of the source buffer.
-//! - [`wire`]: a schema-driven, non-allocating scan of the wire format that
-//!   locates faults (offset + field path), bounds nesting and projects memory.
-//! - [`decode`]: scan, then decode with prost.
-//! - [`source`]: memory-mapped or owned file contents.
-//! - [`tensor`]: element types, validation, numpy-layout bytes.
-//! - [`convert`]: sub-byte unpacking and small-float → f32 / i8 kernels.
+//!   bytes fields are zero-copy slices of the source buffer; the generated
+//!   schema tables (field numbers, wire types, containers, presence).
+//! - [`decode`]: the source (map or bytes), the scan (framing, nesting,
+//!   UTF-8, memory projection, budget), the walk it shares with diagnose
+//!   (offset + field path of a fault), the span index, eager decoding and
+//!   decode on touch ([`decode::lazy`]).
+//! - [`tensor`]: element types, validation, numpy-layout bytes, conversion
+//!   kernels.
+//! - [`external`]: external data: location rules, sandboxed open, file store.
+//! - [`ir`], [`opset`], [`diag`]: the graph view, the op-schema registry,
+//!   diagnostics.
+//! - [`checker`] and [`infer`]: onnx's checker and type/shape inference.
 
 pub mod checker;
 pub mod decode;

@@ -15,7 +15,7 @@ use prost::Message;
 
 use onnxfast_core::decode::lazy::decode_lazy;
 use onnxfast_core::decode::projected_memory;
-use onnxfast_core::decode::wire::{scan, DEFAULT_MAX_DEPTH};
+use onnxfast_core::decode::scan::{scan, DEFAULT_MAX_DEPTH};
 use onnxfast_core::opset::SchemaRegistry;
 use onnxfast_core::proto::schema::ids;
 use onnxfast_core::proto::{

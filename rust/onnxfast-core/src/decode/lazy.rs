@@ -15,9 +15,9 @@ use std::sync::OnceLock;
 use bytes::{Buf, Bytes};
 use prost::Message;
 
+use super::scan;
 use super::source::PageReleaser;
 use super::spans::{List, Spans};
-use super::wire;
 use super::{Cursor, DecodeOptions, Malformed, SpanMerge};
 use crate::error::{DecodeError, DecodeErrorKind};
 use crate::proto::schema::{fields, ids, wire_type, MESSAGES};
@@ -163,7 +163,7 @@ impl<T: ListElement> LazyList<T> {
         let mut value = T::default();
         value
             .merge_span(&self.source, cursor, offset, len)
-            .map_err(|e| match wire::diagnose(body, T::SCHEMA, self.max_depth) {
+            .map_err(|e| match super::diagnose(body, T::SCHEMA, self.max_depth) {
                 Some(found) => self.relocate(i, offset, found),
                 None => self.fault(
                     i,
@@ -480,7 +480,7 @@ fn internal(e: Malformed) -> DecodeError {
 /// whole tree, as if every element were touched, and the index: decided
 /// before anything is allocated, so touching can never exceed it.
 pub fn decode_lazy(buf: Bytes, options: &DecodeOptions) -> Result<LazyModel, DecodeError> {
-    let (stats, deferred) = wire::scan_model(
+    let (stats, deferred) = scan::scan_model(
         &buf,
         options.max_depth,
         options.pages.as_ref(),

@@ -1,11 +1,14 @@
 //! Decoding: the source (memory map or bytes), the wire-format scan
 //! (framing, depth, memory projection, fault diagnosis), then prost.
 
+mod diagnose;
 pub mod lazy;
+pub mod scan;
 pub mod source;
 pub mod spans;
 pub mod varint;
-pub mod wire;
+mod walk;
+pub use diagnose::diagnose;
 
 use bytes::{Buf, Bytes};
 use prost::Message;
@@ -14,11 +17,11 @@ use crate::decode::source::{Behind, PageReleaser};
 use crate::error::{DecodeError, DecodeErrorKind};
 use crate::proto;
 use crate::proto::schema::{self, fields, ids, wire_type, MESSAGES};
+use scan::{Deferred, ScanStats, DEFAULT_MAX_DEPTH};
 use spans::Spans;
-use wire::{Deferred, ScanStats, DEFAULT_MAX_DEPTH};
 
 /// Why prost (or our fast paths) refused the input. Only used to trigger
-/// [`wire::diagnose`], which reports the fault with its offset and path.
+/// [`diagnose`], which reports the fault with its offset and path.
 #[derive(Debug)]
 pub struct Malformed(pub(crate) String);
 
@@ -165,7 +168,7 @@ pub(crate) fn check_budget(
 
 /// Decodes `buf` as an `M`, zero-copy for bytes fields.
 pub fn decode<M: RootMessage>(buf: Bytes, options: &DecodeOptions) -> Result<M, DecodeError> {
-    let (stats, deferred) = wire::scan_deferring(
+    let (stats, deferred) = scan::scan_deferring(
         &buf,
         M::SCHEMA,
         options.max_depth,
@@ -182,7 +185,7 @@ pub fn decode<M: RootMessage>(buf: Bytes, options: &DecodeOptions) -> Result<M, 
     merged.map(|()| message).map_err(|e| {
         // The fast scan checks framing only; prost also checks UTF-8. Locate
         // whatever prost refused.
-        wire::diagnose(&scanned, M::SCHEMA, options.max_depth).unwrap_or_else(|| DecodeError {
+        diagnose(&scanned, M::SCHEMA, options.max_depth).unwrap_or_else(|| DecodeError {
             offset: 0,
             path: String::new(),
             root: MESSAGES[M::SCHEMA].name,
@@ -455,7 +458,7 @@ mod tests {
         // 24-byte CompactString slot each in memory, in a SmallVec grown to
         // the next power of two: the projection is that capacity, exactly.
         let node = [0x0a, 0x00].repeat(100_000);
-        let stats = wire::scan(&node, ids::NODE_PROTO, DEFAULT_MAX_DEPTH).expect("scan");
+        let stats = scan::scan(&node, ids::NODE_PROTO, DEFAULT_MAX_DEPTH).expect("scan");
         let decoded: proto::NodeProto =
             decode(Bytes::from(node), &DecodeOptions::default()).expect("decode");
         assert_eq!(decoded.input.len(), 100_000);

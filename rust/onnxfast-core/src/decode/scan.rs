@@ -1,0 +1,437 @@
+//! The fast scan: a non-allocating pass over the protobuf wire format,
+//! driven by the schema table of `onnx.proto`, run before anything is
+//! decoded. It proves the framing is sound (tags, varints, lengths, wire
+//! types, nesting depth, UTF-8 of string fields, so that a message decoded
+//! later, on touch, cannot fail) and projects the heap the decoded tree will
+//! take (each container's capacity as the decoder grows it, each string's
+//! allocation), so a caller can refuse a memory bomb before allocating
+//! anything. For a model, the main graph's long lists are deferred by the
+//! walk and scanned in parallel runs. On a fault, [`super::diagnose`]
+//! re-walks the buffer to report where.
+//!
+//! The walk is iterative (no recursion on input depth) and never reads the
+//! bytes of `bytes` fields (tensor `raw_data`): scanning a memory-mapped
+//! multi-gigabyte model touches only its small fields.
+
+use super::diagnose;
+use super::walk::{scan_plain_node, walk, DiagFault, Root, Stack};
+use crate::decode::source::{Behind, PageReleaser};
+use crate::decode::spans::{List, Lists};
+use crate::error::{DecodeError, DecodeErrorKind};
+use crate::proto::schema::{ids, MESSAGES};
+
+/// Protobuf's own default recursion limit, also onnx's (C++ protobuf).
+pub const DEFAULT_MAX_DEPTH: usize = 100;
+
+/// What the scan counted.
+#[derive(Debug, Clone)]
+pub struct ScanStats {
+    /// Messages of each type (indexed like [`MESSAGES`]), the root included.
+    pub messages: Vec<u64>,
+    /// Heap bytes of the decoded tree (the root struct itself aside): every
+    /// container at the capacity the decoder grows it to (a `Vec` filled
+    /// by pushes doubles from 4; the main graph's lists and a main-graph
+    /// node's attributes are reserved exactly; `SmallVec`s spill past their
+    /// inline length; boxes once), and every string's allocation. Bytes
+    /// fields are slices of the source and take none.
+    pub heap: u64,
+    /// Deepest nesting seen (the root is depth 0).
+    pub max_depth: usize,
+}
+
+impl ScanStats {
+    pub(super) fn new() -> Self {
+        ScanStats {
+            messages: vec![0; MESSAGES.len()],
+            heap: 0,
+            max_depth: 0,
+        }
+    }
+
+    pub(super) fn merged(mut self, other: ScanStats) -> ScanStats {
+        for (a, b) in self.messages.iter_mut().zip(other.messages) {
+            *a += b;
+        }
+        self.heap = self.heap.saturating_add(other.heap);
+        self.max_depth = self.max_depth.max(other.max_depth);
+        self
+    }
+}
+
+/// Walks `buf` as a message of type `root` (an index into [`MESSAGES`]).
+///
+/// Does not validate UTF-8 (prost does while decoding); on any fault, the
+/// buffer is re-walked by [`diagnose`] to report the field path.
+pub fn scan(buf: &[u8], root: usize, max_depth: usize) -> Result<ScanStats, DecodeError> {
+    scan_releasing(buf, root, max_depth, None, None)
+}
+
+/// [`scan`], releasing the pages of a mapped buffer behind the walk, and
+/// refusing a projection over `budget`.
+pub fn scan_releasing(
+    buf: &[u8],
+    root: usize,
+    max_depth: usize,
+    pages: Option<&PageReleaser>,
+    budget: Option<u64>,
+) -> Result<ScanStats, DecodeError> {
+    scan_deferring(buf, root, max_depth, pages, budget).map(|(stats, _)| stats)
+}
+
+/// What a model's scan leaves for the decoder: where the elements of the
+/// main graph's long lists lie (the index decode on touch reads), and where
+/// the graph's other fields start.
+#[derive(Debug, Default)]
+pub struct Deferred {
+    pub lists: Lists,
+    /// Offsets of the keys of the main graph's other known fields (name,
+    /// inputs, outputs, ...), in order.
+    pub graph_fields: Vec<usize>,
+}
+
+/// [`scan_releasing`] for a model, also returning what it deferred.
+pub fn scan_model(
+    buf: &[u8],
+    max_depth: usize,
+    pages: Option<&PageReleaser>,
+    budget: Option<u64>,
+) -> Result<(ScanStats, Deferred), DecodeError> {
+    scan_deferring(buf, ids::MODEL_PROTO, max_depth, pages, budget)
+}
+
+pub(crate) fn scan_deferring(
+    buf: &[u8],
+    root: usize,
+    max_depth: usize,
+    pages: Option<&PageReleaser>,
+    budget: Option<u64>,
+) -> Result<(ScanStats, Deferred), DecodeError> {
+    match fast_scan(buf, root, max_depth, pages, budget) {
+        Ok((stats, deferred)) => match budget {
+            Some(budget) if stats.heap > budget => Err(DecodeError {
+                offset: 0,
+                path: String::new(),
+                root: MESSAGES[root].name,
+                kind: DecodeErrorKind::MemoryBudget {
+                    projected: stats.heap,
+                    budget,
+                },
+            }),
+            _ => Ok((stats, deferred)),
+        },
+        Err(Some(budget_error)) => Err(budget_error),
+        Err(None) => Err(
+            diagnose(buf, root, max_depth).unwrap_or_else(|| DecodeError {
+                offset: 0,
+                path: String::new(),
+                root: MESSAGES[root].name,
+                kind: DecodeErrorKind::Internal {
+                    detail: "fast and diagnostic scans disagree".to_string(),
+                },
+            }),
+        ),
+    }
+}
+
+/// Elements of a model's main graph lists are at this depth.
+pub(super) const LIST_DEPTH: usize = 2;
+
+/// Elements scanned by one task, at least.
+const MIN_RUN: usize = 512;
+
+/// The fast scan; `None` on any fault. For a model, the elements of the
+/// main graph's lists (the bulk of big graphs) are deferred by the walk and
+/// then scanned in parallel, each as a root of its own.
+fn fast_scan(
+    buf: &[u8],
+    root: usize,
+    max_depth: usize,
+    pages: Option<&PageReleaser>,
+    budget: Option<u64>,
+) -> Result<(ScanStats, Deferred), Option<DecodeError>> {
+    use rayon::prelude::*;
+    // A memory-budget fault is final (no need to diagnose); others are located by `diagnose`.
+    let fault = |(offset, kind, _, _): DiagFault| match kind {
+        DecodeErrorKind::MemoryBudget { .. } => Some(DecodeError {
+            offset: offset as u64,
+            path: String::new(),
+            root: MESSAGES[root].name,
+            kind,
+        }),
+        _ => None,
+    };
+    let mut stats = ScanStats::new();
+    let mut deferred = Deferred::default();
+    let defer = root == ids::MODEL_PROTO && max_depth >= LIST_DEPTH;
+    walk::<false>(
+        buf,
+        (root, Root::Plain),
+        max_depth,
+        &mut Vec::new(),
+        pages,
+        defer.then_some(&mut deferred),
+        budget,
+        &mut stats,
+        &mut Stack::default(),
+    )
+    .map_err(fault)?;
+    if !defer {
+        return Ok((stats, deferred));
+    }
+    let inner_depth = max_depth - LIST_DEPTH;
+    // Scans elements `range` of `list`, each as a root; their own count is
+    // already in `stats`. Releases the pages the run walked.
+    let scan_run = |list: List, range: std::ops::Range<usize>| -> Option<ScanStats> {
+        let spans = &deferred.lists[list as usize];
+        let (id, kind) = match list {
+            List::Node => (ids::NODE_PROTO, Root::MainNode),
+            List::Initializer => (ids::TENSOR_PROTO, Root::Plain),
+            List::ValueInfo => (ids::VALUE_INFO_PROTO, Root::Plain),
+            List::SparseInitializer => (ids::SPARSE_TENSOR_PROTO, Root::Plain),
+        };
+        let mut acc = ScanStats::new();
+        let mut stack = Stack::default();
+        let mut behind = Behind::new(pages);
+        for i in range.clone() {
+            let (start, len) = spans.get(i, buf)?;
+            let element = buf.get(start..start + len)?;
+            behind.advance(start, start + len);
+            if list == List::Node && scan_plain_node(element, &mut acc) {
+                continue;
+            }
+            walk::<false>(
+                element,
+                (id, kind),
+                inner_depth,
+                &mut Vec::new(),
+                None,
+                None,
+                None,
+                &mut acc,
+                &mut stack,
+            )
+            .ok()?;
+        }
+        behind.finish();
+        acc.messages[id] -= range.len() as u64;
+        acc.max_depth += LIST_DEPTH;
+        Some(acc)
+    };
+    let threads = rayon::current_num_threads();
+    let mut runs = Vec::new();
+    for list in List::ALL {
+        let n = deferred.lists[list as usize].len();
+        let step = n.div_ceil(threads * 4).max(MIN_RUN);
+        runs.extend(
+            (0..n)
+                .step_by(step)
+                .map(|start| (list, start..(start + step).min(n))),
+        );
+    }
+    let inner = runs
+        .into_par_iter()
+        .with_max_len(1)
+        .map(|(list, range)| scan_run(list, range))
+        .try_reduce(ScanStats::new, |a, b| Some(a.merged(b)))
+        .ok_or(None)?;
+    stats = stats.merged(inner);
+    Ok((stats, deferred))
+}
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::decode::walk::NODE_SLOTS;
+    use crate::proto::schema::ids;
+
+    fn varint(mut v: u64, out: &mut Vec<u8>) {
+        loop {
+            let byte = (v & 0x7f) as u8;
+            v >>= 7;
+            if v == 0 {
+                out.push(byte);
+                return;
+            }
+            out.push(byte | 0x80);
+        }
+    }
+
+    fn ld(field: u64, payload: &[u8], out: &mut Vec<u8>) {
+        varint((field << 3) | 2, out);
+        varint(payload.len() as u64, out);
+        out.extend_from_slice(payload);
+    }
+
+    /// The plain-node shortcut counts exactly what the generic walk counts,
+    /// and declines every node it does not fully understand.
+    #[test]
+    fn plain_node_scan_matches_walk() {
+        let mut plain = Vec::new();
+        for (field, text) in [
+            (1, "x"),
+            (1, ""),
+            (2, "y"),
+            (3, "n0"),
+            (4, "Add"),
+            (7, "ai.onnx"),
+            (6, "doc \u{e9}"),
+            (8, "o"),
+            (1, "z"),
+        ] {
+            ld(field, text.as_bytes(), &mut plain);
+        }
+        let mut with_attr = plain.clone();
+        ld(5, &[], &mut with_attr);
+        let mut unknown = plain.clone();
+        ld(99, b"?", &mut unknown);
+        let mut varint_field = plain.clone();
+        varint(3 << 3, &mut varint_field);
+        varint(1, &mut varint_field);
+        let mut truncated = plain.clone();
+        truncated.extend_from_slice(&[(1 << 3) | 2, 5, b'a']);
+        let cases: [(&[u8], bool); 6] = [
+            (&[], true),
+            (&plain, true),
+            (&with_attr, false),
+            (&unknown, false),
+            (&varint_field, false),
+            (&truncated, false),
+        ];
+        for (node, accepted) in cases {
+            let mut fast = ScanStats::new();
+            assert_eq!(scan_plain_node(node, &mut fast), accepted, "{node:?}");
+            if !accepted {
+                assert_eq!(fast.messages, ScanStats::new().messages);
+                assert_eq!(fast.heap, 0);
+                continue;
+            }
+            let walked = scan(node, ids::NODE_PROTO, DEFAULT_MAX_DEPTH).expect("plain node");
+            assert_eq!(fast.messages, walked.messages);
+            assert_eq!(fast.heap, walked.heap);
+            assert_eq!(fast.max_depth, walked.max_depth);
+        }
+        // Three inputs spill the SmallVec (4 slots), a doc string allocates
+        // the extras: the projection sees both.
+        let mut fast = ScanStats::new();
+        assert!(scan_plain_node(&plain, &mut fast));
+        let extras = std::mem::size_of::<crate::proto::NodeExtras>() as u64;
+        assert_eq!(fast.heap, 4 * 24 + extras);
+    }
+
+    #[test]
+    fn node_slots_match_the_schema() {
+        assert_eq!(MESSAGES[ids::NODE_PROTO].slots.len(), NODE_SLOTS);
+    }
+
+    #[test]
+    fn empty_is_valid() {
+        let stats = scan(&[], ids::MODEL_PROTO, DEFAULT_MAX_DEPTH).expect("empty model");
+        assert_eq!(stats.messages[ids::MODEL_PROTO], 1);
+    }
+
+    #[test]
+    fn reports_path_and_offset() {
+        // graph { node { } node { attribute { t { raw_data: <len 4096, 2 bytes> } } } }
+        let mut tensor = Vec::new();
+        varint((9 << 3) | 2, &mut tensor);
+        varint(4096, &mut tensor);
+        tensor.extend_from_slice(&[1, 2]);
+        let mut attr = Vec::new();
+        ld(5, &tensor, &mut attr);
+        let mut node = Vec::new();
+        ld(5, &attr, &mut node);
+        let mut graph = Vec::new();
+        ld(1, &[], &mut graph);
+        ld(1, &node, &mut graph);
+        let mut model = Vec::new();
+        ld(7, &graph, &mut model);
+        let err =
+            scan(&model, ids::MODEL_PROTO, DEFAULT_MAX_DEPTH).expect_err("truncated raw_data");
+        assert_eq!(err.path, "graph.node[1].attribute[0].t.raw_data");
+        assert!(
+            matches!(
+                err.kind,
+                DecodeErrorKind::LengthPastEnd { length: 4096, .. }
+            ),
+            "{err}"
+        );
+        assert_eq!(err.offset as usize, model.len() - 2 - 2);
+    }
+
+    fn nested(levels: usize) -> Vec<u8> {
+        // Under a ValueInfoProto root: type (TypeProto) -> sequence_type
+        // (Sequence) -> elem_type (TypeProto) -> ... `levels` messages deep.
+        let mut inner: Vec<u8> = Vec::new();
+        for i in (0..levels).rev() {
+            let mut out = Vec::new();
+            let field = if i == 0 {
+                2
+            } else if i % 2 == 1 {
+                4
+            } else {
+                1
+            };
+            ld(field, &inner, &mut out);
+            inner = out;
+        }
+        inner
+    }
+
+    #[test]
+    fn depth_limit_is_exact() {
+        assert!(scan(&nested(100), ids::VALUE_INFO_PROTO, 100).is_ok());
+        let err = scan(&nested(101), ids::VALUE_INFO_PROTO, 100).expect_err("too deep");
+        assert_eq!(err.kind, DecodeErrorKind::TooDeep { limit: 100 });
+        assert!(
+            err.path.starts_with("type.sequence_type.elem_type."),
+            "{}",
+            err.path
+        );
+    }
+
+    #[test]
+    fn unknown_fields_and_groups_are_skipped() {
+        let mut model = Vec::new();
+        varint(99 << 3, &mut model);
+        varint(5, &mut model);
+        varint((98 << 3) | 3, &mut model);
+        varint((1 << 3) | 5, &mut model);
+        model.extend_from_slice(&[0; 4]);
+        varint((98 << 3) | 4, &mut model);
+        ld(97, b"xyz", &mut model);
+        assert!(scan(&model, ids::MODEL_PROTO, DEFAULT_MAX_DEPTH).is_ok());
+    }
+
+    #[test]
+    fn wrong_wire_type_and_overlong_varint() {
+        let mut model = Vec::new();
+        varint(7 << 3, &mut model); // graph as a varint
+        varint(1, &mut model);
+        let err = scan(&model, ids::MODEL_PROTO, DEFAULT_MAX_DEPTH).expect_err("wire type");
+        assert_eq!(err.path, "graph");
+        assert!(matches!(
+            err.kind,
+            DecodeErrorKind::WrongWireType { wire_type: 0, .. }
+        ));
+
+        let mut model = vec![(1 << 3) as u8];
+        model.extend_from_slice(&[0xff; 11]);
+        let err = scan(&model, ids::MODEL_PROTO, DEFAULT_MAX_DEPTH).expect_err("varint");
+        assert_eq!(err.kind, DecodeErrorKind::VarintOverflow);
+        assert_eq!(err.path, "ir_version");
+        assert_eq!(err.offset, 1);
+    }
+
+    #[test]
+    fn invalid_utf8_is_found_by_the_scan() {
+        let mut model = Vec::new();
+        ld(2, &[b'a', 0xff], &mut model);
+        let err = scan(&model, ids::MODEL_PROTO, DEFAULT_MAX_DEPTH).expect_err("utf8 fault");
+        assert_eq!(err.kind, DecodeErrorKind::InvalidUtf8 { valid_up_to: 1 });
+        assert_eq!(err.path, "producer_name");
+        assert_eq!(err.offset, 2);
+        let err = diagnose(&model, ids::MODEL_PROTO, DEFAULT_MAX_DEPTH).expect("utf8 fault");
+        assert_eq!(err.kind, DecodeErrorKind::InvalidUtf8 { valid_up_to: 1 });
+        assert_eq!(err.path, "producer_name");
+        assert_eq!(err.offset, 2);
+    }
+}
