@@ -4,7 +4,7 @@
 //! - [`proto`]: prost types of every ONNX message (`proto/onnx.proto`), whose
 //!   bytes fields are zero-copy slices of the source buffer; the generated
 //!   schema tables (field numbers, wire types, containers, presence).
-//! - [`decode`]: the source (map or bytes), the scan (framing, nesting,
+//! - [`decode`](mod@decode): the source (map or bytes), the scan (framing, nesting,
 //!   UTF-8, memory projection, budget), the walk it shares with diagnose
 //!   (offset + field path of a fault), the span index, eager decoding and
 //!   decode on touch ([`decode::lazy`]).
