@@ -74,18 +74,31 @@ pub fn decode_and_check(data: &[u8]) {
     };
     let dir = std::env::temp_dir().join("onnxfast-fuzz-empty");
     let _ = std::fs::create_dir_all(&dir);
+    let lazy = crate::decode::lazy::decode_lazy(Bytes::copy_from_slice(data), &options(data.len()));
     for (strict, full) in [(false, false), (true, false), (false, true)] {
-        let report = check_model(
-            &model,
-            &CheckOptions {
-                strict,
-                full,
-                model_dir: Some(dir.clone()),
-                ..CheckOptions::default()
-            },
-        );
+        let options = CheckOptions {
+            strict,
+            full,
+            model_dir: Some(dir.clone()),
+            ..CheckOptions::default()
+        };
+        let report = check_model(&model, &options);
         for d in &report.diagnostics {
             let _ = d.to_string();
+        }
+        // Differential: the check over decode-on-touch lists (streamed where
+        // it can be) reports the same findings, in the same order.
+        if let Ok(lazy) = &lazy {
+            let streamed = crate::checker::check_lazy(&lazy.model, &lazy.lists, &options)
+                .unwrap_or_else(|e| panic!("the streaming check fails to decode: {e}"));
+            let show = |r: &crate::checker::Report| -> Vec<String> {
+                r.diagnostics.iter().map(ToString::to_string).collect()
+            };
+            assert_eq!(show(&streamed), show(&report), "streaming check differs");
+            assert_eq!(
+                streamed.counts, report.counts,
+                "streaming check counts differ"
+            );
         }
     }
     // Every inferred type can be shown.
