@@ -549,7 +549,8 @@ impl<'a> NodeNames<'a> {
 }
 
 /// Calls `f(number, wire type, value)` for each field of `buf` (the value's
-/// bytes for length-delimited fields, empty otherwise).
+/// bytes for length-delimited fields, empty otherwise). Groups (unknown
+/// fields the scan let through) are skipped whole, as when decoding.
 fn for_each_field<'a>(
     buf: &'a [u8],
     mut f: impl FnMut(u32, u64, &'a [u8]) -> Result<(), Malformed>,
@@ -563,21 +564,55 @@ fn for_each_field<'a>(
                 pos = at.start + at.len;
                 &buf[at.start..pos]
             }
-            wire_type::VARINT => {
-                super::varint::read(buf, &mut pos, end)
-                    .map_err(|_| Malformed("bad varint".into()))?;
+            wire_type::START_GROUP => {
+                skip_group(buf, &mut pos, end, at.tag)?;
                 &[]
             }
-            wire_type::FIXED64 | wire_type::FIXED32 => {
-                pos += if at.wire == wire_type::FIXED64 { 8 } else { 4 };
-                if pos > end {
-                    return Err(Malformed("fixed-width value past the end".into()));
-                }
+            wire => {
+                skip_scalar(buf, &mut pos, end, wire)?;
                 &[]
             }
-            _ => return Err(Malformed("unexpected wire type".into())),
         };
         f(at.tag, at.wire, value)?;
+    }
+    Ok(())
+}
+
+/// Skips a varint or fixed-width value at `pos`.
+fn skip_scalar(buf: &[u8], pos: &mut usize, end: usize, wire: u64) -> Result<(), Malformed> {
+    match wire {
+        wire_type::VARINT => {
+            super::varint::read(buf, pos, end).map_err(|_| Malformed("bad varint".into()))?;
+        }
+        wire_type::FIXED64 | wire_type::FIXED32 => {
+            *pos += if wire == wire_type::FIXED64 { 8 } else { 4 };
+            if *pos > end {
+                return Err(Malformed("fixed-width value past the end".into()));
+            }
+        }
+        _ => return Err(Malformed("unexpected wire type".into())),
+    }
+    Ok(())
+}
+
+/// Skips the rest of group `number` (whose start tag was read), nested
+/// groups included, up to its matching end tag.
+fn skip_group(buf: &[u8], pos: &mut usize, end: usize, number: u32) -> Result<(), Malformed> {
+    let mut open = vec![number];
+    while let Some(&innermost) = open.last() {
+        if *pos >= end {
+            return Err(Malformed("group not closed".into()));
+        }
+        let at = next_field(buf, pos, end)?;
+        match at.wire {
+            wire_type::LEN => *pos = at.start + at.len,
+            wire_type::START_GROUP => open.push(at.tag),
+            wire_type::END_GROUP if at.tag == innermost => {
+                open.pop();
+            }
+            wire_type::END_GROUP => return Err(Malformed("mismatched end-group tag".into())),
+            wire => skip_scalar(buf, pos, end, wire)?,
+        }
     }
     Ok(())
 }
