@@ -39,13 +39,33 @@ pub fn decode_roundtrip(data: &[u8]) {
         }
         return;
     };
-    match lazy.map(|l| l.materialize()) {
-        Ok(Ok(whole)) => assert_eq!(
+    let lazy = match lazy {
+        Ok(lazy) => lazy,
+        Err(e) => panic!("the eager decode accepts, decode on touch refuses: {e}"),
+    };
+    match lazy.materialize() {
+        Ok(whole) => assert_eq!(
             whole.encode_to_vec(),
             model.encode_to_vec(),
             "decode on touch differs from the eager decode"
         ),
-        Ok(Err(e)) | Err(e) => panic!("the eager decode accepts, decode on touch refuses: {e}"),
+        Err(e) => panic!("the eager decode accepts, decode on touch refuses: {e}"),
+    }
+    // Names read straight from the bytes are the decoded ones.
+    if let Some(g) = &model.graph {
+        for (i, n) in g.node.iter().enumerate() {
+            let read = lazy.lists.node.names(i).unwrap_or_else(|e| panic!("names: {e}"));
+            let decoded = crate::decode::lazy::NodeNames::of(n);
+            assert_eq!(
+                (&read.inputs, &read.outputs, read.has_subgraph),
+                (&decoded.inputs, &decoded.outputs, decoded.has_subgraph),
+                "node {i}'s names differ"
+            );
+        }
+        for (i, t) in g.initializer.iter().enumerate() {
+            let read = lazy.lists.initializer.name(i).unwrap_or_else(|e| panic!("name: {e}"));
+            assert_eq!(read, t.name.as_deref(), "initializer {i}'s name differs");
+        }
     }
     let encoded = model.encode_to_vec();
     let again: ModelProto = match decode(Bytes::from(encoded.clone()), &options(encoded.len())) {
