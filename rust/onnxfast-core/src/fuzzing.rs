@@ -54,7 +54,11 @@ pub fn decode_roundtrip(data: &[u8]) {
     // Names read straight from the bytes are the decoded ones.
     if let Some(g) = &model.graph {
         for (i, n) in g.node.iter().enumerate() {
-            let read = lazy.lists.node.names(i).unwrap_or_else(|e| panic!("names: {e}"));
+            let read = lazy
+                .lists
+                .node
+                .names(i)
+                .unwrap_or_else(|e| panic!("names: {e}"));
             let decoded = crate::decode::lazy::NodeNames::of(n);
             assert_eq!(
                 (&read.inputs, &read.outputs, read.has_subgraph),
@@ -63,7 +67,11 @@ pub fn decode_roundtrip(data: &[u8]) {
             );
         }
         for (i, t) in g.initializer.iter().enumerate() {
-            let read = lazy.lists.initializer.name(i).unwrap_or_else(|e| panic!("name: {e}"));
+            let read = lazy
+                .lists
+                .initializer
+                .name(i)
+                .unwrap_or_else(|e| panic!("name: {e}"));
             assert_eq!(read, t.name.as_deref(), "initializer {i}'s name differs");
         }
     }

@@ -173,10 +173,17 @@ impl<T: ListElement> LazyList<T> {
                     },
                 ),
             })?;
+        self.release_after_read(offset, len);
+        Ok(value)
+    }
+
+    /// After element bytes `[offset, offset + len)` were read: for a big
+    /// element (see [`RELEASE_AFTER`]), releases the folio its header
+    /// faulted in and the rest of its pages.
+    fn release_after_read(&self, offset: usize, len: usize) {
         if let Some(pages) = self.pages.as_ref().filter(|_| len >= RELEASE_AFTER) {
             pages.release(offset / FOLIO * FOLIO, offset + len);
         }
-        Ok(value)
     }
 
     /// Decodes chunk `k` whole.
@@ -721,6 +728,7 @@ impl LazyList<TensorProto> {
                 },
             )
         })?;
+        self.release_after_read(offset, body.len());
         Ok(name)
     }
 }
