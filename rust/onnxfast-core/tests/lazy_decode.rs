@@ -24,7 +24,8 @@ fn corpus_dir() -> PathBuf {
 
 /// The checker over decode-on-touch lists (streaming where it can) reports
 /// exactly what it reports over the eagerly decoded model, in order, and
-/// counts the same, with and without a cap on the findings kept.
+/// counts the same, with and without a cap on the findings kept, in each
+/// mode (structural, strict, full: inference over the kept lists).
 fn checks_as_eager(bytes: &[u8]) {
     let options = DecodeOptions::default();
     let (Ok(eager), Ok(lazy)) = (
@@ -33,9 +34,15 @@ fn checks_as_eager(bytes: &[u8]) {
     ) else {
         return;
     };
-    for max in [None, Some(0), Some(1), Some(3)] {
+    let modes = [(false, false), (true, false), (false, true)];
+    for ((strict, full), max) in modes
+        .into_iter()
+        .flat_map(|m| [None, Some(0), Some(1), Some(3)].map(|max| (m, max)))
+    {
         let check = CheckOptions {
             max_diagnostics: max,
+            strict,
+            full,
             ..CheckOptions::default()
         };
         let want = check_model(&eager, &check);

@@ -182,7 +182,7 @@ pub fn check_lazy(
         }
         Ok(whole)
     };
-    if options.full || options.strict {
+    if options.strict {
         let whole = whole(model)?;
         let report = check_model(&whole, options);
         free_off_thread(whole);
@@ -198,7 +198,35 @@ pub fn check_lazy(
         }
         Ok(())
     };
-    Ok(structural(model, options, main)?.into_report())
+    if !options.full {
+        return Ok(structural(model, options, main)?.into_report());
+    }
+    // Inference needs every element at once: they are decoded and kept by
+    // the lists (as if touched; within the load's budget), not copied into
+    // a graph, so a loaded model's next full check finds them there. The
+    // structural checks read the kept elements beside inference.
+    if let Some(g) = &model.graph {
+        crate::ir::view::GraphView::kept(g, lists)?;
+    }
+    let limit = options.max_diagnostics.unwrap_or(DEFAULT_MAX_DIAGNOSTICS);
+    let store = crate::external::ExternalStore::new(options.model_dir.clone(), Default::default());
+    let (c, inferred) = rayon::join(
+        || structural(model, options, main),
+        || {
+            crate::infer::infer_lazy(
+                model,
+                lists,
+                &crate::infer::InferOptions {
+                    store: Some(&store),
+                    max_diagnostics: limit,
+                    collect_types: false,
+                },
+            )
+        },
+    );
+    let (mut c, inferred) = (c?, inferred?);
+    c.absorb((inferred.diagnostics, inferred.counts));
+    Ok(c.into_report())
 }
 
 /// The main graph's check when it is decoded whole.

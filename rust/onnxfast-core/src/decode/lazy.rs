@@ -262,6 +262,17 @@ impl<T: ListElement> LazyList<T> {
         }
     }
 
+    /// Decodes every chunk not yet kept (in parallel) and keeps it.
+    pub fn keep_all(&self) -> Result<(), DecodeError> {
+        use rayon::prelude::*;
+        let keep = |k: usize| self.get(k * CHUNK).map(|_| ());
+        if self.len() < super::PARALLEL_MIN {
+            (0..self.cache.len()).try_for_each(keep)
+        } else {
+            (0..self.cache.len()).into_par_iter().try_for_each(keep)
+        }
+    }
+
     /// Number of chunks the list is cached in.
     pub fn chunks(&self) -> usize {
         self.cache.len()

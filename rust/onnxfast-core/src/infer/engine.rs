@@ -27,6 +27,7 @@ use crate::diag::codes::{self, Code};
 use crate::diag::{Diagnostic, Location, Severity, Step};
 use crate::external::ExternalStore;
 use crate::ir::types::{Symbols, Type};
+use crate::ir::view::GraphView;
 use crate::names::{Name, NameMap, NameSet};
 use crate::opset::{OpSchema, ParamOption, SchemaRegistry};
 use crate::proto::attribute_proto::AttributeType;
@@ -461,14 +462,19 @@ fn bind_attrs<'m>(
 }
 
 impl<'m> Engine<'m> {
-    pub(crate) fn new(model: &'m ModelProto, options: &InferOptions<'m>) -> Engine<'m> {
+    /// `nodes`: how many nodes the main graph has (sets the work budget).
+    pub(crate) fn new(
+        model: &'m ModelProto,
+        nodes: usize,
+        options: &InferOptions<'m>,
+    ) -> Engine<'m> {
         let mut functions = HashMap::new();
         for f in &model.functions {
             functions
                 .entry(function_id(f.domain(), f.name(), f.overload()))
                 .or_insert(f);
         }
-        let nodes = model.graph.as_ref().map_or(0, |g| g.node.len() as u64);
+        let nodes = nodes as u64;
         Engine {
             symbols: Symbols::default(),
             schemas: SchemaRegistry::global(),
@@ -572,9 +578,9 @@ impl<'m> Engine<'m> {
         });
     }
 
-    /// Infers the model's main graph.
-    pub(crate) fn run_model(&mut self, model: &'m ModelProto) {
-        let Some(g) = &model.graph else {
+    /// Infers the model's main graph (`g`: it, with its lists).
+    pub(crate) fn run_model(&mut self, model: &'m ModelProto, g: Option<GraphView<'m>>) {
+        let Some(g) = g else {
             return;
         };
         let top = Location::default();
@@ -590,7 +596,7 @@ impl<'m> Engine<'m> {
 
     /// Declared types of a graph: value_info, inputs (merged with `given`
     /// types, for subgraphs), outputs.
-    fn declare(&mut self, run: &mut Run<'m, '_>, g: &'m GraphProto, given: &[Option<Type>]) {
+    fn declare(&mut self, run: &mut Run<'m, '_>, g: GraphView<'m>, given: &[Option<Type>]) {
         fn declare<'m>(
             run: &mut Run<'m, '_>,
             vi: &'m ValueInfoProto,
@@ -606,12 +612,16 @@ impl<'m> Engine<'m> {
         }
         let outputs: usize = g.node.iter().map(|n| n.output.len()).sum();
         run.values.reserve(
-            outputs + g.input.len() + g.initializer.len() + g.value_info.len() + g.output.len(),
+            outputs
+                + g.graph.input.len()
+                + g.initializer.len()
+                + g.value_info.len()
+                + g.graph.output.len(),
         );
-        for vi in &g.value_info {
+        for vi in g.value_info.iter() {
             declare(run, vi, &mut self.symbols);
         }
-        for (i, vi) in g.input.iter().enumerate() {
+        for (i, vi) in g.graph.input.iter().enumerate() {
             let declared = declare(run, vi, &mut self.symbols);
             match given.get(i) {
                 Some(Some(t)) => {
@@ -631,13 +641,13 @@ impl<'m> Engine<'m> {
                 _ => {}
             }
         }
-        for vi in &g.output {
+        for vi in &g.graph.output {
             declare(run, vi, &mut self.symbols);
         }
     }
 
     /// Initializers, then nodes.
-    fn run_graph(&mut self, run: &mut Run<'m, '_>, g: &'m GraphProto) {
+    fn run_graph(&mut self, run: &mut Run<'m, '_>, g: GraphView<'m>) {
         for (i, t) in g.initializer.iter().enumerate() {
             let ty = Type::tensor_of(t.data_type(), &t.dims);
             self.initializer(run, t.name(), ty, &item("initializer", i, t.name()));
@@ -672,7 +682,7 @@ impl<'m> Engine<'m> {
             // Outputs as onnx types them (an output can stay untyped even
             // when a value of its name has a type).
             let outputs = Self::output_types(run, g);
-            for (vi, t) in g.output.iter().zip(outputs) {
+            for (vi, t) in g.graph.output.iter().zip(outputs) {
                 if let Some(t) = t {
                     if !vi.name().is_empty() && seen.insert(Name(vi.name())) {
                         values.push((vi.name().to_string(), t));
@@ -707,7 +717,7 @@ impl<'m> Engine<'m> {
 
     /// With `collect_types`: the graphs of `g`'s nodes that no rule inferred
     /// (onnx leaves them as declared) are listed with their declared types.
-    fn collect_declared_subgraphs(&mut self, path: &str, g: &GraphProto) {
+    fn collect_declared_subgraphs(&mut self, path: &str, g: GraphView<'_>) {
         for (i, n) in g.node.iter().enumerate() {
             for a in &n.attribute {
                 let Some(sub) = &a.g else {
@@ -740,7 +750,7 @@ impl<'m> Engine<'m> {
                         values,
                     });
                 }
-                self.collect_declared_subgraphs(&sub_path, sub);
+                self.collect_declared_subgraphs(&sub_path, GraphView::whole(sub));
             }
         }
     }
@@ -1177,12 +1187,12 @@ impl<'m> Engine<'m> {
         );
         run.opsets = parent.opsets.clone();
         run.masked = parent.masked;
-        self.declare(&mut run, g, given);
-        self.run_graph(&mut run, g);
+        self.declare(&mut run, GraphView::whole(g), given);
+        self.run_graph(&mut run, GraphView::whole(g));
         if run.failed {
             return Err(InferError::Reported);
         }
-        Ok(Self::output_types(&run, g))
+        Ok(Self::output_types(&run, GraphView::whole(g)))
     }
 
     /// The types of a graph's outputs after inference, as onnx gives them:
@@ -1191,7 +1201,7 @@ impl<'m> Engine<'m> {
     /// node that produces it, and only when no typed `value_info` entry of
     /// the same name takes it instead: a graph input or initializer passed
     /// through as an output comes back untyped.
-    fn output_types(run: &Run<'m, '_>, g: &'m GraphProto) -> Vec<Option<Type>> {
+    fn output_types(run: &Run<'m, '_>, g: GraphView<'m>) -> Vec<Option<Type>> {
         let mut produced: Option<NameSet<'_>> = None;
         let mut typed_info: Option<NameSet<'_>> = None;
         g.output

@@ -25,6 +25,7 @@ pub use context::{At, Defect, InferError, InferResult, NodeCtx};
 use crate::diag::Diagnostic;
 use crate::external::ExternalStore;
 use crate::ir::types::{Symbols, Type};
+use crate::ir::view::GraphView;
 use crate::proto::ModelProto;
 
 /// What to infer and where constants' external data is.
@@ -76,8 +77,32 @@ pub struct Inference {
 
 /// Infers the types and shapes of a decoded model.
 pub fn infer_model<'m>(model: &'m ModelProto, options: &InferOptions<'m>) -> Inference {
-    let mut engine = engine::Engine::new(model, options);
-    engine.run_model(model);
+    infer_graph_of(model, model.graph.as_ref().map(GraphView::whole), options)
+}
+
+/// [`infer_model`] for a lazily loaded model: `model`'s decoded part and
+/// its main graph's `lists`, all of whose elements are decoded now and
+/// kept by the lists (no copy of the graph is made).
+pub fn infer_lazy<'m>(
+    model: &'m ModelProto,
+    lists: &'m crate::decode::lazy::GraphLists,
+    options: &InferOptions<'m>,
+) -> Result<Inference, crate::error::DecodeError> {
+    let main = match &model.graph {
+        Some(g) => Some(GraphView::kept(g, lists)?),
+        None => None,
+    };
+    Ok(infer_graph_of(model, main, options))
+}
+
+fn infer_graph_of<'m>(
+    model: &'m ModelProto,
+    main: Option<GraphView<'m>>,
+    options: &InferOptions<'m>,
+) -> Inference {
+    let nodes = main.as_ref().map_or(0, |g| g.node.len());
+    let mut engine = engine::Engine::new(model, nodes, options);
+    engine.run_model(model, main);
     let symbols = std::mem::take(&mut engine.symbols);
     let (diagnostics, counts, graphs) = engine.finish();
     Inference {

@@ -5,6 +5,7 @@
 pub mod defuse;
 mod scope;
 pub mod types;
+pub mod view;
 pub mod visit;
 
 pub use defuse::DefUse;
