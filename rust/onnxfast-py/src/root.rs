@@ -123,13 +123,7 @@ impl Root {
         model: &'a proto::ModelProto,
     ) -> Result<Cow<'a, proto::ModelProto>, DecodeError> {
         match model.graph.as_ref().and_then(|g| self.lists_of(g)) {
-            Some(lists) => {
-                let mut full = model.clone();
-                if let Some(g) = full.graph.as_mut() {
-                    lists.fill(g)?;
-                }
-                Ok(Cow::Owned(full))
-            }
+            Some(lists) => Ok(Cow::Owned(lists.whole_model(model)?)),
             None => Ok(Cow::Borrowed(model)),
         }
     }

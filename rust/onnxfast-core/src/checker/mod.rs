@@ -175,15 +175,8 @@ pub fn check_lazy(
     lists: &GraphLists,
     options: &CheckOptions,
 ) -> Result<Report, DecodeError> {
-    let whole = |model: &ModelProto| -> Result<ModelProto, DecodeError> {
-        let mut whole = model.clone();
-        if let Some(g) = whole.graph.as_mut() {
-            lists.fill(g)?;
-        }
-        Ok(whole)
-    };
     if options.strict {
-        let whole = whole(model)?;
+        let whole = lists.whole_model(model)?;
         let report = check_model(&whole, options);
         free_off_thread(whole);
         return Ok(report);

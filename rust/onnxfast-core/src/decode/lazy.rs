@@ -273,11 +273,6 @@ impl<T: ListElement> LazyList<T> {
         }
     }
 
-    /// Number of chunks the list is cached in.
-    pub fn chunks(&self) -> usize {
-        self.cache.len()
-    }
-
     /// Elements `range`, decoded now (kept ones are cloned), in order.
     pub fn decode_range(&self, range: std::ops::Range<usize>) -> Result<Vec<T>, DecodeError>
     where
@@ -352,6 +347,16 @@ impl GraphLists {
         Ok(())
     }
 
+    /// `model` (the decoded part of the model these lists belong to) with
+    /// every list decoded into its main graph (in parallel).
+    pub fn whole_model(&self, model: &ModelProto) -> Result<ModelProto, DecodeError> {
+        let mut whole = model.clone();
+        if let Some(g) = whole.graph.as_mut() {
+            self.fill(g)?;
+        }
+        Ok(whole)
+    }
+
     /// Calls `f` on every tensor of the lists (initializers, sparse
     /// initializers, node attributes and their subgraphs), decoding one
     /// element at a time.
@@ -382,11 +387,7 @@ impl LazyModel {
     /// The model with every list decoded (in parallel): what
     /// [`super::decode`] would have given.
     pub fn materialize(&self) -> Result<ModelProto, DecodeError> {
-        let mut model = self.model.clone();
-        if let Some(g) = model.graph.as_mut() {
-            self.lists.fill(g)?;
-        }
-        Ok(model)
+        self.lists.whole_model(&self.model)
     }
 
     /// Heap bytes of the lists' indexes.

@@ -63,19 +63,7 @@ impl ScanStats {
 /// Does not validate UTF-8 (prost does while decoding); on any fault, the
 /// buffer is re-walked by [`diagnose`] to report the field path.
 pub fn scan(buf: &[u8], root: usize, max_depth: usize) -> Result<ScanStats, DecodeError> {
-    scan_releasing(buf, root, max_depth, None, None)
-}
-
-/// [`scan`], releasing the pages of a mapped buffer behind the walk, and
-/// refusing a projection over `budget`.
-pub fn scan_releasing(
-    buf: &[u8],
-    root: usize,
-    max_depth: usize,
-    pages: Option<&PageReleaser>,
-    budget: Option<u64>,
-) -> Result<ScanStats, DecodeError> {
-    scan_deferring(buf, root, max_depth, pages, budget).map(|(stats, _)| stats)
+    scan_deferring(buf, root, max_depth, None, None).map(|(stats, _)| stats)
 }
 
 /// What a model's scan leaves for the decoder: where the elements of the
@@ -89,7 +77,9 @@ pub struct Deferred {
     pub graph_fields: Vec<usize>,
 }
 
-/// [`scan_releasing`] for a model, also returning what it deferred.
+/// [`scan`] for a model, releasing the pages of a mapped buffer behind the
+/// walk and refusing a projection over `budget`; also returns what the
+/// walk deferred.
 pub fn scan_model(
     buf: &[u8],
     max_depth: usize,

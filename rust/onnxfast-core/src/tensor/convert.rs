@@ -310,7 +310,14 @@ pub fn converts_to_i8(elem: &ElemType) -> bool {
 /// (one byte per element for 8-bit and unpacked sub-byte types, two
 /// little-endian bytes for float16/bfloat16, four for float32).
 pub fn to_f32(elem: &ElemType, src: &[u8], packed: bool, out: &mut [f32]) {
-    let run = |start: usize, out: &mut [f32]| convert_f32_range(elem, src, packed, start, out);
+    fill_in_chunks(out, |start, out| {
+        convert_f32_range(elem, src, packed, start, out)
+    });
+}
+
+/// Runs `run(start, chunk)` over `out` in chunks of [`CHUNK`] elements
+/// (`start`: the chunk's first index), on several threads for large outputs.
+fn fill_in_chunks<T: Send>(out: &mut [T], run: impl Fn(usize, &mut [T]) + Sync) {
     if out.len() < PARALLEL_MIN_ELEMENTS {
         run(0, out);
     } else {
@@ -483,14 +490,9 @@ pub fn to_i8(elem: &ElemType, src: &[u8], packed: bool, out: &mut [i8]) {
     let Some(lut) = table_i8(elem) else {
         return;
     };
-    let run = |start: usize, out: &mut [i8]| decode_codes(elem, src, packed, start, out, lut);
-    if out.len() < PARALLEL_MIN_ELEMENTS {
-        run(0, out);
-    } else {
-        out.par_chunks_mut(CHUNK)
-            .enumerate()
-            .for_each(|(i, chunk)| run(i * CHUNK, chunk));
-    }
+    fill_in_chunks(out, |start, out| {
+        decode_codes(elem, src, packed, start, out, lut)
+    });
 }
 
 #[cfg(test)]
