@@ -45,11 +45,13 @@ from ._onnxfast import (
     ValueInfo,
     __version__,
 )
+from ._shapes import infer_shapes
 from ._tensors import to_array
 from .errors import (
     CheckError,
     DecodeError,
     ExternalDataError,
+    InferenceError,
     InternalError,
     OnnxFastError,
     TensorError,
@@ -65,6 +67,7 @@ __all__ = [
     "ExternalDataError",
     "Function",
     "Graph",
+    "InferenceError",
     "IntIntListEntry",
     "InternalError",
     "MapType",
@@ -100,6 +103,7 @@ __all__ = [
     "check",
     "check_model",
     "errors",
+    "infer_shapes",
     "load",
     "load_map",
     "load_optional",

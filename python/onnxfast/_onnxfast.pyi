@@ -50,6 +50,7 @@ __all__ = [
     "_panic_for_tests",
     "check_model",
     "decode_message",
+    "infer_shapes",
 ]
 
 def decode_message(
@@ -74,6 +75,11 @@ def check_model(
     max_diagnostics: int = 10000,
     full: bool = False,
 ) -> tuple[list[tuple[str, str, str, str, str | None]], int, int, int]: ...
+def infer_shapes(
+    model: Model,
+    *,
+    max_diagnostics: int = 10000,
+) -> tuple[Model, tuple[list[tuple[str, str, str, str, str | None]], int, int, int]]: ...
 def _panic_for_tests() -> None: ...
 
 @final

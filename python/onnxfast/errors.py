@@ -15,6 +15,7 @@ __all__ = [
     "DecodeError",
     "ExternalDataError",
     "ExternalDataWarning",
+    "InferenceError",
     "InternalError",
     "OnnxFastError",
     "TensorError",
@@ -80,6 +81,11 @@ class CheckError(OnnxFastError, ValueError):
     """The checker found errors; ``report`` holds every diagnostic."""
 
     report: Any
+
+
+class InferenceError(CheckError):
+    """Shape inference found errors (``infer_shapes(..., strict=True)``);
+    ``report`` holds every diagnostic (codes E7…, see docs/checks.md)."""
 
 
 class InternalError(OnnxFastError):

@@ -13,7 +13,7 @@ use crate::messages::Model;
 type Finding = (&'static str, &'static str, String, String, Option<String>);
 
 /// What `check_model` returns: (findings, omitted, errors, warnings).
-type Checked = (Vec<Finding>, u64, u64, u64);
+pub(crate) type Checked = (Vec<Finding>, u64, u64, u64);
 
 /// Checks `model`; returns `([(code, severity, message, location,
 /// suggestion)], omitted, errors, warnings)`: the kept findings, how many
@@ -63,8 +63,20 @@ fn check_model_impl(
         }
     })
     .map_err(|e: onnxfast_core::error::DecodeError| crate::errors::decode_error(py, &e))?;
-    let findings = report
-        .diagnostics
+    Ok(checked(
+        report.diagnostics,
+        report.omitted,
+        &report.counts,
+    ))
+}
+
+/// Findings as `onnxfast._check` takes them.
+pub(crate) fn checked(
+    diagnostics: Vec<onnxfast_core::diag::Diagnostic>,
+    omitted: u64,
+    counts: &onnxfast_core::diag::Counts,
+) -> Checked {
+    let findings = diagnostics
         .into_iter()
         .map(|d| {
             (
@@ -76,10 +88,5 @@ fn check_model_impl(
             )
         })
         .collect();
-    Ok((
-        findings,
-        report.omitted,
-        report.counts.errors,
-        report.counts.warnings,
-    ))
+    (findings, omitted, counts.errors, counts.warnings)
 }

@@ -12,6 +12,7 @@ mod lists;
 mod messages;
 mod repr;
 mod root;
+mod shapes;
 mod values;
 
 use std::path::{Path, PathBuf};
@@ -147,7 +148,7 @@ fn default_budget(len: usize) -> u64 {
     (len as u64).saturating_mul(16).saturating_add(64 << 20)
 }
 
-fn wrap_root(py: Python<'_>, root: Arc<Root>) -> PyResult<Py<PyAny>> {
+pub(crate) fn wrap_root(py: Python<'_>, root: Arc<Root>) -> PyResult<Py<PyAny>> {
     macro_rules! wrap {
         ($variant:ident, $class:ident) => {
             Ptr::try_new(root, |r| match &r.message {
@@ -301,6 +302,7 @@ fn _onnxfast(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(decode_message, m)?)?;
     m.add_function(wrap_pyfunction!(checking::check_model, m)?)?;
+    m.add_function(wrap_pyfunction!(shapes::infer_shapes, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
     messages::register(m)?;
     Ok(())

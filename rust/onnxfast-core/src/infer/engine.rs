@@ -199,6 +199,10 @@ pub(crate) struct Run<'m, 'o> {
     failed: bool,
     loc: Location,
     path: String,
+    /// Where this run's graph is in the model: (node index, attribute name)
+    /// at each level below the main graph; `None` inside a function body
+    /// (a graph the model does not hold at a fixed place).
+    steps: Option<Vec<(usize, String)>>,
 }
 
 impl<'m, 'o> Run<'m, 'o> {
@@ -218,6 +222,7 @@ impl<'m, 'o> Run<'m, 'o> {
             failed: false,
             loc,
             path,
+            steps: Some(Vec::new()),
         }
     }
 
@@ -709,6 +714,7 @@ impl<'m> Engine<'m> {
             }
             collected.push(GraphTypes {
                 path: run.path.clone(),
+                steps: run.steps.clone(),
                 values,
             });
             self.collect_declared_subgraphs(&run.path, g);
@@ -747,6 +753,8 @@ impl<'m> Engine<'m> {
                 if let Some(collected) = &mut self.collected {
                     collected.push(GraphTypes {
                         path: sub_path.clone(),
+                        // Nothing inferred: nothing to write back.
+                        steps: None,
                         values,
                     });
                 }
@@ -1185,6 +1193,11 @@ impl<'m> Engine<'m> {
             loc.child(Step::Graph(g.name().to_string())),
             format!("{}/{index}.{attr}", parent.path),
         );
+        run.steps = parent.steps.as_ref().map(|s| {
+            let mut s = s.clone();
+            s.push((index, attr.to_string()));
+            s
+        });
         run.opsets = parent.opsets.clone();
         run.masked = parent.masked;
         self.declare(&mut run, GraphView::whole(g), given);
@@ -1285,6 +1298,7 @@ impl<'m> Engine<'m> {
             bindings.push((d.name(), value));
         }
         let mut run = Run::new(None, loc, format!("{}/{index}.{}", caller.path, f.name()));
+        run.steps = None;
         run.opsets = opsets_of(&f.opset_import);
         run.bindings = Some(&bindings);
         run.masked = caller.masked;

@@ -12,6 +12,7 @@
 //! - [`ops`]: one file of rules per operator family, in one static table
 //!   keyed by (domain, operator, version range).
 
+pub mod annotate;
 pub mod constant;
 pub mod context;
 pub(crate) mod engine;
@@ -56,6 +57,11 @@ pub struct GraphTypes {
     /// `main`, or the path of a subgraph: `main/3.then_branch/0.body`
     /// (node index and attribute name at each level).
     pub path: String,
+    /// The graph's place in the model, for writing types back: (node index,
+    /// attribute name) at each level below the main graph (empty for the
+    /// main graph). `None` for graphs inside function bodies and graphs no
+    /// rule inferred (listed with their declared types).
+    pub steps: Option<Vec<(usize, String)>>,
     /// (value name, type) for inputs, `value_info` names, node outputs and
     /// outputs that have a type, in that order, each name once.
     pub values: Vec<(String, Type)>,
@@ -73,6 +79,24 @@ pub struct Inference {
     pub graphs: Vec<GraphTypes>,
     /// The symbols the types refer to.
     pub symbols: Symbols,
+}
+
+/// onnx's `infer_shapes`: infers `model` and writes what it found back
+/// into it ([`annotate`]: every intermediate value's type in its graph's
+/// `value_info`, outputs typed). The returned [`Inference`] holds the
+/// diagnostics (a model with errors is still annotated with what could be
+/// inferred, as onnx's non-strict mode does) and the types by graph.
+pub fn infer_shapes(
+    mut model: ModelProto,
+    options: &InferOptions<'_>,
+) -> (ModelProto, Inference, annotate::Annotated) {
+    let options = InferOptions {
+        collect_types: true,
+        ..options.clone()
+    };
+    let inference = infer_model(&model, &options);
+    let done = annotate::annotate(&mut model, &inference);
+    (model, inference, done)
 }
 
 /// Infers the types and shapes of a decoded model.

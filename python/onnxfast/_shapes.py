@@ -1,0 +1,46 @@
+"""Shape inference as a product: :func:`infer_shapes`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import _onnxfast
+from ._check import Diagnostic, Report, _model_and_dir
+from .errors import InferenceError
+
+
+def infer_shapes(
+    model_or_path: Any,
+    *,
+    strict: bool = False,
+    max_diagnostics: int = 10_000,
+) -> _onnxfast.Model:
+    """Infers the type and shape of every value, as
+    ``onnx.shape_inference.infer_shapes(model, check_type=True)``, and returns
+    a new :class:`Model` holding them.
+
+    ``model_or_path``: an onnxfast ``Model``, a path (memory-mapped), bytes,
+    or an ``onnx.ModelProto``, as :func:`load` takes. The input is not
+    changed. The result follows onnx's convention: every node output with an
+    inferred type is in its graph's ``value_info`` (subgraphs too), merged
+    into an entry of the same name when the model declares one, and the
+    graph outputs carry their inferred types. Dims inference can only tell
+    are "some size" are named ``unk__0``, ``unk__1``, ... (onnx's spelling;
+    names the model uses are skipped); two dims inference knows to be equal
+    get the same name. Weights are not read or copied: the result's tensors
+    are the same bytes as the input's. ``result.to_onnx()`` gives the
+    ``onnx.ModelProto``.
+
+    A model with defects is annotated with what could be inferred (onnx's
+    non-strict mode). ``strict=True`` raises :class:`~onnxfast.errors.InferenceError`
+    instead, whose ``report`` lists every defect with its location (onnx's
+    ``strict_mode=True`` stops at the first).
+    """
+    model, _ = _model_and_dir(model_or_path)
+    result, (found, omitted, errors, warnings) = _onnxfast.infer_shapes(
+        model, max_diagnostics=max_diagnostics
+    )
+    if strict and errors:
+        report = Report([Diagnostic(*d) for d in found], omitted, errors, warnings)
+        raise InferenceError(str(report), report=report)
+    return result

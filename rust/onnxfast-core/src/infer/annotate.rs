@@ -1,0 +1,408 @@
+//! Writing inferred types back into a model: what onnx's
+//! `infer_shapes` returns.
+//!
+//! onnx's rule, per graph (main graph and every subgraph a rule inferred;
+//! function bodies have no place for types): a node output whose name
+//! already has a typed `value_info`, input or output entry (in that order of
+//! lookup, the later kind winning) gets the inferred type merged into that
+//! entry; any other node output with an inferred type is appended to
+//! `value_info`, in node order, and an output or entry of the same name
+//! declared without a type receives the type too. Merging keeps what the
+//! entry says and fills in what it lacks: an unknown element type, a missing
+//! shape, dims with neither value nor symbol, and symbols where the
+//! inferred dim is a value. Everything else (denotations, doc strings,
+//! metadata) is left as it is.
+//!
+//! Symbols: a dim the model names keeps its name. A dim the engine knows
+//! only as "some size" is named `unk__N` (onnx's spelling), N counting from
+//! 0 in the order the model's graphs are written back (main graph first,
+//! node order), skipping names the model already uses. Where inference
+//! knows two dims are the same unknown size (a Relu's output and its
+//! input), they get the same name.
+
+use foldhash::{HashMap, HashMapExt, HashSet};
+
+use super::{GraphTypes, Inference};
+use crate::ir::types::{Dim, Sym, Symbols, Type};
+use crate::proto::tensor_shape_proto::{dimension, Dimension};
+use crate::proto::{
+    type_proto, GraphProto, ModelProto, TensorShapeProto, TypeProto, ValueInfoProto,
+};
+
+/// What [`annotate`] wrote.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Annotated {
+    /// Graphs written back (the main graph and subgraphs).
+    pub graphs: usize,
+    /// `value_info` entries appended.
+    pub added: usize,
+    /// Existing entries (value_info, inputs, outputs) merged with an
+    /// inferred type.
+    pub merged: usize,
+}
+
+/// Writes the types `inference` collected (with
+/// [`super::InferOptions::collect_types`]) into `model`, as onnx's
+/// `infer_shapes` does. `inference` must come from this model.
+pub fn annotate(model: &mut ModelProto, inference: &Inference) -> Annotated {
+    let mut names = FreshNames::new(model, &inference.symbols);
+    let mut done = Annotated::default();
+    // A graph inferred more than once (not expected) takes its last run.
+    let mut last: HashMap<&[(usize, String)], &GraphTypes> = HashMap::new();
+    let mut order = Vec::new();
+    for g in &inference.graphs {
+        if let Some(steps) = &g.steps {
+            if last.insert(steps.as_slice(), g).is_none() {
+                order.push(steps.as_slice());
+            }
+        }
+    }
+    for steps in order {
+        let Some(types) = last.get(steps) else {
+            continue;
+        };
+        let Some(graph) = model.graph.as_mut().and_then(|g| graph_at(g, steps)) else {
+            continue;
+        };
+        write_back(graph, types, &mut names, &mut done);
+        done.graphs += 1;
+    }
+    done
+}
+
+/// The subgraph `steps` lead to from `g`.
+fn graph_at<'g>(mut g: &'g mut GraphProto, steps: &[(usize, String)]) -> Option<&'g mut GraphProto> {
+    for (index, attr) in steps {
+        let node = g.node.get_mut(*index)?;
+        g = node
+            .attribute
+            .iter_mut()
+            .find(|a| a.name() == attr.as_str() && a.g.is_some())?
+            .g
+            .as_deref_mut()?;
+    }
+    Some(g)
+}
+
+/// Where a name's type lives in a graph while writing back.
+#[derive(Clone, Copy)]
+enum Slot {
+    Info(usize),
+    Input(usize),
+    Output(usize),
+    /// An initializer's type (onnx keeps it aside: nothing is written).
+    Aside,
+}
+
+fn write_back(g: &mut GraphProto, types: &GraphTypes, names: &mut FreshNames, done: &mut Annotated) {
+    let inferred: HashMap<&str, &Type> = types
+        .values
+        .iter()
+        .map(|(n, t)| (n.as_str(), t))
+        .collect();
+    let mut typed: HashMap<String, Slot> = HashMap::new();
+    let mut untyped: HashMap<String, Slot> = HashMap::new();
+    let mut enter = |vi: &ValueInfoProto, slot: Slot| {
+        if vi.r#type.is_some() {
+            typed.insert(vi.name().to_string(), slot);
+        } else {
+            untyped.insert(vi.name().to_string(), slot);
+        }
+    };
+    for (i, vi) in g.value_info.iter().enumerate() {
+        enter(vi, Slot::Info(i));
+    }
+    for (i, vi) in g.input.iter().enumerate() {
+        enter(vi, Slot::Input(i));
+    }
+    for (i, vi) in g.output.iter().enumerate() {
+        enter(vi, Slot::Output(i));
+    }
+    for t in &g.initializer {
+        typed.entry(t.name().to_string()).or_insert(Slot::Aside);
+    }
+    for s in &g.sparse_initializer {
+        if let Some(v) = &s.values {
+            typed.entry(v.name().to_string()).or_insert(Slot::Aside);
+        }
+    }
+    let mut added = Vec::new();
+    for n in &g.node {
+        for out in n.output.iter() {
+            let out = out.as_str();
+            if out.is_empty() {
+                continue;
+            }
+            let Some(&t) = inferred.get(out) else {
+                continue;
+            };
+            match typed.get(out).copied() {
+                Some(slot) => {
+                    let entry = match slot {
+                        Slot::Info(i) => g.value_info.get_mut(i),
+                        Slot::Input(i) => g.input.get_mut(i),
+                        Slot::Output(i) => g.output.get_mut(i),
+                        Slot::Aside => None,
+                    };
+                    if let Some(existing) = entry.and_then(|vi| vi.r#type.as_mut()) {
+                        merge_proto(t, existing, names);
+                        done.merged += 1;
+                    }
+                }
+                None => {
+                    let proto = names.to_proto(t);
+                    if let Some(slot) = untyped.get(out).copied() {
+                        let entry = match slot {
+                            Slot::Info(i) => g.value_info.get_mut(i),
+                            Slot::Input(i) => g.input.get_mut(i),
+                            Slot::Output(i) => g.output.get_mut(i),
+                            Slot::Aside => None,
+                        };
+                        if let Some(vi) = entry {
+                            vi.r#type = Some(proto.clone());
+                        }
+                    }
+                    typed.insert(out.to_string(), Slot::Info(g.value_info.len() + added.len()));
+                    added.push(ValueInfoProto {
+                        name: Some(out.to_string()),
+                        r#type: Some(proto),
+                        ..ValueInfoProto::default()
+                    });
+                }
+            }
+        }
+    }
+    done.added += added.len();
+    g.value_info.extend(added);
+}
+
+/// onnx's `mergeShapesAndTypes(inferred, existing)`, `t` being the inferred
+/// type.
+fn merge_proto(t: &Type, existing: &mut TypeProto, names: &mut FreshNames) {
+    use type_proto::Value;
+    let Some(value) = existing.value.as_mut() else {
+        *existing = TypeProto {
+            denotation: existing.denotation.take(),
+            ..names.to_proto(t)
+        };
+        return;
+    };
+    match (t, value) {
+        (Type::Tensor(x), Value::TensorType(e)) => {
+            merge_tensor(x, &mut e.elem_type, &mut e.shape, names)
+        }
+        (Type::SparseTensor(x), Value::SparseTensorType(e)) => {
+            merge_tensor(x, &mut e.elem_type, &mut e.shape, names)
+        }
+        (Type::Sequence(Some(x)), Value::SequenceType(e)) => {
+            merge_inner(x, &mut e.elem_type, names)
+        }
+        (Type::Optional(Some(x)), Value::OptionalType(e)) => {
+            merge_inner(x, &mut e.elem_type, names)
+        }
+        (Type::Map(k, v), Value::MapType(e)) => {
+            if e.key_type.unwrap_or(0) == 0 {
+                e.key_type = Some(*k);
+            }
+            if let Some(v) = v {
+                merge_inner(v, &mut e.value_type, names);
+            }
+        }
+        (Type::Opaque { domain, name }, Value::OpaqueType(e)) => {
+            if e.domain.is_none() {
+                e.domain = domain.as_ref().map(|d| d.to_string());
+            }
+            if e.name.is_none() {
+                e.name = name.as_ref().map(|n| n.to_string());
+            }
+        }
+        // Different kinds: the engine reported the conflict; onnx keeps the
+        // declaration.
+        _ => {}
+    }
+}
+
+fn merge_inner(t: &Type, existing: &mut Option<Box<TypeProto>>, names: &mut FreshNames) {
+    match existing {
+        Some(e) => merge_proto(t, e, names),
+        None => *existing = Some(Box::new(names.to_proto(t))),
+    }
+}
+
+fn merge_tensor(
+    t: &crate::ir::types::TensorType,
+    elem: &mut Option<i32>,
+    shape: &mut Option<TensorShapeProto>,
+    names: &mut FreshNames,
+) {
+    if elem.unwrap_or(0) == 0 {
+        *elem = Some(t.elem);
+    }
+    let Some(dims) = &t.shape else {
+        return;
+    };
+    let Some(existing) = shape else {
+        *shape = Some(names.shape(dims));
+        return;
+    };
+    for (d, e) in dims.iter().zip(existing.dim.iter_mut()) {
+        if e.value.is_none() || matches!(d, Dim::Value(_)) {
+            *e = Dimension {
+                denotation: None,
+                value: Some(names.dim(*d)),
+            };
+        }
+    }
+}
+
+/// Names for the engine's fresh symbols and unknown dims.
+struct FreshNames<'s> {
+    symbols: &'s Symbols,
+    taken: HashSet<String>,
+    given: HashMap<Sym, String>,
+    next: u64,
+}
+
+impl<'s> FreshNames<'s> {
+    fn new(model: &ModelProto, symbols: &'s Symbols) -> Self {
+        let mut taken = HashSet::default();
+        if let Some(g) = &model.graph {
+            model_symbols(g, &mut taken, 0);
+        }
+        for f in &model.functions {
+            for vi in f.value_info.iter() {
+                if let Some(t) = &vi.r#type {
+                    type_symbols(t, &mut taken, 0);
+                }
+            }
+        }
+        FreshNames {
+            symbols,
+            taken,
+            given: HashMap::new(),
+            next: 0,
+        }
+    }
+
+    fn fresh(&mut self) -> String {
+        loop {
+            let name = format!("unk__{}", self.next);
+            self.next += 1;
+            if !self.taken.contains(&name) {
+                return name;
+            }
+        }
+    }
+
+    fn dim(&mut self, d: Dim) -> dimension::Value {
+        match d {
+            Dim::Value(v) => dimension::Value::DimValue(v),
+            Dim::Sym(s) => match self.symbols.name(s) {
+                Some(n) => dimension::Value::DimParam(n.to_string()),
+                None => {
+                    if let Some(n) = self.given.get(&s) {
+                        return dimension::Value::DimParam(n.clone());
+                    }
+                    let n = self.fresh();
+                    self.given.insert(s, n.clone());
+                    dimension::Value::DimParam(n)
+                }
+            },
+            Dim::Unknown => dimension::Value::DimParam(self.fresh()),
+        }
+    }
+
+    fn shape(&mut self, dims: &[Dim]) -> TensorShapeProto {
+        TensorShapeProto {
+            dim: dims
+                .iter()
+                .map(|d| Dimension {
+                    denotation: None,
+                    value: Some(self.dim(*d)),
+                })
+                .collect(),
+        }
+    }
+
+    fn to_proto(&mut self, t: &Type) -> TypeProto {
+        use type_proto::Value;
+        let inner = |s: &mut Self, e: &Option<Box<Type>>| e.as_deref().map(|e| Box::new(s.to_proto(e)));
+        let value = match t {
+            Type::Tensor(x) => Value::TensorType(type_proto::Tensor {
+                elem_type: Some(x.elem),
+                shape: x.shape.as_deref().map(|d| self.shape(d)),
+            }),
+            Type::SparseTensor(x) => Value::SparseTensorType(type_proto::SparseTensor {
+                elem_type: Some(x.elem),
+                shape: x.shape.as_deref().map(|d| self.shape(d)),
+            }),
+            Type::Sequence(e) => Value::SequenceType(Box::new(type_proto::Sequence {
+                elem_type: inner(self, e),
+            })),
+            Type::Optional(e) => Value::OptionalType(Box::new(type_proto::Optional {
+                elem_type: inner(self, e),
+            })),
+            Type::Map(k, v) => Value::MapType(Box::new(type_proto::Map {
+                key_type: Some(*k),
+                value_type: inner(self, v),
+            })),
+            Type::Opaque { domain, name } => Value::OpaqueType(type_proto::Opaque {
+                domain: domain.as_ref().map(|d| d.to_string()),
+                name: name.as_ref().map(|n| n.to_string()),
+            }),
+        };
+        TypeProto {
+            denotation: None,
+            value: Some(value),
+        }
+    }
+}
+
+/// Every `dim_param` a graph's declarations use (subgraphs included).
+fn model_symbols(g: &GraphProto, taken: &mut HashSet<String>, depth: usize) {
+    if depth > 128 {
+        return;
+    }
+    for vi in g.input.iter().chain(&g.output).chain(&g.value_info) {
+        if let Some(t) = &vi.r#type {
+            type_symbols(t, taken, 0);
+        }
+    }
+    for n in &g.node {
+        for a in &n.attribute {
+            if let Some(sub) = &a.g {
+                model_symbols(sub, taken, depth + 1);
+            }
+            for sub in &a.graphs {
+                model_symbols(sub, taken, depth + 1);
+            }
+        }
+    }
+}
+
+fn type_symbols(t: &TypeProto, taken: &mut HashSet<String>, depth: usize) {
+    use type_proto::Value;
+    if depth > 128 {
+        return;
+    }
+    let shape = match &t.value {
+        Some(Value::TensorType(x)) => x.shape.as_ref(),
+        Some(Value::SparseTensorType(x)) => x.shape.as_ref(),
+        Some(Value::SequenceType(x)) => return inner(&x.elem_type, taken, depth),
+        Some(Value::OptionalType(x)) => return inner(&x.elem_type, taken, depth),
+        Some(Value::MapType(x)) => return inner(&x.value_type, taken, depth),
+        _ => None,
+    };
+    fn inner(e: &Option<Box<TypeProto>>, taken: &mut HashSet<String>, depth: usize) {
+        if let Some(e) = e {
+            type_symbols(e, taken, depth + 1);
+        }
+    }
+    for d in shape.map(|s| s.dim.as_slice()).unwrap_or_default() {
+        if let Some(dimension::Value::DimParam(p)) = &d.value {
+            if !taken.contains(p.as_str()) {
+                taken.insert(p.clone());
+            }
+        }
+    }
+}

@@ -1,0 +1,61 @@
+//! Shape inference as a product: `onnxfast.infer_shapes` returns a new
+//! model holding the inferred types (onnx's `infer_shapes` convention).
+
+use pyo3::prelude::*;
+
+use onnxfast_core::external::ExternalStore;
+use onnxfast_core::infer::{self, InferOptions};
+
+use crate::checking::{checked, Checked};
+use crate::messages::Model;
+use crate::root::{Root, RootMessage};
+
+/// Infers every value's type and returns `(model, findings)`: a new model
+/// equal to `model` with the inferred types written into its graphs'
+/// `value_info` and outputs (its weights are the same bytes as `model`'s:
+/// nothing is copied), and the findings as `check_model` returns them.
+#[pyfunction]
+#[pyo3(signature = (model, *, max_diagnostics = 10000))]
+pub fn infer_shapes(
+    py: Python<'_>,
+    model: &Bound<'_, Model>,
+    max_diagnostics: usize,
+) -> PyResult<(Py<PyAny>, Checked)> {
+    crate::errors::guard(py, "inferring shapes", || {
+        infer_shapes_impl(py, model, max_diagnostics)
+    })
+}
+
+fn infer_shapes_impl(
+    py: Python<'_>,
+    model: &Bound<'_, Model>,
+    max_diagnostics: usize,
+) -> PyResult<(Py<PyAny>, Checked)> {
+    let ptr = model.get().0.clone();
+    let root = ptr.root().clone();
+    let large = root.source.len() >= crate::GIL_RELEASE_BYTES;
+    let (annotated, found) = crate::maybe_detach(py, large, move || {
+        let whole = root.full_model(&ptr)?.into_owned();
+        let options = InferOptions {
+            store: Some(&root.external),
+            max_diagnostics,
+            collect_types: true,
+        };
+        let (annotated, inference, _) = infer::infer_shapes(whole, &options);
+        let found = checked(inference.diagnostics, inference.omitted, &inference.counts);
+        let store = ExternalStore::new(
+            Some(root.external.base().to_path_buf()),
+            root.external.options(),
+        );
+        let new_root = Root::new(
+            root.source.clone(),
+            RootMessage::Model(annotated),
+            store,
+            false,
+            None,
+        );
+        Ok::<_, onnxfast_core::error::DecodeError>((new_root, found))
+    })
+    .map_err(|e| crate::errors::decode_error(py, &e))?;
+    Ok((crate::wrap_root(py, annotated)?, found))
+}
