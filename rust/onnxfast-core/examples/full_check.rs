@@ -31,6 +31,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 &model,
                 &InferOptions {
                     collect_types: true,
+                    report_unfit: false,
                     ..InferOptions::default()
                 },
             );

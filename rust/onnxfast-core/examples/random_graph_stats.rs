@@ -26,6 +26,7 @@ fn main() {
             &m,
             &InferOptions {
                 collect_types: true,
+                report_unfit: false,
                 ..InferOptions::default()
             },
         );

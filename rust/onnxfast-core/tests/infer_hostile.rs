@@ -113,6 +113,7 @@ fn a_rank_of_a_million_is_an_unknown_shape() {
         &m,
         &InferOptions {
             collect_types: true,
+            report_unfit: false,
             ..InferOptions::default()
         },
     );

@@ -63,11 +63,7 @@ fn check_model_impl(
         }
     })
     .map_err(|e: onnxfast_core::error::DecodeError| crate::errors::decode_error(py, &e))?;
-    Ok(checked(
-        report.diagnostics,
-        report.omitted,
-        &report.counts,
-    ))
+    Ok(checked(report.diagnostics, report.omitted, &report.counts))
 }
 
 /// Findings as `onnxfast._check` takes them.

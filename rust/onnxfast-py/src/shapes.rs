@@ -40,6 +40,7 @@ fn infer_shapes_impl(
             store: Some(&root.external),
             max_diagnostics,
             collect_types: true,
+            report_unfit: true,
         };
         let (annotated, inference, _) = infer::infer_shapes(whole, &options);
         let found = checked(inference.diagnostics, inference.omitted, &inference.counts);

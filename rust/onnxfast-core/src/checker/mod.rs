@@ -10,7 +10,7 @@
 
 mod function;
 mod graph;
-mod node;
+pub(crate) mod node;
 pub(crate) use node::is_experimental;
 mod strict;
 mod tensor;
@@ -155,6 +155,7 @@ pub fn check_model(model: &ModelProto, options: &CheckOptions) -> Report {
                     store: Some(&store),
                     max_diagnostics: limit,
                     collect_types: false,
+                    report_unfit: false,
                 },
             )
         },
@@ -213,6 +214,7 @@ pub fn check_lazy(
                     store: Some(&store),
                     max_diagnostics: limit,
                     collect_types: false,
+                    report_unfit: false,
                 },
             )
         },

@@ -318,7 +318,7 @@ fn verify(c: &mut Checker<'_>, n: &NodeProto, s: &OpSchema, loc: &dyn Fn() -> Lo
 
 /// Output counts a schema allows beyond its min/max (not visible from
 /// onnx's Python API; see docs/checks.md).
-fn allowed_outputs(s: &OpSchema) -> Option<&'static [usize]> {
+pub(crate) fn allowed_outputs(s: &OpSchema) -> Option<&'static [usize]> {
     if !s.domain.is_empty() || s.name != "BatchNormalization" {
         return None;
     }

@@ -304,6 +304,10 @@ pub const SUBGRAPH_SIGNATURE: Code = error(
     "E730",
     "A subgraph does not fit its node: number of inputs or outputs, or the types the node gives it or needs from it (If branches, Loop and Scan bodies).",
 );
+pub const UNFIT_NODE: Code = error(
+    "E731",
+    "Standalone inference (`infer_shapes`) met a node that does not fit its operator's schema (input or output count, a required input left empty, an attribute's type, a missing required attribute) and did not infer it; the structural check reports the details (E4xx). The full check does not raise this code.",
+);
 pub const NO_INFERENCE: Code = warning(
     "W790",
     "An operator of a custom domain has no schema or model-local function: its outputs get no types and inference goes on without them (reported once per operator).",
@@ -414,6 +418,7 @@ pub const ALL: &[Code] = &[
     BAD_ELEM_TYPE,
     INFERENCE_FAILED,
     SUBGRAPH_SIGNATURE,
+    UNFIT_NODE,
     NO_INFERENCE,
     MASKED_BY_UNKNOWN_OP,
     INFERENCE_BUDGET,

@@ -11,7 +11,8 @@
 //! entry says and fills in what it lacks: an unknown element type, a missing
 //! shape, dims with neither value nor symbol, and symbols where the
 //! inferred dim is a value. Everything else (denotations, doc strings,
-//! metadata) is left as it is.
+//! metadata) is left as it is, except that an entry declared without a
+//! type is given an empty one, as onnx does.
 //!
 //! Symbols: a dim the model names keeps its name. A dim the engine knows
 //! only as "some size" is named `unk__N` (onnx's spelling), N counting from
@@ -71,7 +72,10 @@ pub fn annotate(model: &mut ModelProto, inference: &Inference) -> Annotated {
 }
 
 /// The subgraph `steps` lead to from `g`.
-fn graph_at<'g>(mut g: &'g mut GraphProto, steps: &[(usize, String)]) -> Option<&'g mut GraphProto> {
+fn graph_at<'g>(
+    mut g: &'g mut GraphProto,
+    steps: &[(usize, String)],
+) -> Option<&'g mut GraphProto> {
     for (index, attr) in steps {
         let node = g.node.get_mut(*index)?;
         g = node
@@ -94,28 +98,49 @@ enum Slot {
     Aside,
 }
 
-fn write_back(g: &mut GraphProto, types: &GraphTypes, names: &mut FreshNames, done: &mut Annotated) {
-    let inferred: HashMap<&str, &Type> = types
-        .values
-        .iter()
-        .map(|(n, t)| (n.as_str(), t))
-        .collect();
+fn write_back(
+    g: &mut GraphProto,
+    types: &GraphTypes,
+    names: &mut FreshNames,
+    done: &mut Annotated,
+) {
+    let inferred: HashMap<&str, &Type> =
+        types.values.iter().map(|(n, t)| (n.as_str(), t)).collect();
+    // A subgraph's inputs the caller typed: merged with the declaration
+    // (created when there is none), every unknown dim named.
+    for (vi, _) in g
+        .input
+        .iter_mut()
+        .zip(&types.given)
+        .filter(|(_, given)| **given)
+    {
+        let t = inferred.get(vi.name()).copied();
+        let existing = vi.r#type.get_or_insert_with(TypeProto::default);
+        let Some(t) = t else {
+            continue;
+        };
+        merge_proto(t, existing, names);
+        names.name_unknown(existing);
+        done.merged += 1;
+    }
     let mut typed: HashMap<String, Slot> = HashMap::new();
     let mut untyped: HashMap<String, Slot> = HashMap::new();
-    let mut enter = |vi: &ValueInfoProto, slot: Slot| {
+    // onnx gives every entry declared without a type an empty one.
+    let mut enter = |vi: &mut ValueInfoProto, slot: Slot| {
         if vi.r#type.is_some() {
             typed.insert(vi.name().to_string(), slot);
         } else {
+            vi.r#type = Some(TypeProto::default());
             untyped.insert(vi.name().to_string(), slot);
         }
     };
-    for (i, vi) in g.value_info.iter().enumerate() {
+    for (i, vi) in g.value_info.iter_mut().enumerate() {
         enter(vi, Slot::Info(i));
     }
-    for (i, vi) in g.input.iter().enumerate() {
+    for (i, vi) in g.input.iter_mut().enumerate() {
         enter(vi, Slot::Input(i));
     }
-    for (i, vi) in g.output.iter().enumerate() {
+    for (i, vi) in g.output.iter_mut().enumerate() {
         enter(vi, Slot::Output(i));
     }
     for t in &g.initializer {
@@ -162,7 +187,10 @@ fn write_back(g: &mut GraphProto, types: &GraphTypes, names: &mut FreshNames, do
                             vi.r#type = Some(proto.clone());
                         }
                     }
-                    typed.insert(out.to_string(), Slot::Info(g.value_info.len() + added.len()));
+                    typed.insert(
+                        out.to_string(),
+                        Slot::Info(g.value_info.len() + added.len()),
+                    );
                     added.push(ValueInfoProto {
                         name: Some(out.to_string()),
                         r#type: Some(proto),
@@ -246,6 +274,11 @@ fn merge_tensor(
         return;
     };
     for (d, e) in dims.iter().zip(existing.dim.iter_mut()) {
+        // An unknown dim in the result: nothing was inferred for it (onnx
+        // merges no shape then); the entry keeps its own.
+        if *d == Dim::Unknown {
+            continue;
+        }
         if e.value.is_none() || matches!(d, Dim::Value(_)) {
             *e = Dimension {
                 denotation: None,
@@ -312,6 +345,31 @@ impl<'s> FreshNames<'s> {
         }
     }
 
+    /// Names every dim of `t` that has neither value nor symbol (onnx's
+    /// `MaterializeSymbolicShape`).
+    fn name_unknown(&mut self, t: &mut TypeProto) {
+        use type_proto::Value;
+        let shape = match t.value.as_mut() {
+            Some(Value::TensorType(x)) => x.shape.as_mut(),
+            Some(Value::SparseTensorType(x)) => x.shape.as_mut(),
+            Some(Value::SequenceType(x)) => return self.name_unknown_in(&mut x.elem_type),
+            Some(Value::OptionalType(x)) => return self.name_unknown_in(&mut x.elem_type),
+            Some(Value::MapType(x)) => return self.name_unknown_in(&mut x.value_type),
+            _ => None,
+        };
+        for d in shape.map(|s| s.dim.iter_mut()).into_iter().flatten() {
+            if d.value.is_none() {
+                d.value = Some(dimension::Value::DimParam(self.fresh()));
+            }
+        }
+    }
+
+    fn name_unknown_in(&mut self, t: &mut Option<Box<TypeProto>>) {
+        if let Some(t) = t {
+            self.name_unknown(t);
+        }
+    }
+
     fn shape(&mut self, dims: &[Dim]) -> TensorShapeProto {
         TensorShapeProto {
             dim: dims
@@ -326,7 +384,8 @@ impl<'s> FreshNames<'s> {
 
     fn to_proto(&mut self, t: &Type) -> TypeProto {
         use type_proto::Value;
-        let inner = |s: &mut Self, e: &Option<Box<Type>>| e.as_deref().map(|e| Box::new(s.to_proto(e)));
+        let inner =
+            |s: &mut Self, e: &Option<Box<Type>>| e.as_deref().map(|e| Box::new(s.to_proto(e)));
         let value = match t {
             Type::Tensor(x) => Value::TensorType(type_proto::Tensor {
                 elem_type: Some(x.elem),

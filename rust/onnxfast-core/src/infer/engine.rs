@@ -67,6 +67,9 @@ pub(crate) struct Engine<'m> {
     /// Unknown operators already warned about (W790 once per operator).
     warned_ops: NameSet<'m>,
     pub(crate) collected: Option<Vec<GraphTypes>>,
+    /// Report nodes that do not fit their schema (no structural check runs
+    /// beside this inference).
+    report_unfit: bool,
     /// A cleared buffer for the next node's output types.
     spare_outputs: Vec<Option<Type>>,
     /// The last schemas looked up (graphs repeat a few operators).
@@ -203,6 +206,8 @@ pub(crate) struct Run<'m, 'o> {
     /// at each level below the main graph; `None` inside a function body
     /// (a graph the model does not hold at a fixed place).
     steps: Option<Vec<(usize, String)>>,
+    /// For a subgraph: which of its inputs the caller gave a type.
+    given: Vec<bool>,
 }
 
 impl<'m, 'o> Run<'m, 'o> {
@@ -223,7 +228,15 @@ impl<'m, 'o> Run<'m, 'o> {
             loc,
             path,
             steps: Some(Vec::new()),
+            given: Vec::new(),
         }
+    }
+
+    /// The model's main graph (not a subgraph, not a function body).
+    fn is_main(&self) -> bool {
+        self.outer.is_none()
+            && self.bindings.is_none()
+            && self.steps.as_ref().is_some_and(|s| s.is_empty())
     }
 
     /// This run's entry of a value (recent values first).
@@ -407,21 +420,40 @@ fn function_id(domain: &str, name: &str, overload: &str) -> String {
     }
 }
 
-/// True when the node fits its schema well enough for inference (input and
-/// output counts, attribute types, required attributes): a node that does
-/// not is reported by the structural checker, and skipped here.
-fn fits(node: &NodeProto, attrs: &Attrs<'_>, s: &OpSchema) -> bool {
+/// Why a node does not fit its schema well enough for inference (input and
+/// output counts, attribute types, required attributes), or `None` when it
+/// fits: a node that does not is reported by the structural checker, and
+/// skipped here.
+fn unfit(node: &NodeProto, attrs: &Attrs<'_>, s: &OpSchema) -> Option<String> {
     let (n_in, n_out) = (node.input.len(), node.output.len());
     if n_in < s.min_input as usize || n_in > s.max_input as usize {
-        return false;
+        return Some(format!(
+            "it has {n_in} inputs, the schema takes {} to {}",
+            s.min_input, s.max_input
+        ));
     }
     if n_out < s.min_output as usize || n_out > s.max_output as usize {
-        return false;
+        return Some(format!(
+            "it has {n_out} outputs, the schema gives {} to {}",
+            s.min_output, s.max_output
+        ));
     }
-    for (names, params) in [(&node.input[..], &s.inputs), (&node.output[..], &s.outputs)] {
+    if let Some(allowed) = crate::checker::node::allowed_outputs(s) {
+        if !allowed.contains(&n_out) {
+            return Some(format!(
+                "it has {n_out} outputs, the schema gives {allowed:?} (no other count)"
+            ));
+        }
+    }
+    for (kind, names, params) in [
+        ("input", &node.input[..], &s.inputs),
+        ("output", &node.output[..], &s.outputs),
+    ] {
         for (i, name) in names.iter().enumerate() {
             match params.get(i) {
-                Some(p) if p.option == ParamOption::Single && name.is_empty() => return false,
+                Some(p) if p.option == ParamOption::Single && name.is_empty() => {
+                    return Some(format!("its {kind} {i} is required but empty"));
+                }
                 _ => {}
             }
         }
@@ -429,14 +461,14 @@ fn fits(node: &NodeProto, attrs: &Attrs<'_>, s: &OpSchema) -> bool {
     for (name, a) in attrs.iter() {
         if let Some(spec) = s.attribute(name) {
             if a.r#type != Some(spec.attr_type) {
-                return false;
+                return Some(format!("its attribute {} has the wrong type", q(name)));
             }
         }
     }
     s.attributes
         .iter()
-        .filter(|a| a.required)
-        .all(|a| attrs.get(&a.name).is_some())
+        .find(|a| a.required && attrs.get(&a.name).is_none())
+        .map(|a| format!("it lacks the required attribute {}", q(&a.name)))
 }
 
 /// A node's attributes in a run: references to a function's attributes
@@ -496,6 +528,7 @@ impl<'m> Engine<'m> {
             budget_reported: false,
             warned_ops: NameSet::default(),
             collected: options.collect_types.then(Vec::new),
+            report_unfit: options.report_unfit,
             spare_outputs: Vec::new(),
             schema_cache: [None; SCHEMA_CACHE],
             schema_next: 0,
@@ -715,6 +748,7 @@ impl<'m> Engine<'m> {
             collected.push(GraphTypes {
                 path: run.path.clone(),
                 steps: run.steps.clone(),
+                given: std::mem::take(&mut run.given),
                 values,
             });
             self.collect_declared_subgraphs(&run.path, g);
@@ -755,6 +789,7 @@ impl<'m> Engine<'m> {
                         path: sub_path.clone(),
                         // Nothing inferred: nothing to write back.
                         steps: None,
+                        given: Vec::new(),
                         values,
                     });
                 }
@@ -785,7 +820,10 @@ impl<'m> Engine<'m> {
             }
             Some(Ok(())) => {}
             None => {
-                if self.ir_version >= 4 {
+                // onnx infers subgraphs (and function bodies) at the latest
+                // IR version: only the main graph's initializers follow the
+                // model's.
+                if self.ir_version >= 4 || !run.is_main() {
                     run.set_type(name, ty);
                 }
             }
@@ -856,7 +894,21 @@ impl<'m> Engine<'m> {
             }
             return;
         };
-        if schema.deprecated || !fits(node, &attrs, schema) {
+        if schema.deprecated {
+            Self::poison_outputs(run, node);
+            return;
+        }
+        if let Some(why) = unfit(node, &attrs, schema) {
+            if self.report_unfit {
+                let loc = run.loc.child(node_step(index, node));
+                self.report(
+                    run,
+                    codes::UNFIT_NODE,
+                    loc,
+                    format!("the node is not inferred: {why}"),
+                    true,
+                );
+            }
             Self::poison_outputs(run, node);
             return;
         }
@@ -1102,7 +1154,9 @@ impl<'m> Engine<'m> {
     ) -> InferResult<Vec<Option<Type>>> {
         let at = || At::Attribute(attr.to_string());
         let inits: NameSet<'_> = g.initializer.iter().map(|t| Name(t.name())).collect();
-        if self.ir_version >= 4 {
+        // The signature rule of the graph the node is in: the model's IR
+        // version in the main graph, the latest below (as onnx runs them).
+        if self.ir_version >= 4 || !parent.is_main() {
             if g.input.len() != given.len() {
                 return Err(defect(
                     codes::SUBGRAPH_SIGNATURE,
@@ -1200,6 +1254,9 @@ impl<'m> Engine<'m> {
         });
         run.opsets = parent.opsets.clone();
         run.masked = parent.masked;
+        if self.collected.is_some() {
+            run.given = given.iter().map(Option::is_some).collect();
+        }
         self.declare(&mut run, GraphView::whole(g), given);
         self.run_graph(&mut run, GraphView::whole(g));
         if run.failed {

@@ -39,6 +39,10 @@ pub struct InferOptions<'m> {
     pub max_diagnostics: usize,
     /// Return the type of every value of every graph.
     pub collect_types: bool,
+    /// Report a node that does not fit its operator's schema (E731), which
+    /// inference skips. The full check leaves it to the structural checks
+    /// it runs beside inference; standalone inference sets this.
+    pub report_unfit: bool,
 }
 
 impl Default for InferOptions<'_> {
@@ -47,6 +51,7 @@ impl Default for InferOptions<'_> {
             store: None,
             max_diagnostics: crate::checker::DEFAULT_MAX_DIAGNOSTICS,
             collect_types: false,
+            report_unfit: false,
         }
     }
 }
@@ -62,6 +67,9 @@ pub struct GraphTypes {
     /// main graph). `None` for graphs inside function bodies and graphs no
     /// rule inferred (listed with their declared types).
     pub steps: Option<Vec<(usize, String)>>,
+    /// For a subgraph: which of its inputs the caller gave a type (onnx
+    /// writes those inputs' types back, merged with the declared ones).
+    pub given: Vec<bool>,
     /// (value name, type) for inputs, `value_info` names, node outputs and
     /// outputs that have a type, in that order, each name once.
     pub values: Vec<(String, Type)>,
@@ -92,6 +100,7 @@ pub fn infer_shapes(
 ) -> (ModelProto, Inference, annotate::Annotated) {
     let options = InferOptions {
         collect_types: true,
+        report_unfit: true,
         ..options.clone()
     };
     let inference = infer_model(&model, &options);
