@@ -147,3 +147,50 @@ def test_python_dash_m() -> None:
     )
     assert proc.returncode == 0
     assert proc.stdout.startswith("onnxfast ")
+
+
+def test_shapes_prints_every_value_as_onnx_infers_it() -> None:
+    path = SAMPLES / "tiny_cnn.onnx"
+    proc = run("shapes", str(path), "--json")
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["ok"]
+    (main,) = out["graphs"]
+    ours = {v["name"]: v for v in main["values"]}
+    inferred = onnx.shape_inference.infer_shapes(onnx.load(path), strict_mode=True)
+    declared = {vi.name: vi for vi in [*inferred.graph.value_info, *inferred.graph.output]}
+    for node in inferred.graph.node:
+        for name in node.output:
+            dims = [
+                d.dim_value if d.HasField("dim_value") else d.dim_param
+                for d in declared[name].type.tensor_type.shape.dim
+            ]
+            text = ours[name]["type"]
+            assert text.startswith("FLOAT["), text
+            assert text[len("FLOAT[") : -1].replace("'", "").split(", ") == [str(d) for d in dims]
+            assert ours[name]["producer"].endswith(node.op_type)
+    human = run("shapes", str(path))
+    assert human.returncode == 0
+    assert "logits" in human.stdout
+    assert "node[7] Gemm" in human.stdout
+    info = run("info", "--shapes", "--json", str(path))
+    assert json.loads(info.stdout)["values"] == out["graphs"]
+
+
+def test_shapes_strict_exits_1_and_locates_the_defect(tmp_path) -> None:
+    from onnx import TensorProto, helper
+
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])
+    graph = helper.make_graph([helper.make_node("Add", ["x", "y"], ["z"])], "g", [x, y], [])
+    path = tmp_path / "bad.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    loose = run("shapes", str(path))
+    assert loose.returncode == 0
+    assert "error[E720]" in loose.stderr
+    strict = run("shapes", str(path), "--strict", "--json")
+    assert strict.returncode == 1
+    out = json.loads(strict.stdout)
+    assert not out["ok"]
+    assert out["diagnostics"][0]["location"] == "graph 'g' › node[0] (Add)"
+    assert run("shapes", str(tmp_path / "missing.onnx")).returncode == 2

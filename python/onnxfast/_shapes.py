@@ -36,11 +36,19 @@ def infer_shapes(
     instead, whose ``report`` lists every defect with its location (onnx's
     ``strict_mode=True`` stops at the first).
     """
+    result, report = infer_with_report(model_or_path, max_diagnostics=max_diagnostics)
+    if strict and not report.ok:
+        raise InferenceError(str(report), report=report)
+    return result
+
+
+def infer_with_report(
+    model_or_path: Any, *, max_diagnostics: int = 10_000
+) -> tuple[_onnxfast.Model, Report]:
+    """:func:`infer_shapes` and the findings of inference (errors and
+    warnings, e.g. operators without a schema), without raising."""
     model, _ = _model_and_dir(model_or_path)
     result, (found, omitted, errors, warnings) = _onnxfast.infer_shapes(
         model, max_diagnostics=max_diagnostics
     )
-    if strict and errors:
-        report = Report([Diagnostic(*d) for d in found], omitted, errors, warnings)
-        raise InferenceError(str(report), report=report)
-    return result
+    return result, Report([Diagnostic(*d) for d in found], omitted, errors, warnings)

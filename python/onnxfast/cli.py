@@ -1,10 +1,12 @@
 """The onnxfast command line.
 
     onnxfast check PATH... [--strict] [--full] [--json] [-j N]
-    onnxfast info PATH [--json]
+    onnxfast info PATH [--shapes] [--json]
+    onnxfast shapes PATH [--strict] [--json]
 
 Exit status of `check`: 0 when every model is valid, 1 when any is invalid,
 2 for a usage error or a file that cannot be read (missing, not ONNX).
+`shapes` exits 1 with `--strict` when inference finds a defect.
 """
 
 from __future__ import annotations
@@ -22,8 +24,9 @@ import traceback
 from pathlib import Path
 from typing import Any, TextIO
 
-from . import __version__, check, load
+from . import __version__, check, infer_shapes, load
 from ._check import Report
+from ._shapes import infer_with_report
 from ._types import data_type_name
 from .errors import OnnxFastError
 
@@ -413,6 +416,8 @@ def cmd_info(args: argparse.Namespace) -> int:
     try:
         model = load(args.path)
         info = model_info(model)
+        if args.shapes:
+            info["values"] = shape_table(infer_shapes(model))
     except (OSError, OnnxFastError) as e:
         print(f"onnxfast info: {_describe_failure(e)}", file=sys.stderr)
         if args.debug:
@@ -421,8 +426,72 @@ def cmd_info(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({"path": args.path, **info}))
     else:
-        _print_info(args.path, info, Style(sys.stdout))
+        style = Style(sys.stdout)
+        _print_info(args.path, info, style)
+        if args.shapes:
+            _print_shapes(info["values"], style)
     return EXIT_OK
+
+
+# --------------------------------------------------------------------- shapes
+
+
+def shape_table(model: Any) -> list[dict[str, Any]]:
+    """Every value of every graph of an inferred model (see `infer_shapes`):
+    graph inputs, then node outputs in node order, with their types (declared,
+    else inferred; None when neither) and the node that makes them."""
+    graphs = [("main", model.graph)] if model.graph is not None else []
+    graphs += _walk_graphs(model.graph) if model.graph is not None else []
+    table = []
+    for path, g in graphs:
+        types = {vi.name: vi for vi in g.value_info}
+        types.update((vi.name, vi) for vi in g.output)
+        types.update((vi.name, vi) for vi in g.input)
+        initializers = {t.name for t in g.initializer}
+        values = [
+            {"name": vi.name, "type": _type_text(vi), "producer": "input"}
+            for vi in g.input
+            if vi.name not in initializers
+        ]
+        for i, node in enumerate(g.node):
+            producer = f"node[{i}] {node.op_type}"
+            for out in node.output:
+                if out:
+                    vi = types.get(out)
+                    text = _type_text(vi) if vi is not None else None
+                    values.append({"name": out, "type": text, "producer": producer})
+        table.append({"graph": path, "values": values})
+    return table
+
+
+def _print_shapes(table: list[dict[str, Any]], style: Style) -> None:
+    for g in table:
+        print(style.bold(f"values of {g['graph']}" if g["graph"] != "main" else "values"))
+        rows = [[v["name"], v["type"] or "?", v["producer"]] for v in g["values"]]
+        for line in _table(rows, indent="    "):
+            print(line)
+
+
+def cmd_shapes(args: argparse.Namespace) -> int:
+    try:
+        inferred, report = infer_with_report(args.path)
+        table = shape_table(inferred)
+    except (OSError, OnnxFastError) as e:
+        print(f"onnxfast shapes: {_describe_failure(e)}", file=sys.stderr)
+        if args.debug:
+            traceback.print_exc()
+        return EXIT_ERROR
+    if args.json:
+        print(json.dumps({"path": args.path, "graphs": table, **report.to_dict()}))
+    else:
+        _print_shapes(table, Style(sys.stdout))
+        if len(report) or report.omitted:
+            err = Style(sys.stderr)
+            for d in report:
+                print(str(d), file=sys.stderr)
+            summary = f"inference: {report.summary()}"
+            print(err.red(summary) if not report.ok else err.yellow(summary), file=sys.stderr)
+    return EXIT_INVALID if (args.strict and not report.ok) else EXIT_OK
 
 
 # ----------------------------------------------------------------------- main
@@ -460,9 +529,23 @@ def build_parser() -> argparse.ArgumentParser:
 
     p_info = sub.add_parser("info", help="summarise a model (reads no weights)")
     p_info.add_argument("path", metavar="PATH")
+    p_info.add_argument(
+        "--shapes", action="store_true", help="add every value's inferred type (as `shapes`)"
+    )
     p_info.add_argument("--json", action="store_true", help="print JSON")
     p_info.add_argument("--debug", action="store_true", help="show tracebacks of failures")
     p_info.set_defaults(func=cmd_info)
+
+    p_shapes = sub.add_parser(
+        "shapes", help="infer and print the type of every value (reads no weights)"
+    )
+    p_shapes.add_argument("path", metavar="PATH")
+    p_shapes.add_argument(
+        "--strict", action="store_true", help="exit 1 when inference finds a defect"
+    )
+    p_shapes.add_argument("--json", action="store_true", help="print JSON")
+    p_shapes.add_argument("--debug", action="store_true", help="show tracebacks of failures")
+    p_shapes.set_defaults(func=cmd_shapes)
     return parser
 
 
