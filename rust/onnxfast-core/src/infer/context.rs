@@ -503,8 +503,22 @@ impl<'a, 'm> NodeCtx<'a, 'm> {
             &self.consts,
             &self.attrs,
         )?;
+        let n_out = self.node.output.len();
         for (i, t) in outs.into_iter().enumerate() {
             if let Some(t) = t {
+                // onnx hands a typed function output to the node's output
+                // of the same index, and fails when the node has none.
+                if i >= n_out {
+                    return Err(defect(
+                        codes::INFERENCE_FAILED,
+                        At::Node,
+                        format!(
+                            "function {} gives a type to its output {i}, the node has {n_out} output{}",
+                            super::engine::q(f.name()),
+                            if n_out == 1 { "" } else { "s" }
+                        ),
+                    ));
+                }
                 self.set(i, t);
             }
         }
