@@ -21,6 +21,7 @@
 //! knows two dims are the same unknown size (a Relu's output and its
 //! input), they get the same name.
 
+use compact_str::CompactString;
 use foldhash::{HashMap, HashMapExt, HashSet};
 
 use super::{GraphTypes, Inference};
@@ -104,12 +105,21 @@ fn write_back(
     names: &mut FreshNames,
     done: &mut Annotated,
 ) {
-    let inferred: HashMap<&str, &Type> =
-        types.values.iter().map(|(n, t)| (n.as_str(), t)).collect();
+    let mut inferred: HashMap<&str, &Type> = HashMap::with_capacity(types.values.len());
+    inferred.extend(types.values.iter().map(|(n, t)| (n.as_str(), t)));
+    // Disjoint borrows: node names are read while the entries change.
+    let GraphProto {
+        node,
+        input,
+        output,
+        value_info,
+        initializer,
+        sparse_initializer,
+        ..
+    } = g;
     // A subgraph's inputs the caller typed: merged with the declaration
     // (created when there is none), every unknown dim named.
-    for (vi, _) in g
-        .input
+    for (vi, _) in input
         .iter_mut()
         .zip(&types.given)
         .filter(|(_, given)| **given)
@@ -123,85 +133,85 @@ fn write_back(
         names.name_unknown(existing);
         done.merged += 1;
     }
-    let mut typed: HashMap<String, Slot> = HashMap::new();
-    let mut untyped: HashMap<String, Slot> = HashMap::new();
+    // Declared entries by name (later kinds win, as in onnx's lookup).
+    let declared = value_info.len() + input.len() + output.len();
+    let mut typed: HashMap<CompactString, Slot> =
+        HashMap::with_capacity(declared + initializer.len());
+    let mut untyped: HashMap<CompactString, Slot> = HashMap::new();
     // onnx gives every entry declared without a type an empty one.
     let mut enter = |vi: &mut ValueInfoProto, slot: Slot| {
         if vi.r#type.is_some() {
-            typed.insert(vi.name().to_string(), slot);
+            typed.insert(CompactString::from(vi.name()), slot);
         } else {
             vi.r#type = Some(TypeProto::default());
-            untyped.insert(vi.name().to_string(), slot);
+            untyped.insert(CompactString::from(vi.name()), slot);
         }
     };
-    for (i, vi) in g.value_info.iter_mut().enumerate() {
+    for (i, vi) in value_info.iter_mut().enumerate() {
         enter(vi, Slot::Info(i));
     }
-    for (i, vi) in g.input.iter_mut().enumerate() {
+    for (i, vi) in input.iter_mut().enumerate() {
         enter(vi, Slot::Input(i));
     }
-    for (i, vi) in g.output.iter_mut().enumerate() {
+    for (i, vi) in output.iter_mut().enumerate() {
         enter(vi, Slot::Output(i));
     }
-    for t in &g.initializer {
-        typed.entry(t.name().to_string()).or_insert(Slot::Aside);
+    let names_aside = initializer.iter().map(|t| t.name()).chain(
+        sparse_initializer
+            .iter()
+            .filter_map(|s| s.values.as_ref().map(|v| v.name())),
+    );
+    for name in names_aside {
+        typed
+            .entry(CompactString::from(name))
+            .or_insert(Slot::Aside);
     }
-    for s in &g.sparse_initializer {
-        if let Some(v) = &s.values {
-            typed.entry(v.name().to_string()).or_insert(Slot::Aside);
+    // Entries appended here, by name (a name output twice merges into its
+    // first entry, as onnx's does).
+    let outputs: usize = node.iter().map(|n| n.output.len()).sum();
+    let mut added: Vec<ValueInfoProto> = Vec::with_capacity(outputs);
+    let mut added_at: HashMap<&str, usize> = HashMap::with_capacity(outputs);
+    for out in node.iter().flat_map(|n| n.output.iter()) {
+        let out = out.as_str();
+        if out.is_empty() {
+            continue;
         }
-    }
-    let mut added = Vec::new();
-    for n in &g.node {
-        for out in n.output.iter() {
-            let out = out.as_str();
-            if out.is_empty() {
-                continue;
+        let Some(&t) = inferred.get(out) else {
+            continue;
+        };
+        let existing = match typed.get(out) {
+            Some(Slot::Info(i)) => value_info.get_mut(*i),
+            Some(Slot::Input(i)) => input.get_mut(*i),
+            Some(Slot::Output(i)) => output.get_mut(*i),
+            Some(Slot::Aside) => continue,
+            None => added_at.get(out).and_then(|&k| added.get_mut(k)),
+        };
+        if let Some(existing) = existing {
+            if let Some(existing) = existing.r#type.as_mut() {
+                merge_proto(t, existing, names);
+                done.merged += 1;
             }
-            let Some(&t) = inferred.get(out) else {
-                continue;
-            };
-            match typed.get(out).copied() {
-                Some(slot) => {
-                    let entry = match slot {
-                        Slot::Info(i) => g.value_info.get_mut(i),
-                        Slot::Input(i) => g.input.get_mut(i),
-                        Slot::Output(i) => g.output.get_mut(i),
-                        Slot::Aside => None,
-                    };
-                    if let Some(existing) = entry.and_then(|vi| vi.r#type.as_mut()) {
-                        merge_proto(t, existing, names);
-                        done.merged += 1;
-                    }
-                }
-                None => {
-                    let proto = names.to_proto(t);
-                    if let Some(slot) = untyped.get(out).copied() {
-                        let entry = match slot {
-                            Slot::Info(i) => g.value_info.get_mut(i),
-                            Slot::Input(i) => g.input.get_mut(i),
-                            Slot::Output(i) => g.output.get_mut(i),
-                            Slot::Aside => None,
-                        };
-                        if let Some(vi) = entry {
-                            vi.r#type = Some(proto.clone());
-                        }
-                    }
-                    typed.insert(
-                        out.to_string(),
-                        Slot::Info(g.value_info.len() + added.len()),
-                    );
-                    added.push(ValueInfoProto {
-                        name: Some(out.to_string()),
-                        r#type: Some(proto),
-                        ..ValueInfoProto::default()
-                    });
-                }
-            }
+            continue;
         }
+        let proto = names.to_proto(t);
+        let entry = match untyped.get(out) {
+            Some(Slot::Info(i)) => value_info.get_mut(*i),
+            Some(Slot::Input(i)) => input.get_mut(*i),
+            Some(Slot::Output(i)) => output.get_mut(*i),
+            _ => None,
+        };
+        if let Some(vi) = entry {
+            vi.r#type = Some(proto.clone());
+        }
+        added_at.insert(out, added.len());
+        added.push(ValueInfoProto {
+            name: Some(out.to_string()),
+            r#type: Some(proto),
+            ..ValueInfoProto::default()
+        });
     }
     done.added += added.len();
-    g.value_info.extend(added);
+    value_info.extend(added);
 }
 
 /// onnx's `mergeShapesAndTypes(inferred, existing)`, `t` being the inferred

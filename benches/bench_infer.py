@@ -1,0 +1,168 @@
+"""Shape-inference benchmark: onnxfast.infer_shapes against
+onnx.shape_inference.infer_shapes, same run.
+
+    python benches/bench_infer.py [--quick]
+
+- the 200,000-node graph (Add/Relu chain) and the 150,000-node exporter
+  graph with attributes and value_info: from the path (onnx loads, then
+  infers) and already loaded (inference only, the model loaded in setup);
+- the ~1.5 GB fp16 inline model from its path (onnxfast reads no weight;
+  onnx must parse it, and its infer_shapes serializes and parses it again);
+- a model with 2.5 GiB of external data: onnx can infer it only without its
+  data (load_external_data=False); loaded with its data the ModelProto is
+  over 2 GiB and infer_shapes refuses it. onnxfast maps the weights and reads
+  none of them either way;
+- the single-file model over 2 GiB, which onnx cannot load at all.
+
+Each case runs in fresh processes, onnx and onnxfast taking turns; median
+time, farthest run from it, peak RSS growth.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from _common import (
+    DATA,
+    chain_model,
+    exporter_model,
+    fmt_bytes,
+    fmt_seconds,
+    fmt_spread,
+    huge_model,
+    measure_interleaved,
+    table,
+    transformer_model,
+    warm,
+)
+
+ONNX_INFER = "onnx.shape_inference.infer_shapes(m, check_type=True, strict_mode=True)"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args()
+    repeat = 1 if args.quick else 5
+    suffix = "_quick" if args.quick else ""
+    chain = (
+        chain_model(DATA / "chain_20k.onnx", nodes=20_000)
+        if args.quick
+        else chain_model(DATA / "chain_200k.onnx")
+    )
+    exporter = exporter_model(
+        DATA / f"exp_150k_vi{suffix}.onnx",
+        nodes=15_000 if args.quick else 150_000,
+        value_info=True,
+    )
+    big = transformer_model(
+        DATA / ("transformer_small.onnx" if args.quick else "transformer_1p5gb.onnx"),
+        layers=2 if args.quick else 15,
+    )
+    external = DATA / "external_2p5gb" / "model.onnx"
+    huge = None if args.quick else huge_model(DATA / "huge_2p5gib.onnx")
+    rows = []
+
+    def add(case: str, results: dict) -> None:
+        r_onnx, r_ours = results["onnx"], results["ours"]
+        ratio = ""
+        if "error" not in r_onnx and "error" not in r_ours:
+            ratio = f"{r_onnx['seconds'] / r_ours['seconds']:.1f}×"
+        for who, r in (("onnx", r_onnx), ("onnxfast", r_ours)):
+            if "error" in r:
+                rows.append([case, who, "fails: " + r["error"][:70], "", "", ""])
+            else:
+                rows.append(
+                    [
+                        case,
+                        who,
+                        fmt_seconds(r["seconds"]),
+                        fmt_spread(r),
+                        fmt_bytes(r["peak_growth"]),
+                        ratio if who == "onnxfast" else "",
+                    ]
+                )
+
+    for label, path in (("200k-node chain", chain), ("150k exporter nodes + value_info", exporter)):
+        warm(path)
+        add(
+            f"{label}, from path",
+            measure_interleaved(
+                {
+                    "onnx": ("import onnx", f"m = onnx.load({str(path)!r})\n{ONNX_INFER}"),
+                    "ours": ("import onnxfast", f"onnxfast.infer_shapes({str(path)!r})"),
+                },
+                repeat=repeat,
+            ),
+        )
+        add(
+            f"{label}, loaded",
+            measure_interleaved(
+                {
+                    "onnx": (f"import onnx\nm = onnx.load({str(path)!r})", ONNX_INFER),
+                    "ours": (
+                        f"import onnxfast\nm = onnxfast.load({str(path)!r})",
+                        "onnxfast.infer_shapes(m)",
+                    ),
+                },
+                repeat=repeat,
+            ),
+        )
+    warm(big)
+    add(
+        f"{big.stat().st_size / 1e9:.1f} GB inline weights, from path",
+        measure_interleaved(
+            {
+                "onnx": ("import onnx", f"m = onnx.load({str(big)!r})\n{ONNX_INFER}"),
+                "ours": ("import onnxfast", f"onnxfast.infer_shapes({str(big)!r})"),
+            },
+            repeat=repeat,
+        ),
+    )
+    if external.exists():
+        add(
+            "2.5 GiB external data, without its data",
+            measure_interleaved(
+                {
+                    "onnx": (
+                        "import onnx",
+                        f"m = onnx.load({str(external)!r}, load_external_data=False)\n"
+                        + ONNX_INFER,
+                    ),
+                    "ours": ("import onnxfast", f"onnxfast.infer_shapes({str(external)!r})"),
+                },
+                repeat=repeat,
+            ),
+        )
+        add(
+            "2.5 GiB external data, loaded with it",
+            measure_interleaved(
+                {
+                    "onnx": ("import onnx", f"m = onnx.load({str(external)!r})\n{ONNX_INFER}"),
+                    "ours": (
+                        "import onnxfast",
+                        f"m = onnxfast.load({str(external)!r}, load_external_data=True)\n"
+                        "onnxfast.infer_shapes(m)",
+                    ),
+                },
+                repeat=1 if args.quick else 3,
+            ),
+        )
+    if huge is not None:
+        add(
+            "2.5 GiB single file, from path",
+            measure_interleaved(
+                {
+                    "onnx": ("import onnx", f"m = onnx.load({str(huge)!r})\n{ONNX_INFER}"),
+                    "ours": ("import onnxfast", f"onnxfast.infer_shapes({str(huge)!r})"),
+                },
+                repeat=1 if args.quick else 3,
+            ),
+        )
+    print(table(rows, ["case", "library", "time", "spread", "peak RSS growth", "onnx / ours"]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
