@@ -193,7 +193,7 @@ fn write_back(
             }
             continue;
         }
-        let proto = names.to_proto(t);
+        let proto = names.proto_of(t);
         let entry = match untyped.get(out) {
             Some(Slot::Info(i)) => value_info.get_mut(*i),
             Some(Slot::Input(i)) => input.get_mut(*i),
@@ -221,7 +221,7 @@ fn merge_proto(t: &Type, existing: &mut TypeProto, names: &mut FreshNames) {
     let Some(value) = existing.value.as_mut() else {
         *existing = TypeProto {
             denotation: existing.denotation.take(),
-            ..names.to_proto(t)
+            ..names.proto_of(t)
         };
         return;
     };
@@ -263,7 +263,7 @@ fn merge_proto(t: &Type, existing: &mut TypeProto, names: &mut FreshNames) {
 fn merge_inner(t: &Type, existing: &mut Option<Box<TypeProto>>, names: &mut FreshNames) {
     match existing {
         Some(e) => merge_proto(t, e, names),
-        None => *existing = Some(Box::new(names.to_proto(t))),
+        None => *existing = Some(Box::new(names.proto_of(t))),
     }
 }
 
@@ -392,10 +392,10 @@ impl<'s> FreshNames<'s> {
         }
     }
 
-    fn to_proto(&mut self, t: &Type) -> TypeProto {
+    fn proto_of(&mut self, t: &Type) -> TypeProto {
         use type_proto::Value;
         let inner =
-            |s: &mut Self, e: &Option<Box<Type>>| e.as_deref().map(|e| Box::new(s.to_proto(e)));
+            |s: &mut Self, e: &Option<Box<Type>>| e.as_deref().map(|e| Box::new(s.proto_of(e)));
         let value = match t {
             Type::Tensor(x) => Value::TensorType(type_proto::Tensor {
                 elem_type: Some(x.elem),
