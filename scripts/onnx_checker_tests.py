@@ -36,6 +36,7 @@ import onnx
 import onnx.checker
 import onnx.shape_inference
 import pytest
+from _onnx_adapter import SwapPlugin
 
 import onnxfast
 
@@ -94,51 +95,6 @@ def _shim(
     raise onnx.checker.ValidationError(text)
 
 
-class _Plugin:
-    """Swaps check_model for the shim and relaxes `match=` of pytest.raises."""
-
-    def __init__(self) -> None:
-        self.messages: list[tuple[str, str, str]] = []
-        self._raises = pytest.raises
-        self._check_model = onnx.checker.check_model
-
-    def pytest_configure(self, config: Any) -> None:
-        onnx.checker.check_model = _shim
-        plugin = self
-
-        def raises(expected: Any, *args: Any, match: Any = None, **kwargs: Any) -> Any:
-            ctx = plugin._raises(expected, *args, **kwargs)
-            if match is None:
-                return ctx
-            return _Matching(ctx, str(match), plugin)
-
-        pytest.raises = raises  # type: ignore[assignment]
-
-    def pytest_unconfigure(self, config: Any) -> None:
-        onnx.checker.check_model = self._check_model
-        pytest.raises = self._raises  # type: ignore[assignment]
-
-
-class _Matching:
-    """pytest.raises' context, noting (not failing on) a message mismatch."""
-
-    def __init__(self, ctx: Any, pattern: str, plugin: _Plugin) -> None:
-        self.ctx = ctx
-        self.pattern = pattern
-        self.plugin = plugin
-
-    def __enter__(self) -> Any:
-        return self.ctx.__enter__()
-
-    def __exit__(self, *exc: Any) -> Any:
-        suppressed = self.ctx.__exit__(*exc)
-        value = exc[1]
-        if value is not None and not re.search(self.pattern, str(value)):
-            test = os.environ.get("PYTEST_CURRENT_TEST", "?").split(" ")[0]
-            self.plugin.messages.append((test, self.pattern, str(value).splitlines()[0]))
-        return suppressed
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("path", type=Path, help="onnx's tests/python/checker_test.py")
@@ -154,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     if not names:
         print(f"no test in {args.path} calls check_model", file=sys.stderr)
         return 2
-    plugin = _Plugin()
+    plugin = SwapPlugin(onnx.checker, "check_model", _shim)
     pytest_args = [
         *(f"{args.path}::{name}" for name in names),
         "-p",
@@ -167,10 +123,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\n{len(names)} tests of {args.path.name} selected (onnx {onnx.__version__})")
     for name in skipped if args.all else []:
         print(f"  not run, a deliberate difference: {name}: {DELIBERATE[name.rsplit('::', 1)[-1]]}")
-    if plugin.messages:
-        print("onnx's message patterns our messages do not match (type and verdict matched):")
-        for test, pattern, ours in plugin.messages:
-            print(f"  {test}: expected /{pattern}/, ours: {ours}")
+    plugin.print_mismatches()
     return int(status)
 
 

@@ -34,7 +34,6 @@ import contextlib
 import inspect
 import json
 import os
-import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -42,6 +41,7 @@ from typing import Any
 import onnx
 import onnx.shape_inference
 import pytest
+from _onnx_adapter import SwapPlugin
 
 import onnxfast
 
@@ -76,33 +76,16 @@ def _shim(
     return proto.SerializeToString() if as_bytes else proto
 
 
-class _Plugin:
-    """Swaps infer_shapes for the shim, relaxes `match=`, records outcomes."""
+class _Plugin(SwapPlugin):
+    """Answers infer_shapes by onnxfast, relaxes `match=`, records outcomes."""
 
     def __init__(self) -> None:
-        self.messages: list[tuple[str, str, str]] = []
+        super().__init__(onnx.shape_inference, "infer_shapes", _shim)
         self.outcomes: dict[str, tuple[str, str]] = {}
         self.sources: dict[str, str] = {}
-        self._raises = pytest.raises
         self.schemas = {
             (s.name, s.since_version, s.domain) for s in onnx.defs.get_all_schemas_with_history()
         }
-
-    def pytest_configure(self, config: Any) -> None:
-        onnx.shape_inference.infer_shapes = _shim
-        plugin = self
-
-        def raises(expected: Any, *args: Any, match: Any = None, **kwargs: Any) -> Any:
-            ctx = plugin._raises(expected, *args, **kwargs)
-            if match is None:
-                return ctx
-            return _Matching(ctx, str(match), plugin)
-
-        pytest.raises = raises  # type: ignore[assignment]
-
-    def pytest_unconfigure(self, config: Any) -> None:
-        onnx.shape_inference.infer_shapes = _real_infer_shapes
-        pytest.raises = self._raises  # type: ignore[assignment]
 
     def pytest_collection_modifyitems(self, items: list[Any]) -> None:
         for item in items:
@@ -125,26 +108,6 @@ class _Plugin:
         if report.when == "call" or (report.when == "setup" and not report.passed):
             text = str(report.longrepr) if report.failed else ""
             self.outcomes[report.nodeid] = (report.outcome, text)
-
-
-class _Matching:
-    """pytest.raises' context, noting (not failing on) a message mismatch."""
-
-    def __init__(self, ctx: Any, pattern: str, plugin: _Plugin) -> None:
-        self.ctx = ctx
-        self.pattern = pattern
-        self.plugin = plugin
-
-    def __enter__(self) -> Any:
-        return self.ctx.__enter__()
-
-    def __exit__(self, *exc: Any) -> Any:
-        suppressed = self.ctx.__exit__(*exc)
-        value = exc[1]
-        if value is not None and not re.search(self.pattern, str(value)):
-            test = os.environ.get("PYTEST_CURRENT_TEST", "?").split(" ")[0]
-            self.plugin.messages.append((test, self.pattern, str(value).splitlines()[0]))
-        return suppressed
 
 
 def classify(text: str, source: str) -> str:
@@ -217,10 +180,8 @@ def main(argv: list[str] | None = None) -> int:
         if not args.quiet:
             for t in tests:
                 print(f"          {t}")
-    if plugin.messages and not args.quiet:
-        print("onnx's message patterns our messages do not match (type and verdict matched):")
-        for test, pattern, ours in plugin.messages:
-            print(f"  {test}: expected /{pattern}/, ours: {ours}")
+    if not args.quiet:
+        plugin.print_mismatches()
     if args.json:
         args.json.write_text(
             json.dumps(
