@@ -40,6 +40,11 @@ from _common import (
 ONNX_INFER = "onnx.shape_inference.infer_shapes(m, check_type=True, strict_mode=True)"
 
 
+def versus(onnx_case: tuple[str, str], ours_case: tuple[str, str], repeat: int) -> dict:
+    """onnx's and onnxfast's (setup, statement), measured taking turns."""
+    return measure_interleaved({"onnx": onnx_case, "ours": ours_case}, repeat=repeat)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
@@ -88,76 +93,63 @@ def main() -> int:
         warm(path)
         add(
             f"{label}, from path",
-            measure_interleaved(
-                {
-                    "onnx": ("import onnx", f"m = onnx.load({str(path)!r})\n{ONNX_INFER}"),
-                    "ours": ("import onnxfast", f"onnxfast.infer_shapes({str(path)!r})"),
-                },
-                repeat=repeat,
+            versus(
+                ("import onnx", f"m = onnx.load({str(path)!r})\n{ONNX_INFER}"),
+                ("import onnxfast", f"onnxfast.infer_shapes({str(path)!r})"),
+                repeat,
             ),
         )
         add(
             f"{label}, loaded",
-            measure_interleaved(
-                {
-                    "onnx": (f"import onnx\nm = onnx.load({str(path)!r})", ONNX_INFER),
-                    "ours": (
-                        f"import onnxfast\nm = onnxfast.load({str(path)!r})",
-                        "onnxfast.infer_shapes(m)",
-                    ),
-                },
-                repeat=repeat,
+            versus(
+                (f"import onnx\nm = onnx.load({str(path)!r})", ONNX_INFER),
+                (
+                    f"import onnxfast\nm = onnxfast.load({str(path)!r})",
+                    "onnxfast.infer_shapes(m)",
+                ),
+                repeat,
             ),
         )
     warm(big)
     add(
         f"{big.stat().st_size / 1e9:.1f} GB inline weights, from path",
-        measure_interleaved(
-            {
-                "onnx": ("import onnx", f"m = onnx.load({str(big)!r})\n{ONNX_INFER}"),
-                "ours": ("import onnxfast", f"onnxfast.infer_shapes({str(big)!r})"),
-            },
-            repeat=repeat,
+        versus(
+            ("import onnx", f"m = onnx.load({str(big)!r})\n{ONNX_INFER}"),
+            ("import onnxfast", f"onnxfast.infer_shapes({str(big)!r})"),
+            repeat,
         ),
     )
     if external.exists():
         add(
             "2.5 GiB external data, without its data",
-            measure_interleaved(
-                {
-                    "onnx": (
-                        "import onnx",
-                        f"m = onnx.load({str(external)!r}, load_external_data=False)\n"
-                        + ONNX_INFER,
-                    ),
-                    "ours": ("import onnxfast", f"onnxfast.infer_shapes({str(external)!r})"),
-                },
-                repeat=repeat,
+            versus(
+                (
+                    "import onnx",
+                    f"m = onnx.load({str(external)!r}, load_external_data=False)\n" + ONNX_INFER,
+                ),
+                ("import onnxfast", f"onnxfast.infer_shapes({str(external)!r})"),
+                repeat,
             ),
         )
         add(
             "2.5 GiB external data, loaded with it",
-            measure_interleaved(
-                {
-                    "onnx": ("import onnx", f"m = onnx.load({str(external)!r})\n{ONNX_INFER}"),
-                    "ours": (
-                        "import onnxfast",
-                        f"m = onnxfast.load({str(external)!r}, load_external_data=True)\n"
-                        "onnxfast.infer_shapes(m)",
-                    ),
-                },
-                repeat=1 if args.quick else 3,
+            versus(
+                ("import onnx", f"m = onnx.load({str(external)!r})\n{ONNX_INFER}"),
+                (
+                    "import onnxfast",
+                    f"m = onnxfast.load({str(external)!r}, load_external_data=True)\n"
+                    "onnxfast.infer_shapes(m)",
+                ),
+                1 if args.quick else 3,
             ),
         )
     if huge is not None:
         add(
             "2.5 GiB single file, from path",
-            measure_interleaved(
-                {
-                    "onnx": ("import onnx", f"m = onnx.load({str(huge)!r})\n{ONNX_INFER}"),
-                    "ours": ("import onnxfast", f"onnxfast.infer_shapes({str(huge)!r})"),
-                },
-                repeat=1 if args.quick else 3,
+            versus(
+                ("import onnx", f"m = onnx.load({str(huge)!r})\n{ONNX_INFER}"),
+                ("import onnxfast", f"onnxfast.infer_shapes({str(huge)!r})"),
+                1 if args.quick else 3,
             ),
         )
     print(table(rows, ["case", "library", "time", "spread", "peak RSS growth", "onnx / ours"]))

@@ -99,6 +99,23 @@ enum Slot {
     Aside,
 }
 
+impl Slot {
+    /// The entry this slot names among a graph's lists.
+    fn entry<'v>(
+        self,
+        value_info: &'v mut [ValueInfoProto],
+        input: &'v mut [ValueInfoProto],
+        output: &'v mut [ValueInfoProto],
+    ) -> Option<&'v mut ValueInfoProto> {
+        match self {
+            Slot::Info(i) => value_info.get_mut(i),
+            Slot::Input(i) => input.get_mut(i),
+            Slot::Output(i) => output.get_mut(i),
+            Slot::Aside => None,
+        }
+    }
+}
+
 fn write_back(
     g: &mut GraphProto,
     types: &GraphTypes,
@@ -180,10 +197,8 @@ fn write_back(
             continue;
         };
         let existing = match typed.get(out) {
-            Some(Slot::Info(i)) => value_info.get_mut(*i),
-            Some(Slot::Input(i)) => input.get_mut(*i),
-            Some(Slot::Output(i)) => output.get_mut(*i),
             Some(Slot::Aside) => continue,
+            Some(&slot) => slot.entry(value_info, input, output),
             None => added_at.get(out).and_then(|&k| added.get_mut(k)),
         };
         if let Some(existing) = existing {
@@ -194,12 +209,9 @@ fn write_back(
             continue;
         }
         let proto = names.proto_of(t);
-        let entry = match untyped.get(out) {
-            Some(Slot::Info(i)) => value_info.get_mut(*i),
-            Some(Slot::Input(i)) => input.get_mut(*i),
-            Some(Slot::Output(i)) => output.get_mut(*i),
-            _ => None,
-        };
+        let entry = untyped
+            .get(out)
+            .and_then(|&slot| slot.entry(value_info, input, output));
         if let Some(vi) = entry {
             vi.r#type = Some(proto.clone());
         }

@@ -234,9 +234,8 @@ impl<'m, 'o> Run<'m, 'o> {
 
     /// The model's main graph (not a subgraph, not a function body).
     fn is_main(&self) -> bool {
-        self.outer.is_none()
-            && self.bindings.is_none()
-            && self.steps.as_ref().is_some_and(|s| s.is_empty())
+        // Subgraphs have steps, function bodies (and what is below them) none.
+        self.steps.as_ref().is_some_and(|s| s.is_empty())
     }
 
     /// This run's entry of a value (recent values first).
