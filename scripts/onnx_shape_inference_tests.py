@@ -12,9 +12,9 @@ through `onnxfast.infer_shapes`, the result comes back as an
 `onnx.ModelProto` (`.to_onnx()`, or bytes for bytes), and with
 `strict_mode=True` a model with a defect raises onnx's `InferenceError` with
 onnxfast's report as its message. onnx's checker, which the tests run on the
-result, stays onnx's. `data_prop=True` is passed on once onnxfast has it;
-until then such calls raise NotImplementedError and the tests that make them
-count as failures of their own class.
+result, stays onnx's. `data_prop=True` is passed on (onnxfast follows more
+values than onnx: a test expecting onnx's unknown dim where we know it
+counts as "inferred values differ").
 
 Error messages are onnxfast's own, so `pytest.raises(..., match=...)` checks
 only the exception type here (the patterns our messages do not match are
@@ -66,10 +66,8 @@ def _shim(
     if isinstance(model, (str, os.PathLike)):
         # onnx refuses paths here (infer_shapes_path takes them); keep that.
         return _real_infer_shapes(model, check_type, strict_mode, data_prop)
-    if data_prop:
-        raise NotImplementedError("onnxfast.infer_shapes has no data_prop yet")
     as_bytes = isinstance(model, bytes)
-    result, report = onnxfast._shapes.infer_with_report(model)
+    result, report = onnxfast._shapes.infer_with_report(model, data_prop=data_prop)
     if strict_mode and not report.ok:
         raise onnx.shape_inference.InferenceError(str(report))
     proto = result.to_onnx()
@@ -117,8 +115,6 @@ def classify(text: str, source: str) -> str:
             return f"deliberate: {why}"
     if "register_schema" in source:
         return "operator schemas registered from Python at run time (onnx.defs.register_schema)"
-    if "NotImplementedError: onnxfast.infer_shapes has no data_prop" in text:
-        return "data propagation (data_prop=True) not implemented"
     if "DID NOT RAISE" in text:
         return "onnx finds a defect, onnxfast does not"
     if "InferenceError" in text and "in _shim" in text:

@@ -194,3 +194,43 @@ def test_shapes_strict_exits_1_and_locates_the_defect(tmp_path) -> None:
     assert not out["ok"]
     assert out["diagnostics"][0]["location"] == "graph 'g' › node[0] (Add)"
     assert run("shapes", str(tmp_path / "missing.onnx")).returncode == 2
+
+
+def test_shapes_data_prop_gives_the_computed_reshape(tmp_path) -> None:
+    """`--data-prop`: a Reshape whose target is computed from Shape gets the
+    model's symbol N as onnx's data propagation gives it, and the -1 that
+    onnx leaves unknown (N x 3 x 4 elements into N x -1: 12)."""
+    import numpy as np
+    from onnx import TensorProto, helper, numpy_helper
+
+    nodes = [
+        helper.make_node("Shape", ["x"], ["s"], end=1),
+        helper.make_node("Concat", ["s", "minus_one"], ["target"], axis=0),
+        helper.make_node("Reshape", ["x", "target"], ["y"]),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(np.array([-1], dtype=np.int64), "minus_one")],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    path = tmp_path / "computed.onnx"
+    onnx.save(model, path)
+    theirs = onnx.shape_inference.infer_shapes(model, strict_mode=True, data_prop=True)
+    dims = [d.dim_value or d.dim_param for d in theirs.graph.output[0].type.tensor_type.shape.dim]
+    assert dims[0] == "N"
+    assert dims[1].startswith("unk__")
+
+    def y_type(*flags: str) -> str:
+        proc = run("shapes", str(path), "--json", *flags)
+        assert proc.returncode == 0, proc.stderr
+        (main,) = json.loads(proc.stdout)["graphs"]
+        return next(v["type"] for v in main["values"] if v["name"] == "y")
+
+    assert y_type("--data-prop") == "FLOAT['N', 12]"
+    assert "unk__" in y_type()
+    info = run("info", "--shapes", "--data-prop", "--json", str(path))
+    values = json.loads(info.stdout)["values"][0]["values"]
+    assert next(v["type"] for v in values if v["name"] == "y") == "FLOAT['N', 12]"

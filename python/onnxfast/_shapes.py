@@ -13,6 +13,7 @@ def infer_shapes(
     model_or_path: Any,
     *,
     strict: bool = False,
+    data_prop: bool = False,
     max_diagnostics: int = 10_000,
 ) -> _onnxfast.Model:
     """Infers the type and shape of every value, as
@@ -35,20 +36,34 @@ def infer_shapes(
     non-strict mode). ``strict=True`` raises :class:`~onnxfast.errors.InferenceError`
     instead, whose ``report`` lists every defect with its location (onnx's
     ``strict_mode=True`` stops at the first).
+
+    ``data_prop=True`` follows the values of shape computations (onnx's
+    option of the same name): ``Shape``, ``Gather``, ``Slice``, ``Concat``,
+    ``Squeeze``, ``Unsqueeze``, ``Cast``, ``Size``, ``Add``, ``Sub``,
+    ``Mul`` as onnx does, and beyond onnx ``Div``, ``Range``,
+    ``Identity``, ``Reshape`` and the older versions of those operators; a
+    ``Reshape``, ``Expand``, ``ConstantOfShape``, ``Resize`` or
+    ``AffineGrid`` whose target is computed gets its dims (model symbols
+    included) as with onnx, and values that are all known serve every rule
+    that reads a constant input (``Tile``'s repeats, ``Slice``'s starts,
+    ``Pad``'s pads, ``Range``, axes inputs, ...), where onnx gives up.
+    Invalid values (an index out of range) are defects (code E732).
     """
-    result, report = infer_with_report(model_or_path, max_diagnostics=max_diagnostics)
+    result, report = infer_with_report(
+        model_or_path, data_prop=data_prop, max_diagnostics=max_diagnostics
+    )
     if strict and not report.ok:
         raise InferenceError(str(report), report=report)
     return result
 
 
 def infer_with_report(
-    model_or_path: Any, *, max_diagnostics: int = 10_000
+    model_or_path: Any, *, data_prop: bool = False, max_diagnostics: int = 10_000
 ) -> tuple[_onnxfast.Model, Report]:
     """:func:`infer_shapes` and the findings of inference (errors and
     warnings, e.g. operators without a schema), without raising."""
     model, _ = _model_and_dir(model_or_path)
     result, (found, omitted, errors, warnings) = _onnxfast.infer_shapes(
-        model, max_diagnostics=max_diagnostics
+        model, max_diagnostics=max_diagnostics, data_prop=data_prop
     )
     return result, Report([Diagnostic(*d) for d in found], omitted, errors, warnings)

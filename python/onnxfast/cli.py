@@ -1,8 +1,8 @@
 """The onnxfast command line.
 
     onnxfast check PATH... [--strict] [--full] [--json] [-j N]
-    onnxfast info PATH [--shapes] [--json]
-    onnxfast shapes PATH [--strict] [--json]
+    onnxfast info PATH [--shapes [--data-prop]] [--json]
+    onnxfast shapes PATH [--strict] [--data-prop] [--json]
 
 Exit status of `check`: 0 when every model is valid, 1 when any is invalid,
 2 for a usage error or a file that cannot be read (missing, not ONNX).
@@ -417,7 +417,7 @@ def cmd_info(args: argparse.Namespace) -> int:
         model = load(args.path)
         info = model_info(model)
         if args.shapes:
-            info["values"] = shape_table(infer_shapes(model))
+            info["values"] = shape_table(infer_shapes(model, data_prop=args.data_prop))
     except (OSError, OnnxFastError) as e:
         print(f"onnxfast info: {_describe_failure(e)}", file=sys.stderr)
         if args.debug:
@@ -474,7 +474,7 @@ def _print_shapes(table: list[dict[str, Any]], style: Style) -> None:
 
 def cmd_shapes(args: argparse.Namespace) -> int:
     try:
-        inferred, report = infer_with_report(args.path)
+        inferred, report = infer_with_report(args.path, data_prop=args.data_prop)
         table = shape_table(inferred)
     except (OSError, OnnxFastError) as e:
         print(f"onnxfast shapes: {_describe_failure(e)}", file=sys.stderr)
@@ -532,6 +532,9 @@ def build_parser() -> argparse.ArgumentParser:
     p_info.add_argument(
         "--shapes", action="store_true", help="add every value's inferred type (as `shapes`)"
     )
+    p_info.add_argument(
+        "--data-prop", action="store_true", help="with --shapes: follow shape values"
+    )
     p_info.add_argument("--json", action="store_true", help="print JSON")
     p_info.add_argument("--debug", action="store_true", help="show tracebacks of failures")
     p_info.set_defaults(func=cmd_info)
@@ -542,6 +545,12 @@ def build_parser() -> argparse.ArgumentParser:
     p_shapes.add_argument("path", metavar="PATH")
     p_shapes.add_argument(
         "--strict", action="store_true", help="exit 1 when inference finds a defect"
+    )
+    p_shapes.add_argument(
+        "--data-prop",
+        action="store_true",
+        help="follow the values of shape computations (Shape, Gather, Concat, ...) into "
+        "Reshape, Expand, Tile, ... (infer_shapes(data_prop=True))",
     )
     p_shapes.add_argument("--json", action="store_true", help="print JSON")
     p_shapes.add_argument("--debug", action="store_true", help="show tracebacks of failures")

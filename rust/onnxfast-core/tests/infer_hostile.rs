@@ -311,3 +311,54 @@ fn subgraphs_as_deep_as_a_file_can_nest() {
         .expect("no stack overflow");
     assert!(report.ok(), "{:?}", codes(&report));
 }
+
+/// data_prop over 20,000 Identity nodes of a 1-D input of 1,024 values: each
+/// would keep 1,024 values (330 MB in all); the run's budget stops keeping
+/// them, and the last Reshape still gets its rank from the type alone.
+#[test]
+fn data_prop_keeps_a_bounded_number_of_values() {
+    let n = 20_000;
+    let mut nodes = Vec::new();
+    let mut prev = "s".to_string();
+    for i in 0..n {
+        let out = format!("s{i}");
+        nodes.push(node("Identity", "", &[&prev], &[&out]));
+        prev = out;
+    }
+    nodes.push(node("Reshape", "", &["x", &prev], &["y"]));
+    let graph = GraphProto {
+        node: nodes,
+        input: vec![
+            tensor_vi("x", 1, None),
+            tensor_vi("s", 7, Some(vec![dim_value(1024)])),
+        ],
+        output: vec![tensor_vi("y", 1, None)],
+        ..GraphProto::default()
+    };
+    let m = model(graph, Vec::new());
+    let inference = infer_model(
+        &m,
+        &InferOptions {
+            data_prop: true,
+            collect_types: true,
+            ..InferOptions::default()
+        },
+    );
+    assert!(
+        inference.diagnostics.is_empty(),
+        "{:?}",
+        inference.diagnostics
+    );
+    let main = &inference.graphs[0];
+    let (_, y) = main
+        .values
+        .iter()
+        .find(|(name, _)| name == "y")
+        .expect("y typed");
+    match y {
+        onnxfast_core::ir::types::Type::Tensor(t) => {
+            assert_eq!(t.shape.as_ref().map(|s| s.len()), Some(1024));
+        }
+        other => panic!("{other:?}"),
+    }
+}

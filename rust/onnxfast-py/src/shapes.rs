@@ -14,15 +14,17 @@ use crate::root::{Root, RootMessage};
 /// equal to `model` with the inferred types written into its graphs'
 /// `value_info` and outputs (its weights are the same bytes as `model`'s:
 /// nothing is copied), and the findings as `check_model` returns them.
+/// `data_prop`: follow the values of shape computations.
 #[pyfunction]
-#[pyo3(signature = (model, *, max_diagnostics = 10000))]
+#[pyo3(signature = (model, *, max_diagnostics = 10000, data_prop = false))]
 pub fn infer_shapes(
     py: Python<'_>,
     model: &Bound<'_, Model>,
     max_diagnostics: usize,
+    data_prop: bool,
 ) -> PyResult<(Py<PyAny>, Checked)> {
     crate::errors::guard(py, "inferring shapes", || {
-        infer_shapes_impl(py, model, max_diagnostics)
+        infer_shapes_impl(py, model, max_diagnostics, data_prop)
     })
 }
 
@@ -30,6 +32,7 @@ fn infer_shapes_impl(
     py: Python<'_>,
     model: &Bound<'_, Model>,
     max_diagnostics: usize,
+    data_prop: bool,
 ) -> PyResult<(Py<PyAny>, Checked)> {
     let ptr = model.get().0.clone();
     let root = ptr.root().clone();
@@ -41,6 +44,7 @@ fn infer_shapes_impl(
             max_diagnostics,
             collect_types: true,
             report_unfit: true,
+            data_prop,
         };
         let (annotated, inference, _) = infer::infer_shapes(whole, &options);
         let found = checked(inference.diagnostics, inference.omitted, &inference.counts);

@@ -156,6 +156,7 @@ pub fn check_model(model: &ModelProto, options: &CheckOptions) -> Report {
                     max_diagnostics: limit,
                     collect_types: false,
                     report_unfit: false,
+                    data_prop: false,
                 },
             )
         },
@@ -215,6 +216,7 @@ pub fn check_lazy(
                     max_diagnostics: limit,
                     collect_types: false,
                     report_unfit: false,
+                    data_prop: false,
                 },
             )
         },

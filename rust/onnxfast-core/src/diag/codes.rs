@@ -308,6 +308,10 @@ pub const UNFIT_NODE: Code = error(
     "E731",
     "Standalone inference (`infer_shapes`) met a node that does not fit its operator's schema (input or output count, a required input left empty, an attribute's type, a missing required attribute) and did not infer it; the structural check reports the details (E4xx). The full check does not raise this code.",
 );
+pub const DATA_PROPAGATION: Code = error(
+    "E732",
+    "With data propagation (`data_prop=True`), the values of a shape computation are invalid: an index out of range, values that cannot broadcast, an overflow, a Slice step of 0.",
+);
 pub const NO_INFERENCE: Code = warning(
     "W790",
     "An operator of a custom domain has no schema or model-local function: its outputs get no types and inference goes on without them (reported once per operator).",
@@ -419,6 +423,7 @@ pub const ALL: &[Code] = &[
     INFERENCE_FAILED,
     SUBGRAPH_SIGNATURE,
     UNFIT_NODE,
+    DATA_PROPAGATION,
     NO_INFERENCE,
     MASKED_BY_UNKNOWN_OP,
     INFERENCE_BUDGET,

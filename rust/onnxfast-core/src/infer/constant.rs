@@ -21,6 +21,13 @@ pub enum Const<'m> {
     Ints { values: Vec<i64>, scalar: bool },
     /// A Constant node's `value_float` / `value_floats`.
     Floats { values: Vec<f32>, scalar: bool },
+    /// Values computed by data propagation (`data_prop`): every one known,
+    /// of an integer element type (int64 or int32).
+    Computed {
+        values: Vec<i64>,
+        elem: i32,
+        scalar: bool,
+    },
 }
 
 impl Const<'_> {
@@ -30,6 +37,7 @@ impl Const<'_> {
             Const::Tensor(t) => t.dims.clone(),
             Const::Ints { values, scalar } => dims_of(values.len(), *scalar),
             Const::Floats { values, scalar } => dims_of(values.len(), *scalar),
+            Const::Computed { values, scalar, .. } => dims_of(values.len(), *scalar),
         }
     }
 
@@ -39,6 +47,7 @@ impl Const<'_> {
             Const::Tensor(t) => t.data_type(),
             Const::Ints { .. } => 7,
             Const::Floats { .. } => 1,
+            Const::Computed { elem, .. } => *elem,
         }
     }
 }
@@ -88,7 +97,7 @@ fn chunks<const N: usize>(bytes: &[u8]) -> impl Iterator<Item = [u8; N]> + '_ {
 /// types, BOOL); an error for other types or unreadable data.
 pub fn ints(c: &Const<'_>, store: Option<&ExternalStore>) -> Result<Vec<i64>, String> {
     let t = match c {
-        Const::Ints { values, .. } => return Ok(values.clone()),
+        Const::Ints { values, .. } | Const::Computed { values, .. } => return Ok(values.clone()),
         Const::Floats { .. } => return Err("it holds floats, not integers".into()),
         Const::Tensor(t) => *t,
     };
@@ -127,7 +136,9 @@ pub fn ints(c: &Const<'_>, store: Option<&ExternalStore>) -> Result<Vec<i64>, St
 /// Numeric elements of a constant as f64 (floats and integers).
 pub fn floats(c: &Const<'_>, store: Option<&ExternalStore>) -> Result<Vec<f64>, String> {
     let t = match c {
-        Const::Ints { values, .. } => return Ok(values.iter().map(|&v| v as f64).collect()),
+        Const::Ints { values, .. } | Const::Computed { values, .. } => {
+            return Ok(values.iter().map(|&v| v as f64).collect())
+        }
         Const::Floats { values, .. } => return Ok(values.iter().map(|&v| f64::from(v)).collect()),
         Const::Tensor(t) => *t,
     };

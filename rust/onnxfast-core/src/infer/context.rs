@@ -254,6 +254,16 @@ impl<'a, 'm> NodeCtx<'a, 'm> {
             .map_err(|e| defect(codes::BAD_CONSTANT_INPUT, At::Input(i), e))
     }
 
+    /// The values data propagation computed for input `i` (onnx's
+    /// `getSymbolicInput`); `None` without `data_prop`.
+    pub fn data(&self, i: usize) -> Option<&'a crate::ir::types::Dims> {
+        if !self.engine.data_prop {
+            return None;
+        }
+        let name = self.node.input.get(i).filter(|n| !n.is_empty())?;
+        self.run.data_of(name)
+    }
+
     /// The dims of a constant input (its tensor's dims), without reading data.
     pub fn const_dims(&self, i: usize) -> Option<Vec<i64>> {
         self.constant(i).map(Const::dims)

@@ -26,7 +26,7 @@ use std::collections::HashMap;
 use crate::diag::codes::{self, Code};
 use crate::diag::{Diagnostic, Location, Severity, Step};
 use crate::external::ExternalStore;
-use crate::ir::types::{Symbols, Type};
+use crate::ir::types::{Dim, Dims, Symbols, Type};
 use crate::ir::view::GraphView;
 use crate::names::{Name, NameMap, NameSet};
 use crate::opset::{OpSchema, ParamOption, SchemaRegistry};
@@ -40,6 +40,7 @@ use super::constant::Const;
 use super::context::{defect, At, Attrs, Defect, InferError, InferResult, InputType, NodeCtx};
 use super::merge;
 use super::ops;
+use super::propagate;
 use super::{GraphTypes, InferOptions};
 
 /// Nodes the engine processes at most in one run (main graph, subgraphs,
@@ -77,6 +78,15 @@ pub(crate) struct Engine<'m> {
     schema_next: usize,
     /// Type checks that passed (see [`type_check_key`]).
     checked: foldhash::HashSet<CheckKey>,
+    /// Follow the values of shape computations ([`propagate`]).
+    pub(crate) data_prop: bool,
+    /// A function call's output data (output index, values), handed from
+    /// [`Engine::infer_call`] to the calling node (onnx's
+    /// BindValuesOnReturn).
+    returned_data: Vec<(usize, Dims)>,
+    /// Values data propagation may still keep in this run (a hostile graph
+    /// of many long shape values stays bounded in memory).
+    data_left: usize,
 }
 
 const SCHEMA_CACHE: usize = 8;
@@ -208,6 +218,8 @@ pub(crate) struct Run<'m, 'o> {
     steps: Option<Vec<(usize, String)>>,
     /// For a subgraph: which of its inputs the caller gave a type.
     given: Vec<bool>,
+    /// With data propagation: the values computed for this run's values.
+    data: NameMap<'m, Dims>,
 }
 
 impl<'m, 'o> Run<'m, 'o> {
@@ -229,7 +241,22 @@ impl<'m, 'o> Run<'m, 'o> {
             path,
             steps: Some(Vec::new()),
             given: Vec::new(),
+            data: NameMap::default(),
         }
+    }
+
+    /// The propagated values of a name, here or in an enclosing graph (onnx
+    /// keeps one table for a graph and its subgraphs; a function body has
+    /// its own).
+    pub(crate) fn data_of<'s>(&'s self, name: &'s str) -> Option<&'s Dims> {
+        let mut run = Some(self);
+        while let Some(r) = run {
+            if let Some(d) = r.data.get(&Name(name)) {
+                return Some(d);
+            }
+            run = r.outer;
+        }
+        None
     }
 
     /// The model's main graph (not a subgraph, not a function body).
@@ -532,6 +559,9 @@ impl<'m> Engine<'m> {
             schema_cache: [None; SCHEMA_CACHE],
             schema_next: 0,
             checked: Default::default(),
+            data_prop: options.data_prop,
+            returned_data: Vec::new(),
+            data_left: propagate::MAX_DATA_TOTAL,
         }
     }
 
@@ -974,7 +1004,7 @@ impl<'m> Engine<'m> {
         outputs.clear();
         outputs.resize(node.output.len(), None);
         let run_ref: &Run<'m, '_> = run;
-        let (result, mut outputs) = {
+        let (result, mut outputs, attrs) = {
             let mut ctx = NodeCtx {
                 node,
                 schema: schema.unwrap_or_else(|| placeholder_schema()),
@@ -1020,10 +1050,22 @@ impl<'m> Engine<'m> {
                     }
                 }
             }
-            (result, ctx.outputs)
+            (result, ctx.outputs, ctx.attrs)
         };
+        let returned = std::mem::take(&mut self.returned_data);
         match result {
-            Ok(()) => self.record(run, index, node, &mut outputs),
+            Ok(()) => {
+                if self.record(run, index, node, &mut outputs) && self.data_prop {
+                    for (i, d) in returned {
+                        if let Some(name) = node.output.get(i).filter(|n| !n.is_empty()) {
+                            run.data.insert(Name(name), d);
+                        }
+                    }
+                    if let Some(s) = schema {
+                        self.propagate(run, index, node, s, &attrs);
+                    }
+                }
+            }
             Err(InferError::Defect(d)) => {
                 let loc = self.defect_loc(run, index, node, &d.at);
                 self.report(run, d.code, loc, d.message, !d.fatal);
@@ -1069,7 +1111,7 @@ impl<'m> Engine<'m> {
         index: usize,
         node: &'m NodeProto,
         outputs: &mut Vec<Option<Type>>,
-    ) {
+    ) -> bool {
         for (k, (name, inferred)) in node.output.iter().zip(outputs.drain(..)).enumerate() {
             if name.is_empty() {
                 continue;
@@ -1097,10 +1139,146 @@ impl<'m> Engine<'m> {
                         run.poison(rest);
                     }
                 }
-                return;
+                return false;
             }
         }
         self.constant(run, node);
+        true
+    }
+
+    /// A node's data-propagation step (onnx's, after the node's types are
+    /// recorded): the values of output 0 from the inputs' values. A
+    /// failure of one of onnx's steps is reported at the node (its output
+    /// types stay); of a step beyond onnx's, it only gives no values.
+    fn propagate(
+        &mut self,
+        run: &mut Run<'m, '_>,
+        index: usize,
+        node: &'m NodeProto,
+        schema: &'static OpSchema,
+        attrs: &Attrs<'m>,
+    ) {
+        if !schema.domain.is_empty() {
+            return;
+        }
+        let Some(kind) = propagate::step(&schema.name, schema.since_version) else {
+            return;
+        };
+        let Some(out) = node.output.first().filter(|o| !o.is_empty()) else {
+            return;
+        };
+        let result = {
+            let run_ref: &Run<'m, '_> = run;
+            let types: SmallVec<[Option<&Type>; 4]> = node
+                .input
+                .iter()
+                .map(|name| match run_ref.lookup(name).0 {
+                    InputType::Known(t) if !name.is_empty() => Some(t),
+                    _ => None,
+                })
+                .collect();
+            let out_elem = match run_ref.get(out) {
+                Some(Type::Tensor(t)) if t.elem != 0 => Some(t.elem),
+                _ => None,
+            };
+            let step = propagate::Node {
+                op: &schema.name,
+                since: schema.since_version,
+                attrs,
+                types: &types,
+                out_elem,
+            };
+            propagate::propagate(&step, &mut |i| self.input_data(run_ref, node, i))
+        };
+        match result {
+            Ok(Some(d)) => self.keep_data(run, out, d),
+            Ok(None) => {}
+            // A step onnx does not take reports nothing (onnx's verdict).
+            Err(_) if kind == propagate::Step::Beyond => {}
+            Err(message) => {
+                let loc = run.loc.child(node_step(index, node));
+                self.report(run, codes::DATA_PROPAGATION, loc, message, true);
+            }
+        }
+    }
+
+    /// Input `i`'s values as data propagation reads them (onnx's
+    /// DataPropagationContext::getInputData): computed by an earlier step;
+    /// else a small int64 / int32 constant of rank 0 or 1; else, for a
+    /// 1-D input of static length, that many unknown values.
+    fn input_data(&self, run: &Run<'m, '_>, node: &NodeProto, i: usize) -> Option<Dims> {
+        let name = node.input.get(i).filter(|n| !n.is_empty())?;
+        if !run.unbound.is_empty() && run.unbound.contains(&Name(name)) {
+            return None;
+        }
+        let (t, c) = run.lookup(name);
+        let ty = match t {
+            InputType::Known(t) => Some(t),
+            _ => None,
+        };
+        if let Some(d) = run.data_of(name) {
+            return fits(ty, d.len()).then(|| d.clone());
+        }
+        if let Some(c) = c {
+            let dims = c.dims();
+            let count = dims.first().copied().unwrap_or(1);
+            if dims.len() <= 1
+                && matches!(c.elem(), 6 | 7)
+                && count as u64 <= propagate::MAX_DATA as u64
+            {
+                if let Ok(v) = super::constant::ints(c, self.store) {
+                    return Some(super::util::dims_of(&v));
+                }
+            }
+        }
+        match ty {
+            Some(Type::Tensor(t)) => match t.shape.as_deref() {
+                Some([Dim::Value(n)]) if (0..=propagate::MAX_DATA as i64).contains(n) => {
+                    Some(std::iter::repeat_n(Dim::Unknown, *n as usize).collect())
+                }
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// Keeps the values computed for `name` (unless they cannot be its:
+    /// their count differs from its static element count). Values all
+    /// known, of an int64 / int32 scalar or 1-D tensor, also become the
+    /// name's constant, so that every rule reading a constant input (Tile's
+    /// repeats, Slice's starts, Unsqueeze's axes, ...) reads them: onnx's
+    /// own steps only serve Reshape, Expand, ConstantOfShape, Resize and
+    /// AffineGrid.
+    fn keep_data(&mut self, run: &mut Run<'m, '_>, name: &'m str, d: Dims) {
+        let t = run.get(name);
+        if !fits(t, d.len()) || d.len() > propagate::MAX_DATA || d.len() > self.data_left {
+            return;
+        }
+        self.data_left -= d.len();
+        let (elem, rank) = match t {
+            Some(Type::Tensor(t)) => (t.elem, t.shape.as_ref().map(|s| s.len())),
+            _ => (0, None),
+        };
+        let values: Option<Vec<i64>> = d.iter().map(|x| x.value()).collect();
+        let has_const = run.entry(name).is_some_and(|e| e.konst != NO_CONST);
+        if let (Some(values), Some(rank @ (0 | 1)), false) = (values, rank, has_const) {
+            let fits_elem = match elem {
+                7 => true,
+                6 => values.iter().all(|&v| i32::try_from(v).is_ok()),
+                _ => false,
+            };
+            if fits_elem {
+                run.set_const(
+                    name,
+                    Const::Computed {
+                        values,
+                        elem,
+                        scalar: rank == 0,
+                    },
+                );
+            }
+        }
+        run.data.insert(Name(name), d);
     }
 
     /// Keeps a Constant node's value for later rules (onnx's ProcessConstant).
@@ -1375,6 +1553,17 @@ impl<'m> Engine<'m> {
                 }
             }
         }
+        if self.data_prop {
+            // onnx's BindValuesOnCall: the caller's data under the formal names.
+            for (actual, formal) in node.input.iter().zip(&f.input) {
+                if let Some(d) = (!actual.is_empty())
+                    .then(|| caller.data_of(actual))
+                    .flatten()
+                {
+                    run.data.insert(Name(formal), d.clone());
+                }
+            }
+        }
         self.active.push(key);
         for (i, n) in f.node.iter().enumerate() {
             self.process_node(&mut run, i, n);
@@ -1383,8 +1572,37 @@ impl<'m> Engine<'m> {
         if run.failed {
             return Err(InferError::Reported);
         }
+        if self.data_prop {
+            // BindValuesOnReturn: the outputs' data, for the caller.
+            let n = node.output.len().min(f.output.len());
+            self.returned_data = (0..n)
+                .filter_map(|i| Some((i, run.data.get(&Name(&f.output[i]))?.clone())))
+                .collect();
+        }
         Ok(f.output.iter().map(|o| run.get(o).cloned()).collect())
     }
+}
+
+/// False when a tensor type's static element count is not `len` (values
+/// computed for it cannot be its).
+fn fits(t: Option<&Type>, len: usize) -> bool {
+    let Some(Type::Tensor(t)) = t else {
+        return true;
+    };
+    let Some(shape) = &t.shape else {
+        return true;
+    };
+    let mut n: u64 = 1;
+    for d in shape {
+        match d {
+            Dim::Value(v) => match u64::try_from(*v).ok().and_then(|v| n.checked_mul(v)) {
+                Some(m) => n = m,
+                None => return false,
+            },
+            _ => return true,
+        }
+    }
+    n == len as u64
 }
 
 /// Quotes an untrusted name for a message.

@@ -9,6 +9,7 @@
 //!   schema;
 //! - [`merge`]: inferred against declared types;
 //! - [`constant`]: values of constant inputs (read from that tensor alone);
+//! - [`propagate`]: with `data_prop`, the values of shape computations;
 //! - [`ops`]: one file of rules per operator family, in one static table
 //!   keyed by (domain, operator, version range).
 
@@ -18,6 +19,7 @@ pub mod context;
 pub(crate) mod engine;
 pub mod merge;
 pub mod ops;
+pub mod propagate;
 pub mod typecheck;
 pub mod util;
 
@@ -43,6 +45,9 @@ pub struct InferOptions<'m> {
     /// inference skips. The full check leaves it to the structural checks
     /// it runs beside inference; standalone inference sets this.
     pub report_unfit: bool,
+    /// Follow the values of shape computations (onnx's `data_prop=True`,
+    /// see [`propagate`]).
+    pub data_prop: bool,
 }
 
 impl Default for InferOptions<'_> {
@@ -52,6 +57,7 @@ impl Default for InferOptions<'_> {
             max_diagnostics: crate::checker::DEFAULT_MAX_DIAGNOSTICS,
             collect_types: false,
             report_unfit: false,
+            data_prop: false,
         }
     }
 }

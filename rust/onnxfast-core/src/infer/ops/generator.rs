@@ -64,8 +64,9 @@ fn dims_of_tensor(dims: &[i64]) -> Option<Dims> {
 const MAX_RANK_FROM_LENGTH: i64 = 1024;
 
 /// The shape given by input `i`, a 1-D int64 tensor of dims (onnx's
-/// getShapeInput): its values when it is constant, else as many unknown
-/// dims as its length when that is known. `non_negative`: a negative
+/// getShapeInput): its values when it is constant, else the values data
+/// propagation computed for it, else as many unknown dims as its length
+/// when that is known. `non_negative`: a negative
 /// constant value is a defect.
 pub(crate) fn shape_input(
     ctx: &mut NodeCtx<'_, '_>,
@@ -102,6 +103,18 @@ pub(crate) fn shape_input(
             }
         }
         return Ok(Some(dims_of(&values)));
+    }
+    if let Some(data) = ctx.data(i) {
+        // The values data propagation computed (symbols and unknowns too).
+        if non_negative {
+            if let Some(v) = data.iter().filter_map(|d| d.value()).find(|&v| v < 0) {
+                return Err(bad_const(
+                    i,
+                    format!("input {i} gives a shape with the negative dimension {v}"),
+                ));
+            }
+        }
+        return Ok(Some(data.clone()));
     }
     let Some(s) = ctx.shape(i) else {
         return Ok(None);

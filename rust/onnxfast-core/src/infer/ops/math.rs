@@ -398,6 +398,8 @@ fn expand13(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     };
     let target = match const_i64s(ctx, 1)? {
         Some(v) => util::dims_of(&v),
+        // Values data propagation computed (onnx's getShapeInput).
+        None if ctx.data(1).is_some() => ctx.data(1).cloned().unwrap_or_default(),
         None => {
             if shape_of_shape.len() != 1 {
                 return Err(bad_rank(

@@ -125,32 +125,9 @@ fn const_has_data_type(ctx: &NodeCtx<'_, '_>, i: usize) -> bool {
     }
 }
 
-/// Largest rank onnx makes for a shape input known only by its length
-/// (`kMaxMaterializedRank`).
-const MAX_MATERIALIZED_RANK: i64 = 1024;
-
-/// A shape given as input `i` (onnx's `getShapeInput`): the values of a
-/// constant, else as many unknown dims as the 1-D input's static length.
-/// `None` when neither is known.
+/// A shape given as input `i` (onnx's `getShapeInput`).
 pub(crate) fn shape_input(ctx: &mut NodeCtx<'_, '_>, i: usize) -> InferResult<Option<Dims>> {
-    if let Some(values) = const_i64(ctx, i)? {
-        return Ok(Some(util::dims_of(&values)));
-    }
-    let Some(s) = ctx.shape(i) else {
-        return Ok(None);
-    };
-    if s.len() != 1 {
-        return Err(bad_rank(
-            i,
-            format!("the shape input {i} must be 1-D, it has rank {}", s.len()),
-        ));
-    }
-    match s[0] {
-        Dim::Value(n) if (0..=MAX_MATERIALIZED_RANK).contains(&n) => {
-            Ok(Some(unknown_dims(usize::try_from(n).unwrap_or(0))))
-        }
-        _ => Ok(None),
-    }
+    super::generator::shape_input(ctx, i, false)
 }
 
 /// Axes in `[-rank, rank)` made non-negative, each at most once (onnx's
@@ -1625,9 +1602,48 @@ fn reshape_shape(ctx: &mut NodeCtx<'_, '_>, dynamic: bool) -> InferResult {
                 }
             }
         }
+    } else if let (Some(k), Some(data)) = (minus_one, data) {
+        // A target computed by data propagation holds the model's symbols:
+        // `[N, -1]` for an input `[N, 3, 4]` is `[N, 12]` (onnx leaves it
+        // unknown).
+        if let Some(q) = cancel_symbols(data, &out, k) {
+            out[k] = Dim::Value(q);
+        }
     }
     set_dims(ctx, 0, out);
     Ok(())
+}
+
+/// The `-1` of a Reshape target (at `k`) when the input's dims and the
+/// other target dims are numbers and symbols, each symbol of the target
+/// one of the input's and every input symbol matched: the quotient of the
+/// numbers, when it divides.
+fn cancel_symbols(input: &[Dim], target: &[Dim], k: usize) -> Option<i64> {
+    let mut symbols: Vec<Dim> = Vec::new();
+    let mut p = 1i64;
+    for &d in input {
+        match d {
+            Dim::Value(v) => p = p.checked_mul(v)?,
+            Dim::Sym(_) => symbols.push(d),
+            Dim::Unknown => return None,
+        }
+    }
+    let mut q = 1i64;
+    for (i, &d) in target.iter().enumerate() {
+        match d {
+            _ if i == k => {}
+            Dim::Value(v) => q = q.checked_mul(v)?,
+            Dim::Sym(_) => {
+                let at = symbols.iter().position(|&s| s == d)?;
+                symbols.swap_remove(at);
+            }
+            Dim::Unknown => return None,
+        }
+    }
+    if !symbols.is_empty() || q == 0 || p.checked_rem(q)? != 0 {
+        return None;
+    }
+    p.checked_div(q)
 }
 
 fn reshape_v5(ctx: &mut NodeCtx<'_, '_>) -> InferResult {

@@ -1,0 +1,519 @@
+//! Data propagation (onnx's `infer_shapes(..., data_prop=True)`): the
+//! values of small integer tensors that describe shapes are followed
+//! through the nodes that compute them (`Shape`, `Gather`, `Concat`, ...),
+//! so that `Reshape`, `Expand`, `ConstantOfShape`, `Resize` and
+//! `AffineGrid` read a target shape that is computed in the graph.
+//!
+//! A value's data is a list of dims, flattened in row-major order: a known
+//! number, a symbol (a `dim_param` of the model, or a fresh one) or
+//! unknown, exactly what onnx keeps (a `TensorShapeProto` per value).
+//!
+//! The steps follow onnx 1.23's data-propagation functions
+//! (`onnx/defs/data_propagators.h`, the `PartialDataPropagationFunction`s of
+//! `tensor/defs.cc` and `math/defs.cc`), for the schemas that have one:
+//! Add, Sub, Mul (14+), Cast (13+), Concat (13+), Gather (all), Shape (all),
+//! Size (13+), Slice (13+), Squeeze and Unsqueeze (13+). Beyond onnx
+//! ([`Step::Beyond`]), for the same operators at older versions and for
+//! Div, Identity, Reshape and Range, where onnx gives up; and where onnx's
+//! step would be wrong, it is not taken (see [`propagate`]).
+
+use crate::ir::types::{Dim, Dims, Type};
+
+use super::context::Attrs;
+
+/// Longest data kept for one value: shape values are a handful of dims;
+/// a longer value (an embedding table's indices) is not followed.
+pub const MAX_DATA: usize = 1024;
+
+/// Values kept at most in one inference run (16 bytes each): past this,
+/// later values are not followed (their consumers get what they would
+/// without `data_prop`).
+pub const MAX_DATA_TOTAL: usize = 1 << 22;
+
+/// Whether (and how) an operator's schema propagates data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// onnx has a data-propagation function for this schema.
+    Onnx,
+    /// onnx has none; onnxfast follows the values anyway.
+    Beyond,
+}
+
+/// The data-propagation step of an ai.onnx schema (by operator and the
+/// schema's `since_version`), `None` when values are not followed.
+pub fn step(op: &str, since: i64) -> Option<Step> {
+    let onnx = match op {
+        "Add" | "Sub" | "Mul" => since >= 14,
+        "Cast" | "Concat" | "Size" | "Slice" | "Squeeze" | "Unsqueeze" => since >= 13,
+        "Gather" | "Shape" => true,
+        "Div" | "Identity" | "Reshape" | "Range" => false,
+        _ => return None,
+    };
+    if onnx {
+        return Some(Step::Onnx);
+    }
+    // Older versions whose inputs mean the same values (Slice-1 takes its
+    // bounds as attributes, Cast-1 its target as a string: not followed).
+    let beyond = match op {
+        "Slice" => since >= 10,
+        "Cast" => since >= 6,
+        _ => true,
+    };
+    beyond.then_some(Step::Beyond)
+}
+
+/// What a step sees of the node.
+pub struct Node<'a, 'm> {
+    pub op: &'a str,
+    pub since: i64,
+    pub(crate) attrs: &'a Attrs<'m>,
+    /// The input types (`None`: absent, untyped or unknown).
+    pub types: &'a [Option<&'a Type>],
+    /// Element type of output 0, when known.
+    pub out_elem: Option<i32>,
+}
+
+impl Node<'_, '_> {
+    fn int_attr(&self, name: &str) -> Option<i64> {
+        self.attrs.get(name).map(|a| a.i.unwrap_or(0))
+    }
+
+    fn shape(&self, i: usize) -> Option<&[Dim]> {
+        match self.types.get(i).copied().flatten() {
+            Some(Type::Tensor(t)) => t.shape.as_deref(),
+            _ => None,
+        }
+    }
+}
+
+/// A failure onnx reports for the node (its data-propagation function
+/// throws; the node's output types stay).
+pub type Failure = String;
+
+/// The data of output 0, from the data of the inputs (`data(i)`, read on
+/// demand as onnx's `getInputData`: another step's result, a small integer
+/// constant, or as many unknown dims as a 1-D input's static length).
+///
+/// Where onnx's step would give values that are not the tensor's (Gather,
+/// Slice or arithmetic over a tensor of rank 2 or more, a Slice bound that
+/// is not known, read by onnx as 0), no data is given.
+pub fn propagate(
+    node: &Node<'_, '_>,
+    data: &mut dyn FnMut(usize) -> Option<Dims>,
+) -> Result<Option<Dims>, Failure> {
+    match node.op {
+        "Add" | "Sub" | "Mul" | "Div" => arithmetic(node, data),
+        "Cast" | "Squeeze" | "Unsqueeze" | "Identity" | "Reshape" => Ok(data(0)),
+        "Shape" => Ok(shape(node)),
+        "Size" => Ok(size(node, data)),
+        "Concat" => concat(node, data),
+        "Gather" => gather(node, data),
+        "Slice" => slice(node, data),
+        "Range" => Ok(range(data)),
+        _ => Ok(None),
+    }
+}
+
+/// Add, Sub, Mul (onnx's MathOpDataPropagator) and Div: element by
+/// element, one side broadcast when it has one value.
+fn arithmetic(
+    node: &Node<'_, '_>,
+    data: &mut dyn FnMut(usize) -> Option<Dims>,
+) -> Result<Option<Dims>, Failure> {
+    let op = node.op;
+    if op == "Div" && !node.out_elem.is_some_and(is_integer) {
+        // Integer division of shape values only.
+        return Ok(None);
+    }
+    if beyond_1d(node, 0) || beyond_1d(node, 1) {
+        // Element-wise on flattened values is only right for 1-D operands.
+        return Ok(None);
+    }
+    let (Some(a), Some(b)) = (data(0), data(1)) else {
+        return Ok(None);
+    };
+    let (n, m) = (a.len(), b.len());
+    if n != m && n != 1 && m != 1 {
+        return Err(format!(
+            "data propagation: the values of the inputs cannot broadcast: {n} against {m} \
+             elements in {op}"
+        ));
+    }
+    let len = if n == 1 { m } else { n };
+    let mut out = Dims::with_capacity(len);
+    for i in 0..len {
+        let x = a[if n == 1 { 0 } else { i }];
+        let y = b[if m == 1 { 0 } else { i }];
+        let v = match (x, y) {
+            (Dim::Value(x), Dim::Value(y)) => {
+                let r = match op {
+                    "Add" => x.checked_add(y),
+                    "Sub" => x.checked_sub(y),
+                    "Mul" => x.checked_mul(y),
+                    // Truncating division; by zero: unknown.
+                    _ if y == 0 => {
+                        out.push(Dim::Unknown);
+                        continue;
+                    }
+                    _ => x.checked_div(y),
+                };
+                match r {
+                    Some(r) => Dim::Value(r),
+                    None => {
+                        return Err(format!(
+                            "data propagation: {op} of the values {x} and {y} overflows int64"
+                        ))
+                    }
+                }
+            }
+            _ => Dim::Unknown,
+        };
+        out.push(v);
+    }
+    Ok(Some(out))
+}
+
+fn is_integer(elem: i32) -> bool {
+    matches!(elem, 2..=7 | 12 | 13)
+}
+
+/// Shape: the input's dims, `start` to `end` (version 15 on).
+fn shape(node: &Node<'_, '_>) -> Option<Dims> {
+    let dims = node.shape(0)?;
+    let rank = i64::try_from(dims.len()).ok()?;
+    let clamp = |v: i64| {
+        let v = if v < 0 { v.saturating_add(rank) } else { v };
+        v.clamp(0, rank)
+    };
+    let (start, end) = if node.since >= 15 {
+        (
+            clamp(node.int_attr("start").unwrap_or(0)),
+            clamp(node.int_attr("end").unwrap_or(rank)),
+        )
+    } else {
+        (0, rank)
+    };
+    let (start, end) = (usize::try_from(start).ok()?, usize::try_from(end).ok()?);
+    Some(dims.get(start..end.max(start))?.iter().copied().collect())
+}
+
+/// Size: onnx gives the length of the input's data (its element count
+/// when the input is 1-D); beyond onnx, the product of a static shape.
+fn size(node: &Node<'_, '_>, data: &mut dyn FnMut(usize) -> Option<Dims>) -> Option<Dims> {
+    if let Some(d) = data(0) {
+        return Some(Dims::from_elem(Dim::Value(d.len() as i64), 1));
+    }
+    let dims = node.shape(0)?;
+    let mut n = 1i64;
+    for d in dims {
+        n = n.checked_mul(d.value()?)?;
+    }
+    Some(Dims::from_elem(Dim::Value(n), 1))
+}
+
+/// True when the `axis` attribute names axis 0 of input 0 (onnx's
+/// axisIsZero); a missing attribute is axis 0 when `default_zero`.
+fn axis_is_zero(node: &Node<'_, '_>, default_zero: bool) -> Result<bool, Failure> {
+    let Some(axis) = node.int_attr("axis") else {
+        if default_zero {
+            return Ok(true);
+        }
+        return Err("data propagation: the required attribute 'axis' is missing".into());
+    };
+    if axis >= 0 {
+        return Ok(axis == 0);
+    }
+    let Some(dims) = node.shape(0) else {
+        return Ok(false);
+    };
+    let rank = dims.len() as i64;
+    if axis < -rank {
+        return Err(format!(
+            "data propagation: axis {axis} is out of range for rank {rank}"
+        ));
+    }
+    Ok(axis + rank == 0)
+}
+
+/// Concat along axis 0: the inputs' data one after the other.
+fn concat(
+    node: &Node<'_, '_>,
+    data: &mut dyn FnMut(usize) -> Option<Dims>,
+) -> Result<Option<Dims>, Failure> {
+    if !axis_is_zero(node, false)? {
+        return Ok(None);
+    }
+    let mut out = Dims::new();
+    for i in 0..node.types.len() {
+        let Some(d) = data(i) else {
+            return Ok(None);
+        };
+        if out.len() + d.len() > MAX_DATA {
+            return Ok(None);
+        }
+        out.extend(d);
+    }
+    Ok((!out.is_empty()).then_some(out))
+}
+
+/// True when input `i` is known to have rank 2 or more (its data is then
+/// not a list onnx's steps index correctly).
+fn beyond_1d(node: &Node<'_, '_>, i: usize) -> bool {
+    node.shape(i).is_some_and(|s| s.len() > 1)
+}
+
+/// Gather along axis 0 of 1-D data, with known indices.
+fn gather(
+    node: &Node<'_, '_>,
+    data: &mut dyn FnMut(usize) -> Option<Dims>,
+) -> Result<Option<Dims>, Failure> {
+    if !axis_is_zero(node, true)? || beyond_1d(node, 0) {
+        return Ok(None);
+    }
+    let (Some(values), Some(indices)) = (data(0), data(1)) else {
+        return Ok(None);
+    };
+    let n = values.len() as i64;
+    let mut out = Dims::with_capacity(indices.len());
+    for ix in indices {
+        let Dim::Value(k) = ix else {
+            return Ok(None);
+        };
+        if k < -n || k >= n {
+            return Err(format!(
+                "data propagation: index {k} is out of range for the {n} values of input 0 \
+                 (indices must be in [-{n}, {}])",
+                n - 1
+            ));
+        }
+        let k = if k < 0 { k + n } else { k };
+        out.push(values[usize::try_from(k).unwrap_or(0)]);
+    }
+    Ok((!out.is_empty()).then_some(out))
+}
+
+/// One known integer of an input's data of length one.
+fn single(d: Option<Dims>) -> Option<Option<i64>> {
+    match d.as_deref() {
+        Some([Dim::Value(v)]) => Some(Some(*v)),
+        Some([_]) => Some(None),
+        _ => None,
+    }
+}
+
+/// Slice of 1-D data along axis 0 with one known start, end and step.
+fn slice(
+    node: &Node<'_, '_>,
+    data: &mut dyn FnMut(usize) -> Option<Dims>,
+) -> Result<Option<Dims>, Failure> {
+    let n_inputs = node.types.len();
+    // onnx reads axes and steps first: an unknown one stops it.
+    let axes = if n_inputs >= 4 {
+        match data(3) {
+            Some(a) => Some(a),
+            None => return Ok(None),
+        }
+    } else {
+        None
+    };
+    let steps = if n_inputs >= 5 {
+        match data(4) {
+            Some(s) => Some(s),
+            None => return Ok(None),
+        }
+    } else {
+        None
+    };
+    let (Some(values), Some(starts), Some(ends)) = (data(0), data(1), data(2)) else {
+        return Ok(None);
+    };
+    if starts.len() != ends.len() {
+        return Err(format!(
+            "data propagation: Slice has {} starts and {} ends",
+            starts.len(),
+            ends.len()
+        ));
+    }
+    if beyond_1d(node, 0) {
+        return Ok(None);
+    }
+    match axes.as_deref() {
+        None | Some([Dim::Value(0)]) => {}
+        // Axis -1 of 1-D data is axis 0 (onnx stops there).
+        Some([Dim::Value(-1)]) if node.shape(0).is_some_and(|s| s.len() == 1) => {}
+        Some(_) => return Ok(None),
+    }
+    let (Some(Some(mut start)), Some(Some(mut end))) = (single(Some(starts)), single(Some(ends)))
+    else {
+        return Ok(None);
+    };
+    let step = match steps {
+        None => 1,
+        Some(s) => match single(Some(s)) {
+            Some(Some(v)) => v,
+            _ => return Ok(None),
+        },
+    };
+    if step == 0 {
+        return Err("data propagation: Slice's step cannot be 0".into());
+    }
+    let n = values.len() as i64;
+    if n == 0 {
+        return Ok(None);
+    }
+    // onnx's processSliceInputs.
+    if start < 0 {
+        start = start.saturating_add(n);
+    }
+    start = if step < 0 {
+        start.clamp(0, n - 1)
+    } else {
+        start.clamp(0, n)
+    };
+    if end < 0 {
+        end = end.saturating_add(n);
+    }
+    end = if step < 0 {
+        end.clamp(-1, n - 1)
+    } else {
+        end.clamp(0, n)
+    };
+    let mut out = Dims::new();
+    let mut i = start;
+    while (step > 0 && i < end) || (step < 0 && i > end) {
+        out.push(values[usize::try_from(i).unwrap_or(0)]);
+        i = match i.checked_add(step) {
+            Some(i) => i,
+            None => break,
+        };
+    }
+    Ok((!out.is_empty()).then_some(out))
+}
+
+/// Range with known scalar start, limit and delta (beyond onnx).
+fn range(data: &mut dyn FnMut(usize) -> Option<Dims>) -> Option<Dims> {
+    let start = single(data(0))??;
+    let limit = single(data(1))??;
+    let delta = single(data(2))??;
+    if delta == 0 {
+        return None;
+    }
+    let span = i128::from(limit) - i128::from(start);
+    let count = (span + i128::from(delta) - i128::from(delta.signum())) / i128::from(delta);
+    let count = usize::try_from(count.max(0)).ok()?;
+    if count > MAX_DATA {
+        return None;
+    }
+    let mut out = Dims::with_capacity(count);
+    let mut v = start;
+    for _ in 0..count {
+        out.push(Dim::Value(v));
+        v = v.checked_add(delta)?;
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::types::TensorType;
+
+    fn vals(v: &[i64]) -> Dims {
+        v.iter().map(|&x| Dim::Value(x)).collect()
+    }
+
+    fn run(op: &str, since: i64, inputs: Vec<Option<Dims>>) -> Result<Option<Dims>, Failure> {
+        let attrs = Attrs::Direct(&[]);
+        let types: Vec<Option<&Type>> = vec![None; inputs.len()];
+        let node = Node {
+            op,
+            since,
+            attrs: &attrs,
+            types: &types,
+            out_elem: Some(7),
+        };
+        propagate(&node, &mut |i| inputs.get(i).cloned().flatten())
+    }
+
+    #[test]
+    fn arithmetic_broadcasts_one_value_and_reports_overflow() {
+        let got = run("Mul", 14, vec![Some(vals(&[2, 3])), Some(vals(&[4]))]);
+        assert_eq!(got, Ok(Some(vals(&[8, 12]))));
+        let got = run("Div", 14, vec![Some(vals(&[7, -7])), Some(vals(&[2]))]);
+        assert_eq!(got, Ok(Some(vals(&[3, -3]))));
+        assert!(run("Add", 14, vec![Some(vals(&[i64::MAX])), Some(vals(&[1]))]).is_err());
+        assert!(run("Add", 14, vec![Some(vals(&[1, 2])), Some(vals(&[1, 2, 3]))]).is_err());
+    }
+
+    #[test]
+    fn gather_and_slice_index_the_values() {
+        let shape = Some(vals(&[2, 3, 5, 7]));
+        let got = run("Gather", 13, vec![shape.clone(), Some(vals(&[-1, 0]))]);
+        assert_eq!(got, Ok(Some(vals(&[7, 2]))));
+        assert!(run("Gather", 13, vec![shape.clone(), Some(vals(&[4]))]).is_err());
+        let got = run(
+            "Slice",
+            13,
+            vec![
+                shape.clone(),
+                Some(vals(&[-1])),
+                Some(vals(&[i64::MIN])),
+                Some(vals(&[0])),
+                Some(vals(&[-2])),
+            ],
+        );
+        assert_eq!(got, Ok(Some(vals(&[7, 3]))));
+        // An unknown bound: no values (onnx reads it as 0).
+        let got = run(
+            "Slice",
+            13,
+            vec![
+                shape,
+                Some(Dims::from_elem(Dim::Unknown, 1)),
+                Some(vals(&[2])),
+            ],
+        );
+        assert_eq!(got, Ok(None));
+    }
+
+    #[test]
+    fn range_counts_like_the_operator() {
+        let s = |v| Some(vals(&[v]));
+        assert_eq!(
+            range(&mut |i| [s(1), s(10), s(3)][i].clone()),
+            Some(vals(&[1, 4, 7]))
+        );
+        assert_eq!(
+            range(&mut |i| [s(5), s(0), s(-2)][i].clone()),
+            Some(vals(&[5, 3, 1]))
+        );
+        assert_eq!(
+            range(&mut |i| [s(0), s(0), s(1)][i].clone()),
+            Some(Dims::new())
+        );
+    }
+
+    #[test]
+    fn shape_honours_start_and_end() {
+        let t = Type::Tensor(TensorType {
+            elem: 1,
+            shape: Some(vals(&[1, 2, 3])),
+        });
+        let types = [Some(&t)];
+        let list = [crate::proto::AttributeProto {
+            name: Some("start".into()),
+            i: Some(-2),
+            r#type: Some(2),
+            ..Default::default()
+        }];
+        let attrs = Attrs::Direct(&list);
+        let node = Node {
+            op: "Shape",
+            since: 15,
+            attrs: &attrs,
+            types: &types,
+            out_elem: Some(7),
+        };
+        assert_eq!(shape(&node), Some(vals(&[2, 3])));
+    }
+}
