@@ -175,6 +175,62 @@ def exporter_model(
     return path
 
 
+def shape_ops_model(path: Path, *, layers: int = 15_000) -> Path:
+    """A graph of the shape computations a dynamic-axes export makes: per
+    layer, Shape -> Gather (batch, sequence, width) -> Unsqueeze -> the
+    head size as width / 4 (Div) -> Concat -> Reshape into heads ->
+    Transpose -> Reshape back from Shape(x) (14 nodes a layer; x is
+    [batch, seq, 64], batch and seq symbols)."""
+    if path.exists():
+        return path
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    consts = {
+        "i0": np.array(0, np.int64),
+        "i1": np.array(1, np.int64),
+        "i2": np.array(2, np.int64),
+        "four": np.array(4, np.int64),
+        "ax0": np.array([0], np.int64),
+        "heads": np.array([4], np.int64),
+    }
+    nodes = []
+    prev = "x"
+    for i in range(layers):
+        p = f"l{i}_"
+        nodes += [
+            helper.make_node("Shape", [prev], [p + "s"]),
+            helper.make_node("Gather", [p + "s", "i0"], [p + "b"], axis=0),
+            helper.make_node("Gather", [p + "s", "i1"], [p + "t"], axis=0),
+            helper.make_node("Unsqueeze", [p + "b", "ax0"], [p + "bu"]),
+            helper.make_node("Unsqueeze", [p + "t", "ax0"], [p + "tu"]),
+            helper.make_node("Gather", [p + "s", "i2"], [p + "w"], axis=0),
+            helper.make_node("Div", [p + "w", "four"], [p + "hd"]),
+            helper.make_node("Unsqueeze", [p + "hd", "ax0"], [p + "hdu"]),
+            helper.make_node(
+                "Concat", [p + "bu", p + "tu", "heads", p + "hdu"], [p + "hs"], axis=0
+            ),
+            helper.make_node("Reshape", [prev, p + "hs"], [p + "h"]),
+            helper.make_node("Transpose", [p + "h"], [p + "ht"], perm=[0, 1, 2, 3]),
+            helper.make_node("Shape", [prev], [p + "s2"]),
+            helper.make_node("Reshape", [p + "ht", p + "s2"], [p + "y"]),
+        ]
+        prev = p + "y"
+    vi = helper.make_tensor_value_info
+    graph = helper.make_graph(
+        nodes,
+        "shapes",
+        [vi("x", TensorProto.FLOAT, ["batch", "seq", 64])],
+        [vi(prev, TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(v, k) for k, v in consts.items()],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    onnx.save(model, path)
+    return path
+
+
 def huge_model(path: Path, *, size: int = (2 << 30) + (512 << 20)) -> Path:
     """A single-file model over 2 GiB (one big FLOAT initializer, real bytes)."""
     if path.exists():

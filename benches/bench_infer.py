@@ -12,7 +12,10 @@ onnx.shape_inference.infer_shapes, same run.
   data (load_external_data=False); loaded with its data the ModelProto is
   over 2 GiB and infer_shapes refuses it. onnxfast maps the weights and reads
   none of them either way;
-- the single-file model over 2 GiB, which onnx cannot load at all.
+- the single-file model over 2 GiB, which onnx cannot load at all;
+- data propagation (`data_prop=True`, both sides) on a 210,000-node graph
+  of dynamic-axes shape computations (Shape, Gather, Concat, Reshape), and
+  the values each side leaves unknown.
 
 Each case runs in fresh processes, onnx and onnxfast taking turns; median
 time, farthest run from it, peak RSS growth.
@@ -32,6 +35,7 @@ from _common import (
     fmt_spread,
     huge_model,
     measure_interleaved,
+    shape_ops_model,
     table,
     transformer_model,
     warm,
@@ -152,8 +156,52 @@ def main() -> int:
                 1 if args.quick else 3,
             ),
         )
+    shapes = shape_ops_model(
+        DATA / ("shape_ops_2k.onnx" if args.quick else "shape_ops_210k.onnx"),
+        layers=150 if args.quick else 15_000,
+    )
+    warm(shapes)
+    onnx_dp = ONNX_INFER.replace(")", ", data_prop=True)")
+    add(
+        "210k shape-computation nodes, data_prop, loaded",
+        versus(
+            (f"import onnx\nm = onnx.load({str(shapes)!r})", onnx_dp),
+            (
+                f"import onnxfast\nm = onnxfast.load({str(shapes)!r})",
+                "onnxfast.infer_shapes(m, data_prop=True)",
+            ),
+            repeat,
+        ),
+    )
     print(table(rows, ["case", "library", "time", "spread", "peak RSS growth", "onnx / ours"]))
+    print()
+    print(unknown_dims(shapes))
     return 0
+
+
+def unknown_dims(path) -> str:
+    """How many dims of the value_info each side leaves unknown (a fresh
+    unk__N name or none) with data_prop=True, on the shape-computation graph."""
+    import onnx
+
+    import onnxfast
+
+    def count(model: onnx.ModelProto) -> tuple[int, int]:
+        dims = [d for v in model.graph.value_info for d in v.type.tensor_type.shape.dim]
+        unknown = sum(
+            1
+            for d in dims
+            if (not d.HasField("dim_value") and not d.dim_param) or d.dim_param.startswith("unk__")
+        )
+        return unknown, len(dims)
+
+    m = onnx.load(path)
+    theirs = count(onnx.shape_inference.infer_shapes(m, strict_mode=True, data_prop=True))
+    ours = count(onnxfast.infer_shapes(path, strict=True, data_prop=True).to_onnx())
+    return (
+        f"data_prop on {path.name}: dims left unknown: onnx {theirs[0]:,} of {theirs[1]:,}, "
+        f"onnxfast {ours[0]:,} of {ours[1]:,}"
+    )
 
 
 if __name__ == "__main__":
