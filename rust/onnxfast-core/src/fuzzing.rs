@@ -143,6 +143,14 @@ pub fn decode_and_check(data: &[u8]) {
             let _ = inferred.symbols.show(t);
         }
     }
+    // Standalone inference with data propagation, written back.
+    let _ = crate::infer::infer_shapes(
+        model,
+        &crate::infer::InferOptions {
+            data_prop: true,
+            ..crate::infer::InferOptions::default()
+        },
+    );
 }
 
 /// Decodes a tensor and turns it into numpy-layout bytes and f32/i8 values.

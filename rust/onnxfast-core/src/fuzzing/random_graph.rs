@@ -346,6 +346,17 @@ pub fn infer_random_model(data: &[u8]) {
             let _ = t.type_str();
         }
     }
+    // Standalone inference with data propagation, written back.
+    let (_, with_data, _) = crate::infer::infer_shapes(
+        model.clone(),
+        &crate::infer::InferOptions {
+            data_prop: true,
+            ..crate::infer::InferOptions::default()
+        },
+    );
+    for d in &with_data.diagnostics {
+        let _ = d.to_string();
+    }
     let report = crate::checker::check_model(
         &model,
         &crate::checker::CheckOptions {
