@@ -116,26 +116,34 @@ def _bad_node_spec(model: onnx.ModelProto) -> bool:
     return False
 
 
-def test_infer_shapes_equals_onnx_on_every_corpus_wheel_and_case_model() -> None:
-    compared = 0
-    found, unfit = [], []
+def _variants():
+    """(label, model, variant) for every comparison model, as given and
+    stripped of value_info and output types."""
     for path in _models():
         data = path.read_bytes()
         model = onnx.load_from_string(data)
         stripped = copy.deepcopy(model)
         _gen.strip(stripped.graph)
-        for variant, blob in (("given", data), ("stripped", stripped.SerializeToString())):
-            compared += 1
-            diff = _compare(blob, f"{path} ({variant})")
-            if diff is None:
-                continue
-            # Documented difference: a node that does not fit its schema is
-            # not inferred and, with strict=True, refused (E731); onnx may
-            # run its rule anyway.
-            if "onnxfast refuses: error[E731]" in diff and _bad_node_spec(model):
-                unfit.append(diff)
-            else:
-                found.append(diff)
+        yield f"{path} (given)", model, data
+        yield f"{path} (stripped)", model, stripped.SerializeToString()
+
+
+def _documented(diff: str, model: onnx.ModelProto) -> bool:
+    """The documented difference: a node that does not fit its schema is not
+    inferred and, with strict=True, refused (E731); onnx may run its rule
+    anyway."""
+    return "onnxfast refuses: error[E731]" in diff and _bad_node_spec(model)
+
+
+def test_infer_shapes_equals_onnx_on_every_corpus_wheel_and_case_model() -> None:
+    compared = 0
+    found, unfit = [], []
+    for label, model, blob in _variants():
+        compared += 1
+        diff = _compare(blob, label)
+        if diff is None:
+            continue
+        (unfit if _documented(diff, model) else found).append(diff)
     assert not found, f"{len(found)} of {compared} differ:\n" + "\n".join(found[:15])
     assert len(unfit) <= 2, unfit
     assert compared > 6000
@@ -356,9 +364,9 @@ def _typed_values(g: onnx.GraphProto, given: set[str], at: str = "main") -> dict
     return out
 
 
-def _compare_data_prop(m: onnx.ModelProto, label: str) -> tuple[str, str | None]:
+def _compare_data_prop(blob: bytes, label: str) -> tuple[str, str | None]:
     """("equal" | "refined" | "refused", None), or (class, difference)."""
-    blob = m.SerializeToString()
+    m = onnx.load_from_string(blob)
     try:
         theirs = onnx.shape_inference.infer_shapes(
             m, check_type=True, strict_mode=True, data_prop=True
@@ -390,19 +398,12 @@ def test_data_prop_agrees_with_onnx_or_knows_more_on_every_model() -> None:
     same models."""
     outcome: dict[str, int] = {}
     found, unfit = [], []
-    for path in _models():
-        model = onnx.load_from_string(path.read_bytes())
-        stripped = copy.deepcopy(model)
-        _gen.strip(stripped.graph)
-        for variant, m in (("given", model), ("stripped", stripped)):
-            kind, diff = _compare_data_prop(m, f"{path} ({variant})")
-            outcome[kind] = outcome.get(kind, 0) + 1
-            if diff is None:
-                continue
-            if "onnxfast refuses: error[E731]" in diff and _bad_node_spec(model):
-                unfit.append(diff)
-            else:
-                found.append(diff)
+    for label, model, blob in _variants():
+        kind, diff = _compare_data_prop(blob, label)
+        outcome[kind] = outcome.get(kind, 0) + 1
+        if diff is None:
+            continue
+        (unfit if _documented(diff, model) else found).append(diff)
     assert not found, f"{len(found)} differ ({outcome}):\n" + "\n".join(found[:15])
     assert len(unfit) <= 2, unfit
     assert sum(outcome.values()) > 6000

@@ -154,9 +154,7 @@ pub fn check_model(model: &ModelProto, options: &CheckOptions) -> Report {
                 &crate::infer::InferOptions {
                     store: Some(&store),
                     max_diagnostics: limit,
-                    collect_types: false,
-                    report_unfit: false,
-                    data_prop: false,
+                    ..Default::default()
                 },
             )
         },
@@ -214,9 +212,7 @@ pub fn check_lazy(
                 &crate::infer::InferOptions {
                     store: Some(&store),
                     max_diagnostics: limit,
-                    collect_types: false,
-                    report_unfit: false,
-                    data_prop: false,
+                    ..Default::default()
                 },
             )
         },

@@ -63,11 +63,22 @@ fn dims_of_tensor(dims: &[i64]) -> Option<Dims> {
 /// (longer ones give no shape).
 const MAX_RANK_FROM_LENGTH: i64 = 1024;
 
+/// `dims` of shape input `i`, refused when `non_negative` and one of them
+/// is a negative number.
+fn check_non_negative(i: usize, dims: Dims, non_negative: bool) -> InferResult<Dims> {
+    match dims.iter().filter_map(|d| d.value()).find(|&v| v < 0) {
+        Some(v) if non_negative => Err(bad_const(
+            i,
+            format!("input {i} gives a shape with the negative dimension {v}"),
+        )),
+        _ => Ok(dims),
+    }
+}
+
 /// The shape given by input `i`, a 1-D int64 tensor of dims (onnx's
 /// getShapeInput): its values when it is constant, else the values data
 /// propagation computed for it, else as many unknown dims as its length
-/// when that is known. `non_negative`: a negative
-/// constant value is a defect.
+/// when that is known. `non_negative`: a negative value is a defect.
 pub(crate) fn shape_input(
     ctx: &mut NodeCtx<'_, '_>,
     i: usize,
@@ -94,27 +105,11 @@ pub(crate) fn shape_input(
         let Some(values) = ctx.const_ints(i)? else {
             return Ok(None);
         };
-        if non_negative {
-            if let Some(v) = values.iter().find(|&&v| v < 0) {
-                return Err(bad_const(
-                    i,
-                    format!("input {i} gives a shape with the negative dimension {v}"),
-                ));
-            }
-        }
-        return Ok(Some(dims_of(&values)));
+        return check_non_negative(i, dims_of(&values), non_negative).map(Some);
     }
     if let Some(data) = ctx.data(i) {
         // The values data propagation computed (symbols and unknowns too).
-        if non_negative {
-            if let Some(v) = data.iter().filter_map(|d| d.value()).find(|&v| v < 0) {
-                return Err(bad_const(
-                    i,
-                    format!("input {i} gives a shape with the negative dimension {v}"),
-                ));
-            }
-        }
-        return Ok(Some(data.clone()));
+        return check_non_negative(i, data.clone(), non_negative).map(Some);
     }
     let Some(s) = ctx.shape(i) else {
         return Ok(None);

@@ -396,10 +396,14 @@ fn expand13(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     let (Some(_), Some(shape_of_shape)) = (ctx.shape(0), ctx.shape(1)) else {
         return Ok(());
     };
-    let target = match const_i64s(ctx, 1)? {
-        Some(v) => util::dims_of(&v),
-        // Values data propagation computed (onnx's getShapeInput).
-        None if ctx.data(1).is_some() => ctx.data(1).cloned().unwrap_or_default(),
+    // A constant, else values data propagation computed (onnx's
+    // getShapeInput), else the rank alone.
+    let known = match const_i64s(ctx, 1)? {
+        Some(v) => Some(util::dims_of(&v)),
+        None => ctx.data(1).cloned(),
+    };
+    let target = match known {
+        Some(dims) => dims,
         None => {
             if shape_of_shape.len() != 1 {
                 return Err(bad_rank(
