@@ -8,6 +8,7 @@ process so that the peak-RSS readings belong to one case at a time:
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 import sys
@@ -98,6 +99,11 @@ def run(model_path: str, out_path: str) -> None:
             model = onnxfast.load(data)
             report = onnxfast.check(model, strict=True)
             outcome = "valid" if report.ok else f"invalid ({len(report)}+{report.omitted} findings)"
+            if model.graph is not None:  # the value index, and a few values' uses and types
+                values = model.graph.values
+                for value_name in itertools.islice(values, 50):
+                    value = values[value_name]
+                    _ = (value.consumers, value.producer, value.type, value.shape)
             del model, report
         except onnxfast.OnnxFastError as e:
             outcome = f"{type(e).__name__}: {getattr(e, 'reason', str(e))[:200]}"

@@ -64,6 +64,15 @@ def test_nesting_limit_in_process() -> None:
         g = g.node[0].attribute[0].g
     assert g.name == "g"
     assert len(g.node) == 0
+    # Values at every level: "c", read by each If, is defined nowhere.
+    g = deepest.graph
+    for _ in range(33):
+        values = g.values
+        assert list(values) == ["o"]
+        assert values["o"].producer[0].op_type == "If"
+        assert "c" not in values
+        g = g.node[0].attribute[0].g
+    assert len(g.values) == 0
     with pytest.raises(onnxfast.DecodeError) as info:
         onnxfast.load(nested_if(33, True))
     assert "nested deeper than 100 levels" in str(info.value)

@@ -7,6 +7,8 @@
 
 from __future__ import annotations
 
+import collections.abc
+
 from . import errors
 from ._check import Diagnostic, Report, check, check_model
 from ._load import load, load_map, load_optional, load_sequence, load_tensor
@@ -42,7 +44,9 @@ from ._onnxfast import (
     TensorType,
     TrainingInfo,
     Type,
+    Value,
     ValueInfo,
+    Values,
     __version__,
 )
 from ._shapes import infer_shapes
@@ -56,6 +60,9 @@ from .errors import (
     OnnxFastError,
     TensorError,
 )
+
+# `graph.values` is a read-only mapping of names to `Value`s.
+collections.abc.Mapping.register(Values)
 
 __all__ = [
     "Attribute",
@@ -98,7 +105,9 @@ __all__ = [
     "TensorType",
     "TrainingInfo",
     "Type",
+    "Value",
     "ValueInfo",
+    "Values",
     "__version__",
     "check",
     "check_model",

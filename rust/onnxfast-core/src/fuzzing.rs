@@ -129,6 +129,26 @@ pub fn decode_and_check(data: &[u8]) {
             );
         }
     }
+    // The value index of the main graph: every value defined once, every
+    // capture undefined here, every user a node of the graph.
+    if let Some(g) = &model.graph {
+        let values = crate::ir::DefUse::of_graph(g);
+        for name in values.own() {
+            assert!(
+                values.def(name).is_some(),
+                "own value {name:?} has no definition"
+            );
+            for user in values.users(name) {
+                assert!(user < g.node.len(), "user {user} of {name:?} out of range");
+            }
+        }
+        for name in values.captured() {
+            assert!(
+                values.def(name).is_none(),
+                "captured {name:?} is defined here"
+            );
+        }
+    }
     // Every inferred type can be shown.
     let inferred = crate::infer::infer_model(
         &model,

@@ -1,14 +1,40 @@
-//! Def-use index of a graph (onnxfast-core's `ir::DefUse`), built on first
-//! use and cached on the root.
+//! What the binding caches per loaded model to answer questions about its
+//! graphs: each graph's value index (onnxfast-core's `ir::DefUse`,
+//! built on first use), where each subgraph sits below the main graph, and
+//! the types of every value after inference (built on the first question
+//! about a type).
 
 use std::sync::Arc;
 
+use std::collections::{HashMap, HashSet};
+
 use onnxfast_core::error::DecodeError;
-use onnxfast_core::ir::DefUse;
+use onnxfast_core::infer::{self, InferOptions};
+use onnxfast_core::ir::{DefUse, DefUseBuilder};
 use onnxfast_core::proto;
+use onnxfast_core::proto::{tensor_shape_proto, type_proto, Str};
 
-use crate::root::Ptr;
+use crate::root::{Ptr, Root, RootMessage};
 
+/// A subgraph's place below the main graph: (node index, attribute name)
+/// at each level, as onnxfast-core's `GraphTypes::steps`.
+pub type Steps = Vec<(usize, String)>;
+
+/// Every value's type after inference, by graph (keyed by [`Steps`]): the
+/// type onnx's `infer_shapes` leaves on the value (its declaration,
+/// completed by what inference found), and initializers' tensor types.
+#[derive(Default)]
+pub struct TypeStore {
+    graphs: HashMap<Steps, HashMap<Str, proto::TypeProto>>,
+}
+
+impl TypeStore {
+    pub fn get(&self, steps: &Steps, name: &str) -> Option<&proto::TypeProto> {
+        self.graphs.get(steps)?.get(name)
+    }
+}
+
+/// The value index of `graph`, cached on its root.
 pub fn index(graph: &Ptr<proto::GraphProto>) -> Result<Arc<DefUse>, DecodeError> {
     let key = graph.addr();
     let cache = &graph.root().graph_indexes;
@@ -18,22 +44,224 @@ pub fn index(graph: &Ptr<proto::GraphProto>) -> Result<Arc<DefUse>, DecodeError>
         }
     }
     let built = match graph.root().lists_of(graph) {
-        // A main graph decoded on touch: its nodes are read once, not kept.
+        // A main graph decoded on touch: its lists are read once, not kept.
         Some(lists) => {
-            let mut index = DefUse::default();
-            for i in 0..lists.node.len() {
-                match lists.node.cached(i) {
-                    Some(n) => index.add(i, n),
-                    None => index.add(i, &lists.node.decode(i)?),
+            let mut b = DefUseBuilder::new(graph);
+            for i in 0..lists.initializer.len() {
+                match lists.initializer.cached(i) {
+                    Some(t) => b.initializer(i, t.name()),
+                    None => b.initializer(i, lists.initializer.decode(i)?.name()),
                 }
             }
-            index
+            for i in 0..lists.sparse_initializer.len() {
+                let name = |s: &proto::SparseTensorProto| {
+                    s.values
+                        .as_ref()
+                        .map_or(String::new(), |v| v.name().to_string())
+                };
+                match lists.sparse_initializer.cached(i) {
+                    Some(s) => b.sparse_initializer(i, &name(s)),
+                    None => b.sparse_initializer(i, &name(&lists.sparse_initializer.decode(i)?)),
+                }
+            }
+            for i in 0..lists.value_info.len() {
+                match lists.value_info.cached(i) {
+                    Some(v) => b.value_info(i, v),
+                    None => b.value_info(i, &lists.value_info.decode(i)?),
+                }
+            }
+            for i in 0..lists.node.len() {
+                match lists.node.cached(i) {
+                    Some(n) => b.node(i, n),
+                    None => b.node(i, &lists.node.decode(i)?),
+                }
+            }
+            b.finish()
         }
-        None => DefUse::build(&graph.node),
+        None => DefUse::of_graph(graph),
     };
     let built = Arc::new(built);
     if let Ok(mut map) = cache.lock() {
         map.insert(key, Arc::clone(&built));
     }
     Ok(built)
+}
+
+/// The main graph of `root`'s model.
+fn main_graph(root: &Root) -> Option<&proto::GraphProto> {
+    match &root.message {
+        RootMessage::Model(m) => m.graph.as_ref(),
+        _ => None,
+    }
+}
+
+/// Node `i` of `g`, when it is in memory (nodes of a graph decoded on touch
+/// that were never touched hold no subgraph anyone points at).
+fn node_of<'a>(root: &'a Root, g: &'a proto::GraphProto, i: usize) -> Option<&'a proto::NodeProto> {
+    match root.lists_of(g) {
+        Some(lists) => lists.node.cached(i),
+        None => g.node.get(i),
+    }
+}
+
+fn node_count(root: &Root, g: &proto::GraphProto) -> usize {
+    root.lists_of(g).map_or(g.node.len(), |l| l.node.len())
+}
+
+/// The subgraph attribute `attr` of `node`: the first attribute of that
+/// name holding a graph (the one a step names).
+fn subgraph<'a>(node: &'a proto::NodeProto, attr: &str) -> Option<&'a proto::GraphProto> {
+    node.attribute
+        .iter()
+        .find(|a| a.name() == attr && a.g.is_some())?
+        .g
+        .as_deref()
+}
+
+/// Where `graph` sits below its model's main graph (empty for the main
+/// graph); `None` for graphs elsewhere (function bodies, training graphs,
+/// lists of graphs).
+pub fn steps_of(graph: &Ptr<proto::GraphProto>) -> Option<Steps> {
+    let root = graph.root();
+    let key = graph.addr();
+    if let Ok(map) = root.graph_steps.lock() {
+        if let Some(found) = map.get(&key) {
+            return found.clone();
+        }
+    }
+    // Not seen yet: record every subgraph in memory now (nodes decoded on
+    // touch since the last walk may hold new ones).
+    let mut found: Vec<(usize, Steps)> = Vec::new();
+    if let Some(main) = main_graph(root) {
+        found.push((main as *const _ as usize, Vec::new()));
+        let mut stack: Vec<(&proto::GraphProto, Steps)> = vec![(main, Vec::new())];
+        while let Some((g, steps)) = stack.pop() {
+            for i in 0..node_count(root, g) {
+                let Some(node) = node_of(root, g, i) else {
+                    continue;
+                };
+                for a in &node.attribute {
+                    let Some(sub) = a.g.as_deref() else {
+                        continue;
+                    };
+                    if !subgraph(node, a.name()).is_some_and(|s| std::ptr::eq(s, sub)) {
+                        continue;
+                    }
+                    let mut below = steps.clone();
+                    below.push((i, a.name().to_string()));
+                    found.push((sub as *const _ as usize, below.clone()));
+                    stack.push((sub, below));
+                }
+            }
+        }
+    }
+    let mine = found
+        .iter()
+        .find(|(addr, _)| *addr == key)
+        .map(|(_, s)| s.clone());
+    if let Ok(mut map) = root.graph_steps.lock() {
+        for (addr, steps) in found {
+            map.insert(addr, Some(steps));
+        }
+        map.entry(key).or_insert(None);
+    }
+    mine
+}
+
+/// The graph `steps` lead to in `root`'s model.
+pub fn graph_at(root: &Arc<Root>, steps: &[(usize, String)]) -> Option<Ptr<proto::GraphProto>> {
+    Ptr::try_new(Arc::clone(root), |r| {
+        let mut g = main_graph(r)?;
+        for (i, attr) in steps {
+            g = subgraph(node_of(r, g, *i)?, attr)?;
+        }
+        Some(g)
+    })
+}
+
+/// The types of `root`'s values after inference (inferred once, on the
+/// first call, with the GIL released for large models).
+pub fn types<'r>(py: pyo3::Python<'_>, root: &'r Arc<Root>) -> Result<&'r TypeStore, DecodeError> {
+    if let Some(done) = root.types.get() {
+        return Ok(done);
+    }
+    let large = root.source.len() >= crate::GIL_RELEASE_BYTES;
+    let owned = Arc::clone(root);
+    let built = crate::maybe_detach(py, large, move || build_types(&owned))?;
+    Ok(root.types.get_or_init(|| built))
+}
+
+fn build_types(root: &Root) -> Result<TypeStore, DecodeError> {
+    let mut store = TypeStore::default();
+    let RootMessage::Model(model) = &root.message else {
+        return Ok(store);
+    };
+    let whole = root.full_model(model)?.into_owned();
+    let options = InferOptions {
+        store: Some(&root.external),
+        ..InferOptions::default()
+    };
+    let (mut annotated, _, _) = infer::infer_shapes(whole, &options);
+    if let Some(main) = annotated.graph.as_mut() {
+        let mut stack: Vec<(&mut proto::GraphProto, Steps)> = vec![(main, Vec::new())];
+        while let Some((g, steps)) = stack.pop() {
+            store.graphs.insert(steps.clone(), take_types(g));
+            for (i, node) in g.node.iter_mut().enumerate() {
+                let mut names: Vec<String> = Vec::new();
+                for a in node.attribute.iter_mut() {
+                    let name = a.name().to_string();
+                    if names.contains(&name) {
+                        continue;
+                    }
+                    if let Some(sub) = a.g.as_deref_mut() {
+                        names.push(name.clone());
+                        let mut below = steps.clone();
+                        below.push((i, name));
+                        stack.push((sub, below));
+                    }
+                }
+            }
+        }
+    }
+    Ok(store)
+}
+
+/// The types of a graph's values, by name: an initializer's tensor type,
+/// overridden by a `value_info`, an input, then an output entry (the first
+/// entry of a name in each list).
+fn take_types(g: &mut proto::GraphProto) -> HashMap<Str, proto::TypeProto> {
+    let mut out = HashMap::default();
+    for t in &g.initializer {
+        out.insert(Str::from(t.name()), tensor_type(t));
+    }
+    for list in [&mut g.value_info, &mut g.input, &mut g.output] {
+        let mut seen: HashSet<Str> = HashSet::new();
+        for v in list.iter_mut() {
+            let name = Str::from(v.name());
+            if !seen.insert(name.clone()) {
+                continue;
+            }
+            if let Some(t) = v.r#type.take() {
+                out.insert(name, t);
+            }
+        }
+    }
+    out
+}
+
+/// The tensor type an initializer has: its element type and static shape.
+fn tensor_type(t: &proto::TensorProto) -> proto::TypeProto {
+    let dim = |d: i64| tensor_shape_proto::Dimension {
+        value: Some(tensor_shape_proto::dimension::Value::DimValue(d)),
+        ..Default::default()
+    };
+    proto::TypeProto {
+        value: Some(type_proto::Value::TensorType(type_proto::Tensor {
+            elem_type: Some(t.data_type()),
+            shape: Some(proto::TensorShapeProto {
+                dim: t.dims.iter().map(|&d| dim(d)).collect(),
+            }),
+        })),
+        ..Default::default()
+    }
 }

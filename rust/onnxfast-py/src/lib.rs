@@ -8,6 +8,7 @@ mod arrays;
 mod checking;
 mod errors;
 mod graph_index;
+mod graph_values;
 mod lists;
 mod messages;
 mod repr;

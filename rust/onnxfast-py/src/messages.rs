@@ -389,6 +389,14 @@ message! {
         index.consumers(name).iter().map(|&i| self.node_at(py, i)).collect()
     }
 
+    /// The values of this graph by name (see `Values`): inputs,
+    /// initializers and node outputs, then the values of enclosing graphs
+    /// this graph reads.
+    #[getter]
+    fn values(&self, py: Python<'_>) -> PyResult<crate::graph_values::Values> {
+        crate::graph_values::Values::of(py, &self.0)
+    }
+
     fn __repr__(&self) -> String {
         let g = &*self.0;
         let mut r = Repr::new("Graph");
@@ -417,22 +425,7 @@ impl Graph {
 
     /// Node `i` (decoded on touch for a main graph).
     fn node_at(&self, py: Python<'_>, i: usize) -> PyResult<Node> {
-        if let Some(lists) = self.0.root().lists_of(&self.0) {
-            lists
-                .node
-                .get(i)
-                .map_err(|e| crate::errors::decode_error(py, &e))?;
-            let graph: &proto::GraphProto = &self.0;
-            return Ptr::try_new(std::sync::Arc::clone(self.0.root()), |r| {
-                r.lists_of(graph)?.node.cached(i)
-            })
-            .map(Node)
-            .ok_or_else(|| pyo3::exceptions::PyIndexError::new_err("node not decoded"));
-        }
-        self.0
-            .try_project(|g| g.node.get(i))
-            .map(Node)
-            .ok_or_else(|| pyo3::exceptions::PyIndexError::new_err("node index out of range"))
+        node_at(py, &self.0, i)
     }
 
     /// Initializer `i` (decoded on touch for a main graph).
@@ -456,6 +449,26 @@ impl Graph {
                 pyo3::exceptions::PyIndexError::new_err("initializer index out of range")
             })
     }
+}
+
+/// Node `i` of `graph` (decoded on touch for a main graph).
+pub(crate) fn node_at(py: Python<'_>, graph: &Ptr<proto::GraphProto>, i: usize) -> PyResult<Node> {
+    if let Some(lists) = graph.root().lists_of(graph) {
+        lists
+            .node
+            .get(i)
+            .map_err(|e| crate::errors::decode_error(py, &e))?;
+        let g: &proto::GraphProto = graph;
+        return Ptr::try_new(std::sync::Arc::clone(graph.root()), |r| {
+            r.lists_of(g)?.node.cached(i)
+        })
+        .map(Node)
+        .ok_or_else(|| pyo3::exceptions::PyIndexError::new_err("node not decoded"));
+    }
+    graph
+        .try_project(|g| g.node.get(i))
+        .map(Node)
+        .ok_or_else(|| pyo3::exceptions::PyIndexError::new_err("node index out of range"))
 }
 
 message! {
@@ -1241,6 +1254,9 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<MapValue>()?;
     m.add_class::<OptionalValue>()?;
     m.add_class::<MessageList>()?;
+    m.add_class::<crate::graph_values::Values>()?;
+    m.add_class::<crate::graph_values::Value>()?;
+    m.add_class::<crate::graph_values::ValuesIter>()?;
     m.add_class::<crate::arrays::BufferOwner>()?;
     m.add_class::<crate::lists::MessageListIter>()?;
     Ok(())

@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 use std::ops::Deref;
 use std::ptr::NonNull;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use std::borrow::Cow;
 
@@ -39,8 +39,13 @@ pub struct Root {
     /// False when the tree was changed after decoding (external data made
     /// inline): `source` then no longer serializes it.
     pub source_is_exact: bool,
-    /// Lazily built def-use indexes, keyed by the graph's address.
+    /// Lazily built value indexes, keyed by the graph's address.
     pub graph_indexes: Mutex<HashMap<usize, Arc<onnxfast_core::ir::DefUse>>>,
+    /// Where each subgraph met so far sits below the main graph (`None`:
+    /// not below it), keyed by the graph's address.
+    pub graph_steps: Mutex<HashMap<usize, Option<crate::graph_index::Steps>>>,
+    /// Every value's type after inference, inferred on first use.
+    pub types: OnceLock<crate::graph_index::TypeStore>,
     /// For a model loaded for decode on touch: its main graph's node,
     /// initializer, value_info and sparse_initializer lists (the graph in
     /// `message` holds its other fields and leaves those empty).
@@ -83,6 +88,8 @@ impl Root {
             external,
             source_is_exact,
             graph_indexes: Mutex::new(HashMap::new()),
+            graph_steps: Mutex::new(HashMap::new()),
+            types: OnceLock::new(),
             lists,
         })
     }

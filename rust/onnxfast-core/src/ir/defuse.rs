@@ -1,69 +1,460 @@
-//! Def-use index of one graph's nodes: which node produces each value and
-//! which nodes read it. One implementation for the checker (hints on
-//! undefined inputs), the inference engine and the binding
-//! (`Graph.producer` / `Graph.consumers`).
+//! The def-use index of one graph: where each value is defined (graph
+//! input, initializer or node output), where its type is declared (a
+//! `ValueInfoProto` of the graph), which nodes read it — directly, or from
+//! inside their subgraphs — and which names the graph reads without
+//! defining them (values of enclosing graphs: its captures). One
+//! implementation for the checker (hints on undefined inputs), the engine
+//! and the binding (`Graph.producer` / `Graph.consumers` / `Graph.values`),
+//! as onnx's in-memory IR (`ir.h`) keeps one `Value` with its uses.
 //!
-//! Keys are owned [`Str`]s (24 bytes inline, so no allocation for most
-//! names), which lets the binding cache an index beside the tree it indexes.
+//! One entry per name, in an ordered hash map: the name stored once, with
+//! its definition, declaration and first reader packed in 20 bytes (other
+//! readers aside), about 70 bytes per value in all. Built in one
+//! pass over a graph's lists, whose nodes may be decoded one at a time
+//! ([`DefUseBuilder`]); lookups are hash-map reads afterwards.
 
 use foldhash::HashMap;
+use indexmap::IndexMap;
+use smallvec::SmallVec;
 
-use crate::proto::{NodeProto, Str};
+use crate::proto::{GraphProto, NodeProto, Str, ValueInfoProto};
 
-/// Producer and consumers of every value named by a list of nodes.
+/// Where a value of a graph comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Def {
+    /// The graph's input `i` (with a default when an initializer has the
+    /// same name, as in models of IR < 4).
+    Input(usize),
+    /// The graph's initializer `i`.
+    Initializer(usize),
+    /// The graph's sparse initializer `i`.
+    SparseInitializer(usize),
+    /// Output `output` of node `node`.
+    Node { node: usize, output: usize },
+}
+
+/// Which `ValueInfoProto` of the graph declares a value. When a name is
+/// listed more than once, an output wins over an input, and an input over a
+/// `value_info` entry (the order onnx's `infer_shapes` looks them up in);
+/// within a list, the first entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Declared {
+    ValueInfo(usize),
+    Input(usize),
+    Output(usize),
+}
+
+/// Node indexes.
+type Users = SmallVec<[u32; 2]>;
+
+const NONE: u32 = u32::MAX;
+
+/// One name's facts, packed in 20 bytes (indexes as u32: lists of more than
+/// 4 billion elements cannot occur under the decode budget, and an index
+/// that does not fit is not recorded).
+#[derive(Debug, Clone)]
+struct Entry {
+    /// 0 none, 1 input, 2 initializer, 3 sparse initializer, 4 node output.
+    def_kind: u8,
+    /// 0 none, 1 value_info, 2 input, 3 output.
+    declared_kind: u8,
+    /// Read by a node, a node's subgraph, or as a graph output.
+    read: bool,
+    def_index: u32,
+    def_output: u32,
+    declared_index: u32,
+    /// The first node reading the name as an input (`NONE`: none); the
+    /// others are in `DefUse::more`.
+    first: u32,
+}
+
+impl Default for Entry {
+    fn default() -> Self {
+        Entry {
+            def_kind: 0,
+            declared_kind: 0,
+            read: false,
+            def_index: 0,
+            def_output: 0,
+            declared_index: 0,
+            first: NONE,
+        }
+    }
+}
+
+impl Entry {
+    fn def(&self) -> Option<Def> {
+        let i = self.def_index as usize;
+        match self.def_kind {
+            1 => Some(Def::Input(i)),
+            2 => Some(Def::Initializer(i)),
+            3 => Some(Def::SparseInitializer(i)),
+            4 => Some(Def::Node {
+                node: i,
+                output: self.def_output as usize,
+            }),
+            _ => None,
+        }
+    }
+
+    /// False when an index does not fit.
+    fn set_def(&mut self, def: Def) -> bool {
+        let (kind, index, output) = match def {
+            Def::Input(i) => (1, i, 0),
+            Def::Initializer(i) => (2, i, 0),
+            Def::SparseInitializer(i) => (3, i, 0),
+            Def::Node { node, output } => (4, node, output),
+        };
+        match (u32::try_from(index), u32::try_from(output)) {
+            (Ok(index), Ok(output)) => {
+                (self.def_kind, self.def_index, self.def_output) = (kind, index, output);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    fn declared(&self) -> Option<Declared> {
+        let i = self.declared_index as usize;
+        match self.declared_kind {
+            1 => Some(Declared::ValueInfo(i)),
+            2 => Some(Declared::Input(i)),
+            3 => Some(Declared::Output(i)),
+            _ => None,
+        }
+    }
+
+    fn set_declared(&mut self, declared: Declared) {
+        let (kind, index) = match declared {
+            Declared::ValueInfo(i) => (1, i),
+            Declared::Input(i) => (2, i),
+            Declared::Output(i) => (3, i),
+        };
+        if let Ok(index) = u32::try_from(index) {
+            (self.declared_kind, self.declared_index) = (kind, index);
+        }
+    }
+}
+
+/// The def-use index of one graph (see the module documentation).
 #[derive(Debug, Default, Clone)]
 pub struct DefUse {
-    producer: HashMap<Str, usize>,
-    consumers: HashMap<Str, Vec<usize>>,
+    /// Every name the graph defines, declares or reads, in the order it is
+    /// first named.
+    entries: IndexMap<Str, Entry, foldhash::fast::RandomState>,
+    /// Names defined, in definition order (positions in `entries`).
+    own: Vec<u32>,
+    /// Names read, in first-use order (positions in `entries`).
+    reads: Vec<u32>,
+    /// Direct readers after the first, by entry.
+    more: HashMap<u32, Users>,
+    /// For a name a node's subgraph reads (a value of this graph or of an
+    /// enclosing one): the nodes holding such subgraphs, in order.
+    nested: HashMap<u32, Users>,
 }
 
 impl DefUse {
-    /// Indexes `nodes` (a graph's or a function's). Empty names (omitted
-    /// optional inputs and outputs) are not values and are skipped. When a
-    /// name is produced twice (an SSA violation the checker reports), the
-    /// first producer is kept. A node reading a value twice is one consumer.
+    /// Indexes a list of nodes only (a function body, or a graph when only
+    /// producers and consumers are wanted).
     pub fn build(nodes: &[NodeProto]) -> DefUse {
-        let mut out = DefUse::default();
-        let outputs: usize = nodes.iter().map(|n| n.output.len()).sum();
-        out.producer.reserve(outputs);
-        for (i, node) in nodes.iter().enumerate() {
-            out.add(i, node);
+        let mut b = DefUseBuilder::default();
+        for (i, n) in nodes.iter().enumerate() {
+            b.node(i, n);
+        }
+        b.finish()
+    }
+
+    /// Indexes a graph whose lists are all in memory.
+    pub fn of_graph(g: &GraphProto) -> DefUse {
+        let mut b = DefUseBuilder::new(g);
+        for (i, t) in g.initializer.iter().enumerate() {
+            b.initializer(i, t.name());
+        }
+        for (i, s) in g.sparse_initializer.iter().enumerate() {
+            b.sparse_initializer(i, s.values.as_ref().map_or("", |v| v.name()));
+        }
+        for (i, v) in g.value_info.iter().enumerate() {
+            b.value_info(i, v);
+        }
+        for (i, n) in g.node.iter().enumerate() {
+            b.node(i, n);
+        }
+        b.finish()
+    }
+
+    fn entry(&self, name: &str) -> Option<&Entry> {
+        self.entries.get(name)
+    }
+
+    /// Where `name` is defined in this graph.
+    pub fn def(&self, name: &str) -> Option<Def> {
+        self.entry(name)?.def()
+    }
+
+    /// Index of the node producing `name`, if a node of this graph does.
+    pub fn producer(&self, name: &str) -> Option<usize> {
+        match self.def(name)? {
+            Def::Node { node, .. } => Some(node),
+            _ => None,
+        }
+    }
+
+    /// Indexes of the nodes reading `name` as an input, in node order, each
+    /// once (uses inside subgraphs are not listed: see [`DefUse::users`]).
+    pub fn consumers(&self, name: &str) -> Vec<usize> {
+        match self.entries.get_full(name) {
+            Some((k, _, e)) => self.direct(k, e),
+            None => Vec::new(),
+        }
+    }
+
+    fn direct(&self, k: usize, e: &Entry) -> Vec<usize> {
+        if e.first == NONE {
+            return Vec::new();
+        }
+        let more = u32::try_from(k).ok().and_then(|k| self.more.get(&k));
+        std::iter::once(e.first)
+            .chain(more.into_iter().flatten().copied())
+            .map(|i| i as usize)
+            .collect()
+    }
+
+    /// Which entry of this graph declares `name`'s type.
+    pub fn declared(&self, name: &str) -> Option<Declared> {
+        self.entry(name)?.declared()
+    }
+
+    /// The names this graph defines, in definition order: inputs,
+    /// initializers, sparse initializers, then node outputs.
+    pub fn own(&self) -> impl Iterator<Item = &Str> + '_ {
+        self.own
+            .iter()
+            .filter_map(|&k| self.entries.get_index(k as usize).map(|(name, _)| name))
+    }
+
+    /// The `i`-th name of [`DefUse::own`].
+    pub fn own_at(&self, i: usize) -> Option<&Str> {
+        let k = *self.own.get(i)?;
+        self.entries.get_index(k as usize).map(|(name, _)| name)
+    }
+
+    /// How many names this graph defines.
+    pub fn own_len(&self) -> usize {
+        self.own.len()
+    }
+
+    /// The names this graph reads but does not define (values of enclosing
+    /// graphs, or undefined names), in first-use order.
+    pub fn captured(&self) -> impl Iterator<Item = &Str> + '_ {
+        self.reads
+            .iter()
+            .filter_map(|&k| self.entries.get_index(k as usize))
+            .filter(|(_, e)| e.def_kind == 0)
+            .map(|(name, _)| name)
+    }
+
+    /// Indexes of the nodes reading `name` directly or from inside one of
+    /// their subgraphs, in node order, each once.
+    pub fn users(&self, name: &str) -> Vec<usize> {
+        let Some((k, _, e)) = self.entries.get_full(name) else {
+            return Vec::new();
+        };
+        let mut out = self.direct(k, e);
+        if let Some(nested) = self.nested.get(&(k as u32)) {
+            out.extend(nested.iter().map(|&i| i as usize));
+            out.sort_unstable();
+            out.dedup();
         }
         out
     }
 
+    /// True when a subgraph of node `node` reads `name` (a value of this
+    /// graph or of an enclosing one).
+    pub fn read_inside(&self, name: &str, node: usize) -> bool {
+        let Some(k) = self.entries.get_index_of(name) else {
+            return false;
+        };
+        self.nested
+            .get(&(k as u32))
+            .is_some_and(|nodes| nodes.iter().any(|&i| i as usize == node))
+    }
+}
+
+/// Builds a [`DefUse`] from a graph's parts, added in this order: its
+/// inputs and outputs (from the graph message, by [`DefUseBuilder::new`]),
+/// then its initializers, sparse initializers, `value_info` entries and
+/// nodes, each list in order (so that they may be decoded one at a time).
+#[derive(Default)]
+pub struct DefUseBuilder {
+    index: DefUse,
+    outputs: Vec<(usize, Str)>,
+}
+
+impl DefUseBuilder {
+    pub fn new(g: &GraphProto) -> DefUseBuilder {
+        let mut b = DefUseBuilder::default();
+        for (i, v) in g.input.iter().enumerate() {
+            if b.define(v.name(), Def::Input(i)) {
+                b.declare(v.name(), Declared::Input(i), true);
+            }
+        }
+        b.outputs = g
+            .output
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (i, Str::from(v.name())))
+            .collect();
+        b
+    }
+
+    pub fn initializer(&mut self, i: usize, name: &str) {
+        self.define(name, Def::Initializer(i));
+    }
+
+    pub fn sparse_initializer(&mut self, i: usize, name: &str) {
+        self.define(name, Def::SparseInitializer(i));
+    }
+
+    pub fn value_info(&mut self, i: usize, v: &ValueInfoProto) {
+        self.declare(v.name(), Declared::ValueInfo(i), false);
+    }
+
     /// Adds node `i` (nodes must be added in order).
-    pub fn add(&mut self, i: usize, node: &NodeProto) {
-        for input in &node.input {
-            if input.is_empty() {
+    pub fn node(&mut self, i: usize, n: &NodeProto) {
+        // Node indexes beyond u32 cannot occur under the decode budget (a
+        // node takes at least 192 bytes); such a node would not be listed
+        // as a reader.
+        let at = u32::try_from(i).ok();
+        for input in &n.input {
+            if let (Some(k), Some(at)) = (self.note_read(input), at) {
+                self.add_reader(k, at);
+            }
+        }
+        let mut inside: Vec<Str> = Vec::new();
+        for a in &n.attribute {
+            for g in a.g.as_deref().into_iter().chain(a.graphs.iter()) {
+                let sub = DefUse::of_graph(g);
+                inside.extend(sub.captured().cloned());
+            }
+        }
+        for name in inside {
+            if let (Some(k), Some(at)) = (self.note_read(&name), at) {
+                let nested = self.index.nested.entry(k as u32).or_default();
+                if nested.last() != Some(&at) {
+                    nested.push(at);
+                }
+            }
+        }
+        for (k, output) in n.output.iter().enumerate() {
+            self.define(output, Def::Node { node: i, output: k });
+        }
+    }
+
+    /// Node `at` reads entry `k` (nodes come in order: a node reading a
+    /// name twice is recorded once).
+    fn add_reader(&mut self, k: usize, at: u32) {
+        let (Some(entry), Ok(key)) = (self.index.entries.get_index_mut(k), u32::try_from(k)) else {
+            return;
+        };
+        let entry = entry.1;
+        if entry.first == NONE {
+            entry.first = at;
+            return;
+        }
+        if entry.first == at {
+            return;
+        }
+        let more = self.index.more.entry(key).or_default();
+        if more.last() != Some(&at) {
+            more.push(at);
+        }
+    }
+
+    /// The entry of `name`, created when new.
+    fn slot(&mut self, name: &str) -> usize {
+        match self.index.entries.get_index_of(name) {
+            Some(k) => k,
+            None => {
+                self.index
+                    .entries
+                    .insert_full(Str::from(name), Entry::default())
+                    .0
+            }
+        }
+    }
+
+    /// Marks `name` read; its entry (None for the empty name of an omitted
+    /// optional input).
+    fn note_read(&mut self, name: &str) -> Option<usize> {
+        if name.is_empty() {
+            return None;
+        }
+        let k = self.slot(name);
+        let entry = &mut self.index.entries[k];
+        if !entry.read {
+            entry.read = true;
+            if let Ok(k) = u32::try_from(k) {
+                self.index.reads.push(k);
+            }
+        }
+        Some(k)
+    }
+
+    /// Records a definition; the first one of a name wins. True when it
+    /// was the first.
+    fn define(&mut self, name: &str, def: Def) -> bool {
+        if name.is_empty() {
+            return false;
+        }
+        let k = self.slot(name);
+        let entry = &mut self.index.entries[k];
+        if entry.def_kind != 0 || !entry.set_def(def) {
+            return false;
+        }
+        // Entries are at most as many as the names in the file (each at
+        // least 2 bytes), below u32::MAX under the decode budget.
+        if let Ok(k) = u32::try_from(k) {
+            self.index.own.push(k);
+        }
+        true
+    }
+
+    /// Records a declaration: the first of its list; `over` when this list
+    /// takes precedence over the ones seen before.
+    fn declare(&mut self, name: &str, declared: Declared, over: bool) {
+        if name.is_empty() && !matches!(declared, Declared::Output(_)) {
+            return;
+        }
+        let k = self.slot(name);
+        let entry = &mut self.index.entries[k];
+        let same_list = matches!(
+            (entry.declared(), declared),
+            (Some(Declared::ValueInfo(_)), Declared::ValueInfo(_))
+                | (Some(Declared::Input(_)), Declared::Input(_))
+                | (Some(Declared::Output(_)), Declared::Output(_))
+        );
+        if entry.declared_kind == 0 || (over && !same_list) {
+            entry.set_declared(declared);
+        }
+    }
+
+    /// The index.
+    pub fn finish(mut self) -> DefUse {
+        for (i, name) in std::mem::take(&mut self.outputs) {
+            if name.is_empty() {
                 continue;
             }
-            let users = self.consumers.entry(input.clone()).or_default();
-            if users.last() != Some(&i) {
-                users.push(i);
-            }
+            self.note_read(&name);
+            self.declare(&name, Declared::Output(i), true);
         }
-        for output in &node.output {
-            if !output.is_empty() {
-                self.producer.entry(output.clone()).or_insert(i);
-            }
-        }
-    }
-
-    /// Index of the node producing `name`, if a node of this list does.
-    pub fn producer(&self, name: &str) -> Option<usize> {
-        self.producer.get(name).copied()
-    }
-
-    /// Indexes of the nodes reading `name`, in node order.
-    pub fn consumers(&self, name: &str) -> &[usize] {
-        self.consumers.get(name).map_or(&[], Vec::as_slice)
+        self.index
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::proto::{AttributeProto, TensorProto};
 
     fn node(inputs: &[&str], outputs: &[&str]) -> NodeProto {
         NodeProto {
@@ -73,8 +464,28 @@ mod tests {
         }
     }
 
+    fn info(name: &str) -> ValueInfoProto {
+        ValueInfoProto {
+            name: Some(name.to_string()),
+            ..ValueInfoProto::default()
+        }
+    }
+
+    fn with_graph(mut n: NodeProto, attr: &str, g: GraphProto) -> NodeProto {
+        n.attribute.push(AttributeProto {
+            name: Some(attr.to_string()),
+            g: Some(Box::new(g)),
+            ..AttributeProto::default()
+        });
+        n
+    }
+
+    fn names<'a>(it: impl Iterator<Item = &'a Str>) -> Vec<&'a str> {
+        it.map(Str::as_str).collect()
+    }
+
     #[test]
-    fn producers_and_consumers() {
+    fn producers_and_consumers_of_nodes() {
         let nodes = [
             node(&["x", "x"], &["a"]),
             node(&["a", ""], &["b", ""]),
@@ -87,10 +498,81 @@ mod tests {
         assert_eq!(du.producer(""), None);
         assert_eq!(
             du.consumers("x"),
-            &[0],
+            vec![0],
             "a node reading twice is listed once"
         );
-        assert_eq!(du.consumers("a"), &[1, 2]);
-        assert_eq!(du.consumers(""), &[] as &[usize]);
+        assert_eq!(du.consumers("a"), vec![1, 2]);
+        assert_eq!(du.consumers(""), Vec::<usize>::new());
+        assert_eq!(names(du.captured()), ["x"]);
+    }
+
+    #[test]
+    fn definitions_declarations_and_uses() {
+        let g = GraphProto {
+            input: vec![info("x"), info("w")],
+            output: vec![info("y"), info("x"), info("y")],
+            value_info: vec![info("a"), info("y"), info("a")],
+            initializer: vec![TensorProto {
+                name: Some("w".into()),
+                ..TensorProto::default()
+            }],
+            node: vec![
+                node(&["x", "w"], &["a"]),
+                node(&["a", "a", "outer"], &["y", ""]),
+            ],
+            ..GraphProto::default()
+        };
+        let v = DefUse::of_graph(&g);
+        assert_eq!(v.def("x"), Some(Def::Input(0)));
+        assert_eq!(v.def("w"), Some(Def::Input(1)), "an input with a default");
+        assert_eq!(v.def("y"), Some(Def::Node { node: 1, output: 0 }));
+        assert_eq!(v.def(""), None);
+        assert_eq!(names(v.own()), ["x", "w", "a", "y"]);
+        assert_eq!(v.own_len(), 4);
+        assert_eq!(names(v.captured()), ["outer"]);
+        assert_eq!(v.declared("a"), Some(Declared::ValueInfo(0)), "first entry");
+        assert_eq!(v.declared("y"), Some(Declared::Output(0)), "output wins");
+        assert_eq!(v.declared("x"), Some(Declared::Output(1)), "over input");
+        assert_eq!(v.declared("w"), Some(Declared::Input(1)));
+        assert_eq!(v.users("a"), vec![1]);
+        assert_eq!(v.producer("y"), Some(1));
+    }
+
+    #[test]
+    fn subgraph_reads_are_uses_and_captures() {
+        // then_branch reads `a` (this graph's) and `far` (an outer graph's);
+        // its nested Loop body reads `b`, which then_branch defines.
+        let body = GraphProto {
+            node: vec![node(&["b", "a"], &["c"])],
+            output: vec![info("c")],
+            ..GraphProto::default()
+        };
+        let then_branch = GraphProto {
+            node: vec![
+                node(&["far"], &["b"]),
+                with_graph(node(&[], &["l"]), "body", body),
+            ],
+            output: vec![info("l")],
+            ..GraphProto::default()
+        };
+        let g = GraphProto {
+            input: vec![info("cond")],
+            node: vec![
+                node(&["cond"], &["a"]),
+                with_graph(node(&["cond"], &["r"]), "then_branch", then_branch.clone()),
+                node(&["a"], &["s"]),
+            ],
+            output: vec![info("r"), info("s")],
+            ..GraphProto::default()
+        };
+        let v = DefUse::of_graph(&g);
+        assert_eq!(names(v.captured()), ["far"]);
+        assert_eq!(v.users("a"), vec![1, 2], "read inside node 1, by node 2");
+        assert_eq!(v.consumers("a"), vec![2], "direct readers only");
+        assert_eq!(v.users("cond"), vec![0, 1]);
+        assert!(v.read_inside("a", 1) && !v.read_inside("a", 2));
+        let inner = DefUse::of_graph(&then_branch);
+        assert_eq!(names(inner.captured()), ["far", "a"]);
+        assert_eq!(inner.users("b"), vec![1]);
     }
 }

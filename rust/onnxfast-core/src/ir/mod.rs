@@ -8,5 +8,5 @@ pub mod types;
 pub mod view;
 pub mod visit;
 
-pub use defuse::DefUse;
+pub use defuse::{Declared, Def, DefUse, DefUseBuilder};
 pub(crate) use scope::Scope;

@@ -1,0 +1,405 @@
+//! `Graph.values`: a graph's values as objects, like the `Value` of onnx's
+//! in-memory IR (`ir.h`): name, type (declared, completed by inference),
+//! producer and consumers, inside subgraphs too, where the values of
+//! enclosing graphs are visible.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use pyo3::exceptions::PyKeyError;
+use pyo3::prelude::*;
+use pyo3::types::{PyList, PyString};
+
+use onnxfast_core::ir::{Declared, Def, DefUse};
+use onnxfast_core::proto;
+use onnxfast_core::proto::{tensor_shape_proto, type_proto, Str};
+
+use crate::graph_index;
+use crate::messages::{node_at, Graph, Node, Type};
+use crate::root::Ptr;
+
+fn decode_err(py: Python<'_>) -> impl FnOnce(onnxfast_core::error::DecodeError) -> PyErr + '_ {
+    move |e| crate::errors::decode_error(py, &e)
+}
+
+/// A graph and its value index.
+#[derive(Clone)]
+struct Indexed {
+    graph: Ptr<proto::GraphProto>,
+    index: Arc<DefUse>,
+}
+
+impl Indexed {
+    fn of(py: Python<'_>, graph: &Ptr<proto::GraphProto>) -> PyResult<Indexed> {
+        Ok(Indexed {
+            graph: graph.clone(),
+            index: graph_index::index(graph).map_err(decode_err(py))?,
+        })
+    }
+
+    fn value(&self, name: &str) -> Option<Value> {
+        self.index.def(name).map(|def| Value {
+            name: Str::from(name),
+            at: self.clone(),
+            def,
+        })
+    }
+}
+
+/// The values of a graph, by name: a read-only mapping (`values["x"]`,
+/// `in`, `len`, iteration over names, `keys()`, `values()`, `items()`,
+/// `get()`). Holds the graph's own values (its inputs, initializers, sparse
+/// initializers and node outputs, in that order) and then the values of
+/// enclosing graphs that this graph reads (for a subgraph), in first-use
+/// order. Lookups are O(1) after the graph's index is built (on first use,
+/// cached with the model).
+#[pyclass(module = "onnxfast", name = "Values", frozen, mapping)]
+pub struct Values {
+    at: Indexed,
+    /// Enclosing graphs, innermost first.
+    outer: Vec<Indexed>,
+    /// Captured names that resolve, in first-use order, with the index of
+    /// the enclosing graph defining each.
+    captured: Vec<(Str, usize)>,
+    captured_at: HashMap<Str, usize>,
+}
+
+impl Values {
+    pub fn of(py: Python<'_>, graph: &Ptr<proto::GraphProto>) -> PyResult<Values> {
+        let at = Indexed::of(py, graph)?;
+        let mut outer = Vec::new();
+        let mut captured = Vec::new();
+        let mut captured_at = HashMap::new();
+        if at.index.captured().next().is_some() {
+            if let Some(steps) = graph_index::steps_of(graph) {
+                for depth in (0..steps.len()).rev() {
+                    let Some(g) = graph_index::graph_at(graph.root(), &steps[..depth]) else {
+                        break;
+                    };
+                    outer.push(Indexed::of(py, &g)?);
+                }
+            }
+            for name in at.index.captured() {
+                if let Some(k) = outer.iter().position(|o| o.index.def(name).is_some()) {
+                    captured.push((name.clone(), k));
+                    captured_at.insert(name.clone(), k);
+                }
+            }
+        }
+        Ok(Values {
+            at,
+            outer,
+            captured,
+            captured_at,
+        })
+    }
+
+    fn lookup(&self, name: &str) -> Option<Value> {
+        match self.at.value(name) {
+            Some(v) => Some(v),
+            None => self.outer.get(*self.captured_at.get(name)?)?.value(name),
+        }
+    }
+
+    fn names(&self) -> impl Iterator<Item = &Str> {
+        self.at
+            .index
+            .own()
+            .chain(self.captured.iter().map(|(n, _)| n))
+    }
+}
+
+#[pymethods]
+impl Values {
+    fn __len__(&self) -> usize {
+        self.at.index.own_len() + self.captured.len()
+    }
+
+    fn __getitem__(&self, name: &str) -> PyResult<Value> {
+        self.lookup(name)
+            .ok_or_else(|| PyKeyError::new_err(name.to_string()))
+    }
+
+    fn __contains__(&self, name: &Bound<'_, PyAny>) -> bool {
+        // Not a str: not a key (as a dict of str keys answers).
+        name.extract::<String>().is_ok_and(|s| {
+            self.at.index.def(&s).is_some() || self.captured_at.contains_key(s.as_str())
+        })
+    }
+
+    /// Iterates over the names (lazily: no list of a big graph's names).
+    fn __iter__(&self) -> ValuesIter {
+        ValuesIter {
+            index: Arc::clone(&self.at.index),
+            captured: self.captured.iter().map(|(n, _)| n.clone()).collect(),
+            next: std::sync::atomic::AtomicUsize::new(0),
+        }
+    }
+
+    /// The names, in order (a new list).
+    fn keys<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        PyList::new(py, self.names().map(|n| n.as_str()))
+    }
+
+    /// The values, in order (a new list).
+    fn values(&self) -> Vec<Value> {
+        self.names().filter_map(|n| self.lookup(n)).collect()
+    }
+
+    /// (name, value) pairs, in order (a new list).
+    fn items(&self) -> Vec<(String, Value)> {
+        self.names()
+            .filter_map(|n| Some((n.to_string(), self.lookup(n)?)))
+            .collect()
+    }
+
+    #[pyo3(signature = (name, default = None))]
+    fn get(&self, py: Python<'_>, name: &str, default: Option<Py<PyAny>>) -> PyResult<Py<PyAny>> {
+        match self.lookup(name) {
+            Some(v) => Ok(Py::new(py, v)?.into_any()),
+            None => Ok(default.unwrap_or_else(|| py.None())),
+        }
+    }
+
+    fn __repr__(&self) -> String {
+        let total = self.__len__();
+        let plural = if total == 1 { "" } else { "s" };
+        match self.captured.len() {
+            0 => format!("Values(<{total} value{plural}>)"),
+            n => format!("Values(<{total} value{plural}, {n} from enclosing graphs>)"),
+        }
+    }
+}
+
+/// Iterator over the names of a [`Values`].
+#[pyclass(module = "onnxfast", name = "ValuesIterator", frozen)]
+pub struct ValuesIter {
+    index: Arc<DefUse>,
+    captured: Vec<Str>,
+    next: std::sync::atomic::AtomicUsize,
+}
+
+#[pymethods]
+impl ValuesIter {
+    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    fn __next__(&self) -> Option<String> {
+        let i = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        match self.index.own_at(i) {
+            Some(n) => Some(n.to_string()),
+            None => self
+                .captured
+                .get(i.checked_sub(self.index.own_len())?)
+                .map(ToString::to_string),
+        }
+    }
+}
+
+/// One value of a graph (read-only): where it is defined, its type, and the
+/// nodes that read it.
+#[pyclass(module = "onnxfast", name = "Value", frozen)]
+pub struct Value {
+    name: Str,
+    /// The graph defining the value.
+    at: Indexed,
+    def: Def,
+}
+
+#[pymethods]
+impl Value {
+    #[getter]
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// How the value is defined: "input", "initializer",
+    /// "sparse_initializer" or "node" (a node output).
+    #[getter]
+    fn kind(&self) -> &'static str {
+        match self.def {
+            Def::Input(_) => "input",
+            Def::Initializer(_) => "initializer",
+            Def::SparseInitializer(_) => "sparse_initializer",
+            Def::Node { .. } => "node",
+        }
+    }
+
+    /// The graph that defines the value (an enclosing graph for a value
+    /// a subgraph reads from outside).
+    #[getter]
+    fn graph(&self) -> Graph {
+        Graph(self.at.graph.clone())
+    }
+
+    /// True when the value is one of its graph's outputs.
+    #[getter]
+    fn is_output(&self) -> bool {
+        matches!(
+            self.at.index.declared(&self.name),
+            Some(Declared::Output(_))
+        )
+    }
+
+    /// `(node, output index)` of the node computing the value, or None for
+    /// graph inputs and initializers.
+    #[getter]
+    fn producer(&self, py: Python<'_>) -> PyResult<Option<(Node, usize)>> {
+        match self.def {
+            Def::Node { node, output } => Ok(Some((node_at(py, &self.at.graph, node)?, output))),
+            _ => Ok(None),
+        }
+    }
+
+    /// Every use of the value: `(node, input index)` in graph order, a node
+    /// reading it twice listed twice; uses by nodes of subgraphs (which read
+    /// the value from their enclosing graph) are listed where the node
+    /// holding the subgraph is, the subgraph's own nodes in their order.
+    #[getter]
+    fn consumers(&self, py: Python<'_>) -> PyResult<Vec<(Node, usize)>> {
+        let mut out = Vec::new();
+        uses(py, &self.at, &self.name, &mut out)?;
+        Ok(out)
+    }
+
+    /// The type the graph declares for the value (an input, output or
+    /// `value_info` entry), or None.
+    #[getter]
+    fn declared_type(&self, py: Python<'_>) -> PyResult<Option<Type>> {
+        let g = &self.at.graph;
+        let Some(declared) = self.at.index.declared(&self.name) else {
+            return Ok(None);
+        };
+        if let (Declared::ValueInfo(i), Some(lists)) = (declared, g.root().lists_of(g)) {
+            lists.value_info.get(i).map_err(decode_err(py))?;
+            let graph: &proto::GraphProto = g;
+            return Ok(Ptr::try_new(Arc::clone(g.root()), |r| {
+                r.lists_of(graph)?.value_info.cached(i)?.r#type.as_ref()
+            })
+            .map(Type));
+        }
+        Ok(g.try_project(|g| {
+            let entry = match declared {
+                Declared::ValueInfo(i) => g.value_info.get(i),
+                Declared::Input(i) => g.input.get(i),
+                Declared::Output(i) => g.output.get(i),
+            };
+            entry?.r#type.as_ref()
+        })
+        .map(Type))
+    }
+
+    /// The value's type: what the graph declares, completed by shape
+    /// inference (the type `onnxfast.infer_shapes` gives it; an
+    /// initializer's tensor type). Inference runs once per model, on the
+    /// first `type` or `shape` asked for. For graphs that are not below the
+    /// main graph (in function bodies), the declared type.
+    #[getter(r#type)]
+    fn type_(&self, py: Python<'_>) -> PyResult<Option<Type>> {
+        let Some(steps) = graph_index::steps_of(&self.at.graph) else {
+            return self.declared_type(py);
+        };
+        let root = self.at.graph.root();
+        graph_index::types(py, root).map_err(decode_err(py))?;
+        let found = Ptr::try_new(Arc::clone(root), |r| r.types.get()?.get(&steps, &self.name));
+        match found {
+            Some(t) => Ok(Some(Type(t))),
+            None => self.declared_type(py),
+        }
+    }
+
+    /// The dims of the value's tensor type (`type`): an int, a symbol (str)
+    /// or None for each; None when the type has no shape or is not a tensor.
+    #[getter]
+    fn shape(&self, py: Python<'_>) -> PyResult<Option<Vec<Py<PyAny>>>> {
+        let Some(t) = self.type_(py)? else {
+            return Ok(None);
+        };
+        let shape = match &t.0.value {
+            Some(type_proto::Value::TensorType(x)) => x.shape.as_ref(),
+            Some(type_proto::Value::SparseTensorType(x)) => x.shape.as_ref(),
+            _ => None,
+        };
+        let Some(shape) = shape else {
+            return Ok(None);
+        };
+        shape
+            .dim
+            .iter()
+            .map(|d| {
+                Ok(match &d.value {
+                    Some(tensor_shape_proto::dimension::Value::DimValue(v)) => {
+                        v.into_pyobject(py)?.into_any().unbind()
+                    }
+                    Some(tensor_shape_proto::dimension::Value::DimParam(p)) => {
+                        PyString::new(py, p).into_any().unbind()
+                    }
+                    None => py.None(),
+                })
+            })
+            .collect::<PyResult<Vec<_>>>()
+            .map(Some)
+    }
+
+    fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
+        other.cast::<Value>().is_ok_and(|o| {
+            let o = o.get();
+            o.name == self.name
+                && o.at.graph.addr() == self.at.graph.addr()
+                && Arc::ptr_eq(o.at.graph.root(), self.at.graph.root())
+        })
+    }
+
+    fn __hash__(&self) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        self.name.hash(&mut h);
+        self.at.graph.addr().hash(&mut h);
+        h.finish()
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> String {
+        let ty = match self.type_(py) {
+            Ok(Some(t)) => crate::values::describe_type(&t.0),
+            Ok(None) => "?".to_string(),
+            Err(_) => "<unreadable>".to_string(),
+        };
+        let from = match self.def {
+            Def::Node { node, output } => format!("node {node} output {output}"),
+            _ => self.kind().to_string(),
+        };
+        format!("Value({}, {ty}, {from})", crate::repr::quote(&self.name))
+    }
+}
+
+/// Appends the uses of `name` in `at`'s graph (it defines the value, or
+/// reads it from an enclosing graph): direct inputs of its nodes, and uses
+/// inside their subgraphs that do not define the name again. Recursion
+/// follows graph nesting, which decoding bounds.
+fn uses(py: Python<'_>, at: &Indexed, name: &str, out: &mut Vec<(Node, usize)>) -> PyResult<()> {
+    for i in at.index.users(name) {
+        let node = node_at(py, &at.graph, i)?;
+        for (k, input) in node.0.input.iter().enumerate() {
+            if input == name {
+                out.push((Node(node.0.clone()), k));
+            }
+        }
+        if !at.index.read_inside(name, i) {
+            continue;
+        }
+        for a in 0..node.0.attribute.len() {
+            let subgraphs = node.0.attribute.get(a).map_or(0, |x| x.graphs.len());
+            let single = node.0.try_project(|n| n.attribute.get(a)?.g.as_deref());
+            let listed = (0..subgraphs)
+                .filter_map(|j| node.0.try_project(|n| n.attribute.get(a)?.graphs.get(j)));
+            for sub in single.into_iter().chain(listed) {
+                let inner = Indexed::of(py, &sub)?;
+                if inner.index.def(name).is_none() {
+                    uses(py, &inner, name, out)?;
+                }
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,397 @@
+"""`Graph.values` against the model as onnx reads it: every graph of the node
+corpus, the onnx wheel's models and the inference cases (main graphs and
+subgraphs, as loaded and as returned by infer_shapes), value by value:
+names, definitions, producers, consumers (subgraph uses included), declared
+types, and types against onnx's shape inference."""
+
+from __future__ import annotations
+
+import collections
+import collections.abc
+import copy
+
+import onnx
+import pytest
+from onnx import TensorProto, helper
+from test_infer_shapes import _bad_node_spec, _dims
+
+import onnxfast
+
+from conftest import _script_module, corpus_models, infer_case_dir, wheel_models
+
+_gen = _script_module("gen_infer_expected")
+
+
+# The model as onnx reads it: what each graph defines, reads and uses.
+
+
+def _subgraphs(node: onnx.NodeProto) -> list[onnx.GraphProto]:
+    out = []
+    for a in node.attribute:
+        if a.HasField("g"):
+            out.append(a.g)
+        out.extend(a.graphs)
+    return out
+
+
+def _defs(g: onnx.GraphProto) -> dict[str, tuple]:
+    """name -> definition, in definition order (first definition wins)."""
+    defs: dict[str, tuple] = {}
+    for i, v in enumerate(g.input):
+        if v.name:
+            defs.setdefault(v.name, ("input", i))
+    for i, t in enumerate(g.initializer):
+        if t.name:
+            defs.setdefault(t.name, ("initializer", i))
+    for i, s in enumerate(g.sparse_initializer):
+        if s.values.name:
+            defs.setdefault(s.values.name, ("sparse_initializer", i))
+    for i, n in enumerate(g.node):
+        for k, o in enumerate(n.output):
+            if o:
+                defs.setdefault(o, ("node", i, k))
+    return defs
+
+
+def _captured(g: onnx.GraphProto) -> list[str]:
+    """Names `g` reads (node inputs, its subgraphs' captures, outputs) and
+    does not define, in first-use order."""
+    reads: dict[str, None] = {}
+    for n in g.node:
+        for x in n.input:
+            if x:
+                reads.setdefault(x)
+        for sub in _subgraphs(n):
+            for x in _captured(sub):
+                reads.setdefault(x)
+    for o in g.output:
+        if o.name:
+            reads.setdefault(o.name)
+    defs = _defs(g)
+    return [x for x in reads if x not in defs]
+
+
+def _uses(g: onnx.GraphProto, name: str, out: list) -> list:
+    """(node, input index) of every read of `name` in `g` and, where not
+    defined again, in its subgraphs, in graph order."""
+    for n in g.node:
+        out.extend((n, k) for k, x in enumerate(n.input) if x == name)
+        for sub in _subgraphs(n):
+            if name not in _defs(sub):
+                _uses(sub, name, out)
+    return out
+
+
+def _key(node) -> tuple:
+    return (node.op_type, node.name, list(node.input), list(node.output))
+
+
+def _declared(g: onnx.GraphProto, name: str) -> onnx.TypeProto | None:
+    """The entry declaring `name`: an output, else an input, else a
+    value_info entry (the first of each list)."""
+    for field in ("output", "input", "value_info"):
+        for v in getattr(g, field):
+            if v.name == name:
+                return v.type if v.HasField("type") else None
+    return None
+
+
+def _initializer_type(t: onnx.TensorProto) -> onnx.TypeProto:
+    return helper.make_tensor_type_proto(t.data_type, list(t.dims))
+
+
+def _onnx_type(g: onnx.GraphProto, name: str) -> onnx.TypeProto | None:
+    for field in ("output", "input", "value_info"):
+        for v in getattr(g, field):
+            if v.name == name:
+                if v.HasField("type"):
+                    return v.type
+                break
+    for t in g.initializer:
+        if t.name == name:
+            return _initializer_type(t)
+    return None
+
+
+def _walk(ours, theirs, inferred, chain: list, where: str):
+    """Yields (where, our graph, onnx graph, onnx-inferred graph or None,
+    enclosing onnx graphs innermost first) for `theirs` and its subgraphs."""
+    yield where, ours, theirs, inferred, chain
+    for i, (n, m) in enumerate(zip(ours.node, theirs.node)):
+        names = set()
+        for j, (a, b) in enumerate(zip(n.attribute, m.attribute)):
+            if not b.HasField("g"):
+                continue
+            # Types are kept for the first attribute of a name (as onnx).
+            inner = None
+            if inferred is not None and b.name not in names:
+                inner = inferred.node[i].attribute[j].g
+            names.add(b.name)
+            yield from _walk(a.g, b.g, inner, [theirs, *chain], f"{where}/{i}.{b.name}")
+
+
+def _check_graph(where, ours, theirs, inferred, chain, given, counts) -> list[str]:
+    found = []
+    values = ours.values
+    counts["values"] += len(values)
+    counts["outer"] += bool(chain) * (len(values) - len(_defs(theirs)))
+    counts["typed"] += (inferred is not None) * len(_defs(theirs))
+    defs = _defs(theirs)
+    outer = [c for c in _captured(theirs) if any(c in _defs(o) for o in chain)]
+    names = [*defs, *outer]
+    if list(values) != names or len(values) != len(names):
+        return [f"{where}: names {list(values)[:8]} vs {names[:8]}"]
+    for name in names:
+        v = values[name]
+        owner = theirs if name in defs else next(o for o in chain if name in _defs(o))
+        d = _defs(owner)[name]
+        if v.name != name or v.kind != d[0]:
+            found.append(f"{where} {name!r}: kind {v.kind} vs {d[0]}")
+        p = v.producer
+        if d[0] == "node":
+            node = owner.node[d[1]]
+            if p is None or _key(p[0]) != _key(node) or p[1] != d[2]:
+                found.append(f"{where} {name!r}: producer {p} vs {d}")
+        elif p is not None:
+            found.append(f"{where} {name!r}: producer {p} for a {d[0]}")
+        expected = [(_key(n), k) for n, k in _uses(owner, name, [])]
+        got = [(_key(n), k) for n, k in v.consumers]
+        if got != expected:
+            found.append(f"{where} {name!r}: consumers {got[:3]} vs {expected[:3]}")
+        if v.is_output != any(o.name == name for o in owner.output):
+            found.append(f"{where} {name!r}: is_output {v.is_output}")
+        declared = _declared(owner, name)
+        dt = v.declared_type
+        if (dt.to_onnx() if dt is not None else None) != declared:
+            found.append(f"{where} {name!r}: declared {dt} vs {declared}")
+        if inferred is not None and name in defs:
+            t = _onnx_type(inferred, name)
+            ot = v.type
+            a = _dims(ot.to_onnx(), given) if ot is not None else None
+            b = _dims(t, given) if t is not None else None
+            if a != b:
+                found.append(f"{where} {name!r}: type {a} vs onnx {b}")
+            shape = v.shape
+            dims = None
+            if ot is not None and ot.to_onnx().WhichOneof("value") == "tensor_type":
+                tt = ot.to_onnx().tensor_type
+                if tt.HasField("shape"):
+                    dims = [
+                        d.dim_value
+                        if d.HasField("dim_value")
+                        else (d.dim_param if d.HasField("dim_param") else None)
+                        for d in tt.shape.dim
+                    ]
+            if shape != dims and ot is not None and ot.to_onnx().HasField("tensor_type"):
+                found.append(f"{where} {name!r}: shape {shape} vs type {dims}")
+    return found
+
+
+def _compare(fm, model: onnx.ModelProto, label: str, counts) -> list[str]:
+    try:
+        inferred = onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True)
+        main = inferred.graph
+    except Exception:
+        main = None  # onnx refuses the model: names and uses only
+    given = _gen.model_symbols(model)
+    found = []
+    for where, ours, theirs, inf, chain in _walk(fm.graph, model.graph, main, [], label):
+        found += _check_graph(where, ours, theirs, inf, chain, given, counts)
+    return found
+
+
+def _models() -> list:
+    cases = sorted(infer_case_dir().rglob("*.onnx"))
+    return [*corpus_models(), *wheel_models(), *cases]
+
+
+def test_values_match_the_model_on_every_corpus_wheel_and_case_model() -> None:
+    """Every graph's values, as loaded (decode on touch) and stripped of
+    declared types; and as returned by infer_shapes (an eager tree)."""
+    found, compared, graphs = [], 0, 0
+    counts = collections.Counter()
+    for path in _models():
+        model = onnx.load(str(path))
+        stripped = copy.deepcopy(model)
+        _gen.strip(stripped.graph)
+        blob = stripped.SerializeToString()
+        diffs = _compare(onnxfast.load(blob), stripped, f"{path.name} (stripped)", counts)
+        if diffs and _bad_node_spec(model):
+            continue  # documented: a node unfit for its schema is not inferred (E731)
+        found += diffs
+        compared += 1
+        graphs += sum(1 for _ in _walk(model.graph, model.graph, None, [], ""))
+    assert not found, f"{len(found)} differences:\n" + "\n".join(found[:20])
+    assert compared > 2000
+    assert graphs > compared
+    # 31,969 values, 29,269 typed by onnx, 289 read from enclosing graphs.
+    assert counts["values"] > 30_000, counts
+    assert counts["typed"] > 25_000, counts
+    assert counts["outer"] > 250, counts
+
+
+def test_values_of_an_inferred_model_and_its_subgraphs() -> None:
+    model = onnx.load(str(next(p for p in corpus_models() if "test_loop11" in str(p))))
+    ours = onnxfast.infer_shapes(model.SerializeToString())
+    diffs = _compare(ours, ours.to_onnx(), "loop11 inferred", collections.Counter())
+    assert not diffs, diffs
+
+
+# The API, on a model with a subgraph reading outer values.
+
+
+def _if_model() -> onnx.ModelProto:
+    then = helper.make_graph(
+        [helper.make_node("Add", ["a", "x"], ["t"], name="add")],
+        "then",
+        [],
+        [helper.make_tensor_value_info("t", TensorProto.FLOAT, None)],
+    )
+    other = helper.make_graph(
+        [helper.make_node("Identity", ["a"], ["e"], name="id")],
+        "else",
+        [],
+        [helper.make_tensor_value_info("e", TensorProto.FLOAT, None)],
+    )
+    g = helper.make_graph(
+        [
+            helper.make_node("Relu", ["x"], ["a"], name="relu"),
+            helper.make_node("If", ["c"], ["y"], then_branch=then, else_branch=other, name="if"),
+            helper.make_node("Mul", ["a", "a"], ["z"], name="mul"),
+        ],
+        "g",
+        [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3]),
+            helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+        ],
+        [
+            helper.make_tensor_value_info("y", TensorProto.FLOAT, None),
+            helper.make_tensor_value_info("z", TensorProto.FLOAT, None),
+        ],
+        initializer=[helper.make_tensor("w", TensorProto.FLOAT, [2], [1.0, 2.0])],
+    )
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_values_api() -> None:
+    m = onnxfast.load(_if_model().SerializeToString())
+    values = m.graph.values
+    assert isinstance(values, collections.abc.Mapping)
+    assert list(values) == ["x", "c", "w", "a", "y", "z"]
+    assert values.keys() == list(values)
+    assert len(values) == 6
+    assert [k for k, _ in values.items()] == list(values)
+    assert [v.name for v in values.values()] == list(values)
+    assert "a" in values
+    assert "t" not in values
+    assert 3 not in values
+    assert values.get("t") is None
+    assert values.get("t", 0) == 0
+    with pytest.raises(KeyError, match="'t'"):
+        values["t"]
+    assert repr(values) == "Values(<6 values>)"
+
+    a = values["a"]
+    node, index = a.producer
+    assert (node.name, index, a.kind) == ("relu", 0, "node")
+    uses = [(n.name, k) for n, k in a.consumers]
+    # Through the If's branches (else_branch is the If's first attribute),
+    # then Mul reading it twice.
+    assert uses == [("id", 0), ("add", 0), ("mul", 0), ("mul", 1)]
+    assert a.declared_type is None
+    assert a.type.to_onnx() == helper.make_tensor_type_proto(TensorProto.FLOAT, ["N", 3])
+    assert a.shape == ["N", 3]
+    assert a == values["a"]
+    assert hash(a) == hash(values["a"])
+    assert repr(a) == "Value('a', FLOAT['N', 3], node 0 output 0)"
+
+    y = values["y"]
+    assert y.is_output
+    assert not a.is_output
+    assert y.declared_type.to_onnx() == helper.make_tensor_type_proto(TensorProto.FLOAT, None)
+    assert y.shape == ["N", 3], "the declaration completed by inference"
+    w = values["w"]
+    assert (w.kind, w.producer, w.consumers, w.declared_type, w.shape) == (
+        "initializer",
+        None,
+        [],
+        None,
+        [2],
+    )
+    assert values["x"].kind == "input"
+    assert values["x"].shape == ["N", 3]
+
+    # Inside a branch: its own values, then the enclosing graph's it reads.
+    then = m.graph.node[1].attribute[1].g
+    assert then.name == "then"
+    inner = then.values
+    assert list(inner) == ["t", "a", "x"]
+    assert repr(inner) == "Values(<3 values, 2 from enclosing graphs>)"
+    assert inner["a"] == a
+    assert inner["a"].graph.name == "g"
+    assert inner["x"].kind == "input"
+    assert inner["t"].graph.name == "then"
+    assert [(n.name, k) for n, k in inner["t"].consumers] == []
+    assert "w" not in inner, "enclosing values the branch does not read are not listed"
+
+
+def test_values_of_a_function_body_subgraph_have_declared_types() -> None:
+    """Graphs in function bodies are not below the main graph: no inference
+    result there, their declared types only; outer names do not resolve."""
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["v"], ["o"])],
+        "body",
+        [],
+        [helper.make_tensor_value_info("o", TensorProto.FLOAT, [1])],
+    )
+    f = helper.make_function(
+        "local",
+        "F",
+        ["v", "c"],
+        ["r"],
+        [helper.make_node("If", ["c"], ["r"], then_branch=body, else_branch=body)],
+        [helper.make_opsetid("", 17)],
+    )
+    g = helper.make_graph(
+        [helper.make_node("F", ["x", "c"], ["y"], domain="local")],
+        "g",
+        [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, [1]),
+            helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+        ],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+    )
+    model = helper.make_model(
+        g,
+        functions=[f],
+        opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("local", 1)],
+    )
+    m = onnxfast.load(model.SerializeToString())
+    sub = m.functions[0].node[0].attribute[0].g
+    values = sub.values
+    assert list(values) == ["o"]
+    assert values["o"].type.to_onnx() == helper.make_tensor_type_proto(TensorProto.FLOAT, [1])
+    assert "v" not in values
+    assert m.graph.values["y"].shape == [1]
+
+
+def test_values_of_a_big_graph_decoded_on_touch() -> None:
+    """A 20,000-node chain loaded for decode on touch: one index, lookups by
+    name, producer and consumers from nodes decoded then."""
+    n = 20_000
+    nodes = [helper.make_node("Relu", [f"t{i}"], [f"t{i + 1}"], name=f"r{i}") for i in range(n)]
+    g = helper.make_graph(
+        nodes,
+        "chain",
+        [helper.make_tensor_value_info("t0", TensorProto.FLOAT, ["B", 8])],
+        [helper.make_tensor_value_info(f"t{n}", TensorProto.FLOAT, None)],
+    )
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m = onnxfast.load(model.SerializeToString())
+    values = m.graph.values
+    assert len(values) == n + 1
+    mid = values[f"t{n // 2}"]
+    assert mid.producer[0].name == f"r{n // 2 - 1}"
+    assert [(c.name, k) for c, k in mid.consumers] == [(f"r{n // 2}", 0)]
+    assert values[f"t{n}"].shape == ["B", 8]
+    assert values[f"t{n}"].is_output
