@@ -1,0 +1,171 @@
+"""Value-index benchmark: `graph.values` against onnx_ir's Values (which
+keep their producer and uses) and against plain onnx (dicts built by hand
+over `graph.node`, as users do today), same run.
+
+    python benches/bench_values.py [--quick]
+
+On the 200,000-node chain and the 150,000-node exporter graph (attributes
+and value_info):
+- from the path: load, index, and the producer and every use of every
+  value (each library's objects: onnxfast `Value.producer` /
+  `Value.consumers`, onnx_ir `Value.producer()` / `Value.uses()`);
+- loaded: the producer and uses of 1,000 values looked up by name (onnx
+  must still build its dicts; onnxfast builds its index on first use);
+- from the path: the shape of the graph's output (onnx: load, infer_shapes,
+  find it; onnxfast: load, `values[name].shape`, which runs inference once).
+
+Fresh processes, libraries taking turns; median time, farthest run from
+it, peak RSS growth.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from _common import (
+    DATA,
+    chain_model,
+    exporter_model,
+    fmt_bytes,
+    fmt_seconds,
+    fmt_spread,
+    measure_interleaved,
+    table,
+    warm,
+)
+
+ONNX_INDEX = """
+producer, uses = {}, {}
+for i, n in enumerate(m.graph.node):
+    for k, x in enumerate(n.input):
+        uses.setdefault(x, []).append((n, k))
+    for k, y in enumerate(n.output):
+        producer.setdefault(y, (n, k))
+names = [v.name for v in m.graph.input] + [t.name for t in m.graph.initializer]
+names += [y for n in m.graph.node for y in n.output]
+"""
+
+ALL_ONNX = ONNX_INDEX + "for x in names:\n    producer.get(x), uses.get(x, [])\n"
+
+ALL_IR = """
+g = m.graph
+vals = list(g.inputs) + list(g.initializers.values()) + [y for n in g for y in n.outputs]
+for v in vals:
+    v.producer(), v.uses()
+"""
+
+ALL_OURS = """
+values = m.graph.values
+for v in values.values():
+    v.producer, v.consumers
+"""
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args()
+    repeat = 1 if args.quick else 5
+    suffix = "_quick" if args.quick else ""
+    chain = (
+        chain_model(DATA / "chain_20k.onnx", nodes=20_000)
+        if args.quick
+        else chain_model(DATA / "chain_200k.onnx")
+    )
+    exporter = exporter_model(
+        DATA / f"exp_150k_vi{suffix}.onnx",
+        nodes=15_000 if args.quick else 150_000,
+        value_info=True,
+    )
+    rows = []
+
+    def add(case: str, results: dict) -> None:
+        base = results["onnx"]
+        for who, r in results.items():
+            if "error" in r:
+                rows.append([case, who, "fails: " + r["error"][:70], "", "", ""])
+                continue
+            ratio = ""
+            if who != "onnx" and "error" not in base:
+                ratio = f"{base['seconds'] / r['seconds']:.1f}×"
+            rows.append(
+                [
+                    case,
+                    who,
+                    fmt_seconds(r["seconds"]),
+                    fmt_spread(r),
+                    fmt_bytes(r["peak_growth"]),
+                    ratio,
+                ]
+            )
+
+    k = 20 if args.quick else 200
+    graphs = ((f"{k}k-node chain", chain), (f"{k * 3 // 4}k exporter nodes + value_info", exporter))
+    for label, path in graphs:
+        warm(path)
+        p = repr(str(path))
+        add(
+            f"{label}: load, producer and uses of every value",
+            measure_interleaved(
+                {
+                    "onnx": ("import onnx", f"m = onnx.load({p})\n{ALL_ONNX}"),
+                    "onnx_ir": ("import onnx_ir as ir", f"m = ir.load({p})\n{ALL_IR}"),
+                    "onnxfast": ("import onnxfast", f"m = onnxfast.load({p})\n{ALL_OURS}"),
+                },
+                repeat=repeat,
+            ),
+        )
+        pick = (
+            f"import onnx\nm0 = onnx.load({p})\n"
+            "picked = [y for n in m0.graph.node[::max(1, len(m0.graph.node) // 1000)] "
+            "for y in n.output][:1000]\ndel m0\n"
+        )
+        add(
+            f"{label}, loaded: producer and uses of 1,000 values by name",
+            measure_interleaved(
+                {
+                    "onnx": (
+                        pick + f"m = onnx.load({p})",
+                        ONNX_INDEX + "for x in picked:\n    producer.get(x), uses.get(x, [])\n",
+                    ),
+                    "onnx_ir": (
+                        pick + f"import onnx_ir as ir\nm = ir.load({p})",
+                        "by = {y.name: y for n in m.graph for y in n.outputs}\n"
+                        "for x in picked:\n    v = by[x]\n    v.producer(), v.uses()\n",
+                    ),
+                    "onnxfast": (
+                        pick + f"import onnxfast\nm = onnxfast.load({p})",
+                        "values = m.graph.values\n"
+                        "for x in picked:\n    v = values[x]\n    v.producer, v.consumers\n",
+                    ),
+                },
+                repeat=repeat,
+            ),
+        )
+        add(
+            f"{label}: shape of the graph output, from path",
+            measure_interleaved(
+                {
+                    "onnx": (
+                        "import onnx",
+                        f"m = onnx.load({p})\n"
+                        "name = m.graph.output[0].name\n"
+                        "m = onnx.shape_inference.infer_shapes(m)\n"
+                        "t = next(v for v in m.graph.output if v.name == name).type\n",
+                    ),
+                    "onnxfast": (
+                        "import onnxfast",
+                        f"m = onnxfast.load({p})\n"
+                        "shape = m.graph.values[m.graph.output[0].name].shape\n",
+                    ),
+                },
+                repeat=repeat,
+            ),
+        )
+    print(table(rows, ["case", "library", "time", "spread", "peak RSS growth", "onnx / it"]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
