@@ -234,3 +234,32 @@ def test_shapes_data_prop_gives_the_computed_reshape(tmp_path) -> None:
     info = run("info", "--shapes", "--data-prop", "--json", str(path))
     values = json.loads(info.stdout)["values"][0]["values"]
     assert next(v["type"] for v in values if v["name"] == "y") == "FLOAT['N', 12]"
+
+
+def test_shapes_symbolic_gives_expressions(tmp_path) -> None:
+    """`--symbolic`: a Concat of two symbolic lengths is their sum; without
+    it, a fresh name (onnx's result)."""
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph(
+        [helper.make_node("Concat", ["past", "x"], ["y"], axis=1)],
+        "g",
+        [
+            helper.make_tensor_value_info("past", TensorProto.FLOAT, ["B", "P"]),
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, ["B", "S"]),
+        ],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+    )
+    path = tmp_path / "concat.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)]), path)
+
+    def y_type(*args: str) -> str:
+        proc = run(*args, "--json", str(path))
+        assert proc.returncode == 0, proc.stderr
+        out = json.loads(proc.stdout)
+        graphs = out["graphs"] if "graphs" in out else out["values"]
+        return next(v["type"] for v in graphs[0]["values"] if v["name"] == "y")
+
+    assert y_type("shapes", "--symbolic") == "FLOAT['B', 'P + S']"
+    assert y_type("info", "--shapes", "--symbolic") == "FLOAT['B', 'P + S']"
+    assert "unk__" in y_type("shapes")

@@ -530,3 +530,152 @@ def test_data_prop_flows_into_subgraphs_and_through_functions() -> None:
     assert _typed_values(ours.graph, given) == _typed_values(theirs.graph, given)
     assert _out_dims(ours, "out") == ["N", 12]
     assert _out_dims(ours, "e") == [3, 4]
+
+
+# symbolic=True: dims as expressions, checked by substitution against onnx.
+
+
+def _symbolize(model: onnx.ModelProto) -> tuple[onnx.ModelProto, dict[str, int]] | None:
+    """`model` with every static dim of its graph inputs (not initializers)
+    named `d<i>_<j>`, and the values those names stand for; None when no
+    input has a static dim."""
+    m = copy.deepcopy(model)
+    inits = {t.name for t in m.graph.initializer}
+    values: dict[str, int] = {}
+    for i, vi in enumerate(m.graph.input):
+        if vi.name in inits or vi.type.WhichOneof("value") != "tensor_type":
+            continue
+        for j, d in enumerate(vi.type.tensor_type.shape.dim):
+            if d.HasField("dim_value") and d.dim_value > 0:
+                name = f"d{i}_{j}"
+                values[name] = d.dim_value
+                d.ClearField("dim_value")
+                d.dim_param = name
+    return (m, values) if values else None
+
+
+def _evaluate(expr: str, values: dict[str, int]) -> int | None:
+    """An expression of ours evaluated at `values`; None when it names a
+    symbol without a value (a fresh or model-given one)."""
+    import math
+
+    try:
+        result = eval(expr, {"__builtins__": {}, "floor": math.floor}, dict(values))
+    except NameError:
+        return None
+    return int(result)
+
+
+def _static_dims(g: onnx.GraphProto) -> dict[str, list]:
+    out = {}
+    for v in [*g.value_info, *g.output]:
+        if v.type.WhichOneof("value") == "tensor_type" and v.type.tensor_type.HasField("shape"):
+            out[v.name] = [
+                d.dim_value if d.HasField("dim_value") else None
+                for d in v.type.tensor_type.shape.dim
+            ]
+    return out
+
+
+def test_symbolic_expressions_evaluate_to_onnxs_static_dims() -> None:
+    """Every corpus, wheel and case model whose inputs have static dims,
+    with those dims renamed to symbols: each expression symbolic=True gives
+    (data_prop on) evaluates, at the original sizes, to the dim onnx infers
+    for the original model."""
+    checked = expressions = 0
+    found = []
+    for path in _models():
+        model = onnx.load(str(path))
+        made = _symbolize(model)
+        if made is None:
+            continue
+        symbolic, values = made
+        try:
+            theirs = onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True)
+        except Exception:
+            continue
+        ours = onnxfast.infer_shapes(
+            symbolic.SerializeToString(), symbolic=True, data_prop=True
+        ).to_onnx()
+        expected = _static_dims(theirs.graph)
+        for name, dims in _static_dims_and_params(ours.graph).items():
+            want = expected.get(name)
+            if want is None or len(want) != len(dims):
+                continue
+            for k, (d, w) in enumerate(zip(dims, want)):
+                if w is None or not isinstance(d, str):
+                    continue
+                got = _evaluate(d, values)
+                if got is None:
+                    continue
+                expressions += any(c in d for c in "+-*/(")
+                checked += 1
+                if got != w:
+                    found.append(f"{path.name} {name}[{k}]: {d} = {got} at {values}, onnx {w}")
+    assert not found, f"{len(found)} wrong:\n" + "\n".join(found[:15])
+    assert checked > 1000, checked
+    assert expressions > 100, expressions
+
+
+def _static_dims_and_params(g: onnx.GraphProto) -> dict[str, list]:
+    out = {}
+    for v in [*g.value_info, *g.output]:
+        if v.type.WhichOneof("value") == "tensor_type" and v.type.tensor_type.HasField("shape"):
+            out[v.name] = [
+                d.dim_value if d.HasField("dim_value") else (d.dim_param or None)
+                for d in v.type.tensor_type.shape.dim
+            ]
+    return out
+
+
+def test_symbolic_expressions_of_a_small_model() -> None:
+    nodes = [
+        helper.make_node("Concat", ["past", "x"], ["kv"], axis=1),
+        helper.make_node("Conv", ["img", "w"], ["c"], strides=[2, 2], pads=[1, 1, 1, 1]),
+        helper.make_node(
+            "MaxPool", ["c"], ["p"], kernel_shape=[3, 3], strides=[2, 2], auto_pad="SAME_UPPER"
+        ),
+        helper.make_node("Flatten", ["c"], ["f"], axis=1),
+        helper.make_node("Shape", ["x"], ["sx"]),
+        helper.make_node("Gather", ["sx", "i0"], ["b"], axis=0),
+        helper.make_node("Mul", ["b", "k12"], ["b12"]),
+        helper.make_node("Concat", ["b12", "m1"], ["tgt"], axis=0),
+        helper.make_node("Reshape", ["x", "tgt"], ["r"]),
+        helper.make_node("Pad", ["x", "pads"], ["xp"]),
+    ]
+    g = helper.make_graph(
+        nodes,
+        "g",
+        [
+            helper.make_tensor_value_info("past", TensorProto.FLOAT, ["B", "P", 64]),
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, ["B", "S", 64]),
+            helper.make_tensor_value_info("img", TensorProto.FLOAT, ["N", 3, "H", "W"]),
+        ],
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in ("kv", "f", "r", "xp")],
+        initializer=[
+            numpy_helper.from_array(np.zeros((8, 3, 3, 3), np.float32), "w"),
+            numpy_helper.from_array(np.array([0], np.int64), "i0"),
+            numpy_helper.from_array(np.array([12], np.int64), "k12"),
+            numpy_helper.from_array(np.array([-1], np.int64), "m1"),
+            numpy_helper.from_array(np.array([0, 1, 0, 0, 2, 0], np.int64), "pads"),
+        ],
+    )
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)])
+    shapes = lambda r: {v.name: v.shape for v in r.graph.values.values() if v.kind == "node"}  # noqa: E731
+    ours = shapes(onnxfast.infer_shapes(m, symbolic=True, data_prop=True))
+    assert ours["kv"] == ["B", "P + S", 64]
+    # floor((H + 2 - 3)/2) + 1, simplified.
+    assert ours["c"] == ["N", 8, "floor((H + 1)/2)", "floor((W + 1)/2)"]
+    assert ours["p"] == [
+        "N",
+        8,
+        "floor((floor((H + 1)/2) + 1)/2)",
+        "floor((floor((W + 1)/2) + 1)/2)",
+    ]
+    assert ours["f"] == ["N", "8*floor((H + 1)/2)*floor((W + 1)/2)"]
+    assert ours["r"][0] == "12*B"
+    assert ours["xp"] == ["B", "S + 3", 64]
+    # Without the option: onnx's result, fresh names where a rule computes.
+    plain = shapes(onnxfast.infer_shapes(m, data_prop=True))
+    assert plain["kv"][1].startswith("unk__")
+    assert plain["c"][2].startswith("unk__")

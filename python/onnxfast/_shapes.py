@@ -14,6 +14,7 @@ def infer_shapes(
     *,
     strict: bool = False,
     data_prop: bool = False,
+    symbolic: bool = False,
     max_diagnostics: int = 10_000,
 ) -> _onnxfast.Model:
     """Infers the type and shape of every value, as
@@ -48,9 +49,17 @@ def infer_shapes(
     that reads a constant input (``Tile``'s repeats, ``Slice``'s starts,
     ``Pad``'s pads, ``Range``, axes inputs, ...), where onnx gives up.
     Invalid values (an index out of range) are defects (code E732).
+
+    ``symbolic=True`` (beyond onnx) gives dims that rules compute from
+    other dims as expressions over the model's symbols, where onnx leaves
+    them unknown: ``seq + 1`` (Concat, Pad), ``12*batch`` (Tile, Flatten,
+    DepthToSpace, shape arithmetic with ``data_prop``), ``floor((h - 1)/2)
+    + 1`` (Conv and pooling windows). Expressions are Python-readable (with
+    ``floor``), in canonical form (equal expressions are equal strings),
+    and assume the sizes are large enough for the model to be valid.
     """
     result, report = infer_with_report(
-        model_or_path, data_prop=data_prop, max_diagnostics=max_diagnostics
+        model_or_path, data_prop=data_prop, symbolic=symbolic, max_diagnostics=max_diagnostics
     )
     if strict and not report.ok:
         raise InferenceError(str(report), report=report)
@@ -58,12 +67,16 @@ def infer_shapes(
 
 
 def infer_with_report(
-    model_or_path: Any, *, data_prop: bool = False, max_diagnostics: int = 10_000
+    model_or_path: Any,
+    *,
+    data_prop: bool = False,
+    symbolic: bool = False,
+    max_diagnostics: int = 10_000,
 ) -> tuple[_onnxfast.Model, Report]:
     """:func:`infer_shapes` and the findings of inference (errors and
     warnings, e.g. operators without a schema), without raising."""
     model, _ = _model_and_dir(model_or_path)
     result, (found, omitted, errors, warnings) = _onnxfast.infer_shapes(
-        model, max_diagnostics=max_diagnostics, data_prop=data_prop
+        model, max_diagnostics=max_diagnostics, data_prop=data_prop, symbolic=symbolic
     )
     return result, Report([Diagnostic(*d) for d in found], omitted, errors, warnings)

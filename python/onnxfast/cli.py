@@ -1,8 +1,8 @@
 """The onnxfast command line.
 
     onnxfast check PATH... [--strict] [--full] [--json] [-j N]
-    onnxfast info PATH [--shapes [--data-prop]] [--json]
-    onnxfast shapes PATH [--strict] [--data-prop] [--json]
+    onnxfast info PATH [--shapes [--data-prop] [--symbolic]] [--json]
+    onnxfast shapes PATH [--strict] [--data-prop] [--symbolic] [--json]
 
 Exit status of `check`: 0 when every model is valid, 1 when any is invalid,
 2 for a usage error or a file that cannot be read (missing, not ONNX).
@@ -417,7 +417,8 @@ def cmd_info(args: argparse.Namespace) -> int:
         model = load(args.path)
         info = model_info(model)
         if args.shapes:
-            info["values"] = shape_table(infer_shapes(model, data_prop=args.data_prop))
+            inferred = infer_shapes(model, data_prop=args.data_prop, symbolic=args.symbolic)
+            info["values"] = shape_table(inferred)
     except (OSError, OnnxFastError) as e:
         print(f"onnxfast info: {_describe_failure(e)}", file=sys.stderr)
         if args.debug:
@@ -474,7 +475,9 @@ def _print_shapes(table: list[dict[str, Any]], style: Style) -> None:
 
 def cmd_shapes(args: argparse.Namespace) -> int:
     try:
-        inferred, report = infer_with_report(args.path, data_prop=args.data_prop)
+        inferred, report = infer_with_report(
+            args.path, data_prop=args.data_prop, symbolic=args.symbolic
+        )
         table = shape_table(inferred)
     except (OSError, OnnxFastError) as e:
         print(f"onnxfast shapes: {_describe_failure(e)}", file=sys.stderr)
@@ -535,6 +538,9 @@ def build_parser() -> argparse.ArgumentParser:
     p_info.add_argument(
         "--data-prop", action="store_true", help="with --shapes: follow shape values"
     )
+    p_info.add_argument(
+        "--symbolic", action="store_true", help="with --shapes: dims as expressions"
+    )
     p_info.add_argument("--json", action="store_true", help="print JSON")
     p_info.add_argument("--debug", action="store_true", help="show tracebacks of failures")
     p_info.set_defaults(func=cmd_info)
@@ -551,6 +557,12 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="follow the values of shape computations (Shape, Gather, Concat, ...) into "
         "Reshape, Expand, Tile, ... (infer_shapes(data_prop=True))",
+    )
+    p_shapes.add_argument(
+        "--symbolic",
+        action="store_true",
+        help="dims computed from others as expressions over the model's symbols "
+        "(seq + 1, floor((h - 1)/2) + 1; infer_shapes(symbolic=True))",
     )
     p_shapes.add_argument("--json", action="store_true", help="print JSON")
     p_shapes.add_argument("--debug", action="store_true", help="show tracebacks of failures")

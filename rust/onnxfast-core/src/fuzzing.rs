@@ -168,6 +168,7 @@ pub fn decode_and_check(data: &[u8]) {
         model,
         &crate::infer::InferOptions {
             data_prop: true,
+            symbolic: true,
             ..crate::infer::InferOptions::default()
         },
     );

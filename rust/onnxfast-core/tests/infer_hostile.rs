@@ -362,3 +362,70 @@ fn data_prop_keeps_a_bounded_number_of_values() {
         other => panic!("{other:?}"),
     }
 }
+
+/// symbolic over 20,000 pooling nodes of a symbolic size: the windows'
+/// expressions nest floor divisions (`floor((floor((L + 1)/2) + 1)/2)`); past the nesting bound dims fall back
+/// to unknown, so the run and the write-back stay shallow and fast.
+#[test]
+fn symbolic_chains_stay_bounded() {
+    let n = 20_000;
+    let ints = |name: &str, v: Vec<i64>| AttributeProto {
+        name: Some(name.into()),
+        r#type: Some(AttributeType::Ints as i32),
+        ints: v,
+        ..AttributeProto::default()
+    };
+    let mut nodes = Vec::new();
+    let mut prev = "x".to_string();
+    for i in 0..n {
+        let out = format!("p{i}");
+        let mut pool = node("MaxPool", "", &[&prev], &[&out]);
+        pool.attribute.push(ints("kernel_shape", vec![2]));
+        pool.attribute.push(ints("strides", vec![2]));
+        pool.attribute.push(ints("pads", vec![1, 0]));
+        nodes.push(pool);
+        prev = out;
+    }
+    let graph = GraphProto {
+        node: nodes,
+        input: vec![tensor_vi(
+            "x",
+            1,
+            Some(vec![dim_value(1), dim_value(3), dim_param("L")]),
+        )],
+        output: vec![tensor_vi(&prev, 1, None)],
+        ..GraphProto::default()
+    };
+    let m = model(graph, Vec::new());
+    let (annotated, inference, _) = std::thread::Builder::new()
+        .stack_size(1 << 20)
+        .spawn(move || {
+            onnxfast_core::infer::infer_shapes(
+                m,
+                &InferOptions {
+                    symbolic: true,
+                    ..InferOptions::default()
+                },
+            )
+        })
+        .expect("thread")
+        .join()
+        .expect("no stack overflow");
+    assert!(
+        inference.diagnostics.is_empty(),
+        "{:?}",
+        inference.diagnostics
+    );
+    let g = annotated.graph.expect("graph");
+    let text = |name: &str| {
+        let vi = g
+            .value_info
+            .iter()
+            .chain(&g.output)
+            .find(|v| v.name() == name)
+            .expect("typed");
+        format!("{:?}", vi.r#type)
+    };
+    assert!(text("p0").contains("floor((L + 1)/2)"), "{}", text("p0"));
+    assert!(text("p19999").contains("unk__"), "{}", text("p19999"));
+}

@@ -14,17 +14,19 @@ use crate::root::{Root, RootMessage};
 /// equal to `model` with the inferred types written into its graphs'
 /// `value_info` and outputs (its weights are the same bytes as `model`'s:
 /// nothing is copied), and the findings as `check_model` returns them.
-/// `data_prop`: follow the values of shape computations.
+/// `data_prop`: follow the values of shape computations; `symbolic`: dims
+/// as expressions over the model's symbols.
 #[pyfunction]
-#[pyo3(signature = (model, *, max_diagnostics = 10000, data_prop = false))]
+#[pyo3(signature = (model, *, max_diagnostics = 10000, data_prop = false, symbolic = false))]
 pub fn infer_shapes(
     py: Python<'_>,
     model: &Bound<'_, Model>,
     max_diagnostics: usize,
     data_prop: bool,
+    symbolic: bool,
 ) -> PyResult<(Py<PyAny>, Checked)> {
     crate::errors::guard(py, "inferring shapes", || {
-        infer_shapes_impl(py, model, max_diagnostics, data_prop)
+        infer_shapes_impl(py, model, max_diagnostics, data_prop, symbolic)
     })
 }
 
@@ -33,6 +35,7 @@ fn infer_shapes_impl(
     model: &Bound<'_, Model>,
     max_diagnostics: usize,
     data_prop: bool,
+    symbolic: bool,
 ) -> PyResult<(Py<PyAny>, Checked)> {
     let ptr = model.get().0.clone();
     let root = ptr.root().clone();
@@ -45,6 +48,7 @@ fn infer_shapes_impl(
             collect_types: true,
             report_unfit: true,
             data_prop,
+            symbolic,
         };
         let (annotated, inference, _) = infer::infer_shapes(whole, &options);
         let found = checked(inference.diagnostics, inference.omitted, &inference.counts);

@@ -351,6 +351,7 @@ pub fn infer_random_model(data: &[u8]) {
         model.clone(),
         &crate::infer::InferOptions {
             data_prop: true,
+            symbolic: true,
             ..crate::infer::InferOptions::default()
         },
     );

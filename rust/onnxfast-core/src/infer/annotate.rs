@@ -349,19 +349,28 @@ impl<'s> FreshNames<'s> {
         }
     }
 
+    /// The name of fresh symbol `s` (`unk__N`, the same for each use).
+    fn fresh_symbol(&mut self, s: Sym) -> String {
+        if let Some(n) = self.given.get(&s) {
+            return n.clone();
+        }
+        let n = self.fresh();
+        self.given.insert(s, n.clone());
+        n
+    }
+
     fn dim(&mut self, d: Dim) -> dimension::Value {
         match d {
             Dim::Value(v) => dimension::Value::DimValue(v),
             Dim::Sym(s) => match self.symbols.name(s) {
                 Some(n) => dimension::Value::DimParam(n.to_string()),
-                None => {
-                    if let Some(n) = self.given.get(&s) {
-                        return dimension::Value::DimParam(n.clone());
-                    }
-                    let n = self.fresh();
-                    self.given.insert(s, n.clone());
-                    dimension::Value::DimParam(n)
+                None if self.symbols.expr(s).is_some() => {
+                    // An expression: its fresh symbols named as elsewhere.
+                    let symbols = self.symbols;
+                    let text = symbols.text(s, &mut |a| self.fresh_symbol(a));
+                    dimension::Value::DimParam(text.unwrap_or_else(|| self.fresh_symbol(s)))
                 }
+                None => dimension::Value::DimParam(self.fresh_symbol(s)),
             },
             Dim::Unknown => dimension::Value::DimParam(self.fresh()),
         }

@@ -460,6 +460,48 @@ impl<'a, 'm> NodeCtx<'a, 'm> {
         self.engine.symbols.type_from_proto(t)
     }
 
+    /// `a + b` as an expression, with `symbolic` (`None` without it, for
+    /// an unknown operand, or past the expression bounds: the rule does
+    /// what it does without `symbolic`). Two values add as values.
+    pub fn sym_add(&mut self, a: Dim, b: Dim) -> Option<Dim> {
+        if !self.engine.symbolic {
+            return None;
+        }
+        self.engine.symbols.dim_add(a, b)
+    }
+
+    /// `a - b` (see [`NodeCtx::sym_add`]).
+    pub fn sym_sub(&mut self, a: Dim, b: Dim) -> Option<Dim> {
+        if !self.engine.symbolic {
+            return None;
+        }
+        self.engine.symbols.dim_sub(a, b)
+    }
+
+    /// `a * b` (see [`NodeCtx::sym_add`]).
+    pub fn sym_mul(&mut self, a: Dim, b: Dim) -> Option<Dim> {
+        if !self.engine.symbolic {
+            return None;
+        }
+        self.engine.symbols.dim_mul(a, b)
+    }
+
+    /// `floor(a / d)`, `d > 0` (see [`NodeCtx::sym_add`]).
+    pub fn sym_floor_div(&mut self, a: Dim, d: i64) -> Option<Dim> {
+        if !self.engine.symbolic {
+            return None;
+        }
+        self.engine.symbols.dim_floor_div(a, d)
+    }
+
+    /// `ceil(a / d)`, `d > 0` (see [`NodeCtx::sym_add`]).
+    pub fn sym_ceil_div(&mut self, a: Dim, d: i64) -> Option<Dim> {
+        if !self.engine.symbolic {
+            return None;
+        }
+        self.engine.symbols.dim_ceil_div(a, d)
+    }
+
     /// A symbol different from every other (an unknown dim with identity).
     pub fn fresh(&mut self) -> Dim {
         self.engine.symbols.fresh()

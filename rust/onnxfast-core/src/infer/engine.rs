@@ -80,6 +80,7 @@ pub(crate) struct Engine<'m> {
     checked: foldhash::HashSet<CheckKey>,
     /// Follow the values of shape computations ([`propagate`]).
     pub(crate) data_prop: bool,
+    pub(crate) symbolic: bool,
     /// A function call's output data (output index, values), handed from
     /// [`Engine::infer_call`] to the calling node (onnx's
     /// BindValuesOnReturn).
@@ -560,6 +561,7 @@ impl<'m> Engine<'m> {
             schema_next: 0,
             checked: Default::default(),
             data_prop: options.data_prop,
+            symbolic: options.symbolic,
             returned_data: Vec::new(),
             data_left: propagate::MAX_DATA_TOTAL,
         }
@@ -1188,7 +1190,19 @@ impl<'m> Engine<'m> {
                 types: &types,
                 out_elem,
             };
-            propagate::propagate(&step, &mut |i| self.input_data(run_ref, node, i))
+            if self.symbolic {
+                // Expressions need the symbol table: the inputs' data first.
+                let inputs: SmallVec<[Option<Dims>; 4]> = (0..node.input.len())
+                    .map(|i| self.input_data(run_ref, node, i))
+                    .collect();
+                propagate::propagate(
+                    &step,
+                    &mut |i| inputs.get(i).cloned().flatten(),
+                    Some(&mut self.symbols),
+                )
+            } else {
+                propagate::propagate(&step, &mut |i| self.input_data(run_ref, node, i), None)
+            }
         };
         match result {
             Ok(Some(d)) => self.keep_data(run, out, d),

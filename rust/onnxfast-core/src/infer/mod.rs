@@ -48,6 +48,11 @@ pub struct InferOptions<'m> {
     /// Follow the values of shape computations (onnx's `data_prop=True`,
     /// see [`propagate`]).
     pub data_prop: bool,
+    /// Dims as expressions over the model's symbols where a rule computes
+    /// a dim from others (`seq + 1`, `floor((h - 3)/2) + 1`; see
+    /// [`crate::ir::symbolic`]). Without it, onnx's behaviour: such dims
+    /// are unknown.
+    pub symbolic: bool,
 }
 
 impl Default for InferOptions<'_> {
@@ -58,6 +63,7 @@ impl Default for InferOptions<'_> {
             collect_types: false,
             report_unfit: false,
             data_prop: false,
+            symbolic: false,
         }
     }
 }

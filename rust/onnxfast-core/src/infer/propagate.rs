@@ -17,7 +17,7 @@
 //! Div, Identity, Reshape and Range, where onnx gives up; and where onnx's
 //! step would be wrong, it is not taken (see [`propagate`]).
 
-use crate::ir::types::{Dim, Dims, Type};
+use crate::ir::types::{Dim, Dims, Symbols, Type};
 
 use super::context::Attrs;
 
@@ -97,12 +97,16 @@ pub type Failure = String;
 /// Where onnx's step would give values that are not the tensor's (Gather,
 /// Slice or arithmetic over a tensor of rank 2 or more, a Slice bound that
 /// is not known, read by onnx as 0), no data is given.
+///
+/// With `symbols` (inference with `symbolic`), arithmetic on dims that are
+/// not values gives expressions (`12*batch`, `seq + 1`).
 pub fn propagate(
     node: &Node<'_, '_>,
     data: &mut dyn FnMut(usize) -> Option<Dims>,
+    symbols: Option<&mut Symbols>,
 ) -> Result<Option<Dims>, Failure> {
     match node.op {
-        "Add" | "Sub" | "Mul" | "Div" => arithmetic(node, data),
+        "Add" | "Sub" | "Mul" | "Div" => arithmetic(node, data, symbols),
         "Cast" | "Squeeze" | "Unsqueeze" | "Identity" | "Reshape" => Ok(data(0)),
         "Shape" => Ok(shape(node)),
         "Size" => Ok(size(node, data)),
@@ -119,6 +123,7 @@ pub fn propagate(
 fn arithmetic(
     node: &Node<'_, '_>,
     data: &mut dyn FnMut(usize) -> Option<Dims>,
+    mut symbols: Option<&mut Symbols>,
 ) -> Result<Option<Dims>, Failure> {
     let op = node.op;
     if op == "Div" && !node.out_elem.is_some_and(is_integer) {
@@ -166,7 +171,19 @@ fn arithmetic(
                     }
                 }
             }
-            _ => Dim::Unknown,
+            _ => symbols
+                .as_deref_mut()
+                .and_then(|s| match op {
+                    "Add" => s.dim_add(x, y),
+                    "Sub" => s.dim_sub(x, y),
+                    "Mul" => s.dim_mul(x, y),
+                    // Truncation is floor for the non-negative sizes of shapes.
+                    _ => match y {
+                        Dim::Value(d) if d > 0 => s.dim_floor_div(x, d),
+                        _ => None,
+                    },
+                })
+                .unwrap_or(Dim::Unknown),
         };
         out.push(v);
     }
@@ -432,7 +449,7 @@ mod tests {
             types: &types,
             out_elem: Some(7),
         };
-        propagate(&node, &mut |i| inputs.get(i).cloned().flatten())
+        propagate(&node, &mut |i| inputs.get(i).cloned().flatten(), None)
     }
 
     #[test]

@@ -4,6 +4,7 @@
 
 pub mod defuse;
 mod scope;
+pub mod symbolic;
 pub mod types;
 pub mod view;
 pub mod visit;

@@ -292,6 +292,11 @@ pub struct Symbols {
     /// Name of each symbol; `None` for a fresh one.
     names: Vec<Option<CompactString>>,
     by_name: HashMap<CompactString, Sym>,
+    /// Expression symbols (`InferOptions::symbolic`): what each stands for,
+    /// and each expression's symbol.
+    /// (expression, nesting depth of its floor divisions).
+    exprs: HashMap<Sym, (super::symbolic::SymExpr, u8)>,
+    by_expr: HashMap<super::symbolic::SymExpr, Sym>,
 }
 
 /// More symbols than this in one run are not created: dims that would need
@@ -321,6 +326,61 @@ impl Symbols {
         let s = Sym(self.names.len() as u32);
         self.names.push(None);
         Dim::Sym(s)
+    }
+
+    /// The symbol standing for an expression (the same one each time).
+    pub fn intern_expr(&mut self, e: super::symbolic::SymExpr) -> Option<Sym> {
+        if let Some(&s) = self.by_expr.get(&e) {
+            return Some(s);
+        }
+        if self.names.len() >= MAX_SYMBOLS {
+            return None;
+        }
+        let depth = self.nesting(&e)?;
+        let s = Sym(self.names.len() as u32);
+        self.names.push(None);
+        self.exprs.insert(s, (e.clone(), depth));
+        self.by_expr.insert(e, s);
+        Some(s)
+    }
+
+    /// What an expression symbol stands for (`None` for the model's symbols
+    /// and fresh ones).
+    pub fn expr(&self, s: Sym) -> Option<&super::symbolic::SymExpr> {
+        if self.exprs.is_empty() {
+            return None;
+        }
+        self.exprs.get(&s).map(|(e, _)| e)
+    }
+
+    /// How deep `e` nests floor divisions; `None` past
+    /// [`super::symbolic::MAX_NESTING`] (rendering and comparing stay
+    /// shallow on hostile chains of pooling).
+    fn nesting(&self, e: &super::symbolic::SymExpr) -> Option<u8> {
+        use super::symbolic::SymExpr;
+        let (p, own) = match e {
+            SymExpr::Poly(p) => (p, 0),
+            SymExpr::FloorDiv(p, _) => (p, 1),
+        };
+        let inner = p
+            .atoms()
+            .filter_map(|a| self.exprs.get(&a).map(|(_, d)| *d))
+            .max()
+            .unwrap_or(0);
+        let depth = inner.checked_add(own)?;
+        (usize::from(depth) <= super::symbolic::MAX_NESTING).then_some(depth)
+    }
+
+    /// The text of a dim's symbol: the model's name, an expression (fresh
+    /// symbols in it named by `fresh`), or `None` for a fresh symbol.
+    pub fn text(&self, s: Sym, fresh: &mut dyn FnMut(Sym) -> String) -> Option<String> {
+        if let Some(n) = self.name(s) {
+            return Some(n.to_string());
+        }
+        self.render_expr(s, &mut |a| match self.name(a) {
+            Some(n) => n.to_string(),
+            None => fresh(a),
+        })
     }
 
     /// The model's name of `s`, or `None` for a fresh symbol.
@@ -424,8 +484,8 @@ impl Symbols {
                 Dim::Value(v) => {
                     let _ = write!(out, "{v}");
                 }
-                Dim::Sym(s) => match self.name(*s) {
-                    Some(n) => out.push_str(&crate::diag::clean(n)),
+                Dim::Sym(s) => match self.text(*s, &mut |_| "?".to_string()) {
+                    Some(n) => out.push_str(&crate::diag::clean(&n)),
                     None => out.push('?'),
                 },
                 Dim::Unknown => out.push('?'),
@@ -525,10 +585,12 @@ pub fn shape_to_proto(
                 denotation: None,
                 value: match d {
                     Dim::Value(v) => Some(Value::DimValue(*v)),
-                    Dim::Sym(s) => Some(Value::DimParam(match symbols.name(*s) {
-                        Some(n) => n.to_string(),
-                        None => fresh_name(*s),
-                    })),
+                    Dim::Sym(s) => Some(Value::DimParam(
+                        match symbols.text(*s, &mut |a| fresh_name(a)) {
+                            Some(n) => n,
+                            None => fresh_name(*s),
+                        },
+                    )),
                     Dim::Unknown => None,
                 },
             })

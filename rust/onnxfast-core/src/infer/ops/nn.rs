@@ -85,6 +85,38 @@ pub(crate) fn dims_product(dims: &[Dim]) -> InferResult<Dim> {
         .try_fold(Dim::Value(1), |acc, &d| dim_mul(acc, d))
 }
 
+/// [`dim_times`], an expression with `symbolic` where onnx's gives unknown.
+pub(crate) fn times(ctx: &mut NodeCtx<'_, '_>, a: Dim, k: i64) -> InferResult<Dim> {
+    let d = dim_times(a, k)?;
+    Ok(match d {
+        Dim::Unknown if a.is_known() => ctx.sym_mul(a, Dim::Value(k)).unwrap_or(d),
+        _ => d,
+    })
+}
+
+/// [`dim_div`], an expression with `symbolic` (the division is exact in a
+/// valid model: floor).
+pub(crate) fn divided(ctx: &mut NodeCtx<'_, '_>, a: Dim, k: i64) -> InferResult<Dim> {
+    let d = dim_div(a, k)?;
+    Ok(match d {
+        Dim::Unknown if a.is_known() && k > 0 => ctx.sym_floor_div(a, k).unwrap_or(d),
+        _ => d,
+    })
+}
+
+/// [`dims_product`], an expression with `symbolic`.
+pub(crate) fn product(ctx: &mut NodeCtx<'_, '_>, dims: &[Dim]) -> InferResult<Dim> {
+    let d = dims_product(dims)?;
+    if d.is_known() || dims.iter().any(|x| !x.is_known()) {
+        return Ok(d);
+    }
+    let mut acc = Some(Dim::Value(1));
+    for &x in dims {
+        acc = acc.and_then(|a| ctx.sym_mul(a, x));
+    }
+    Ok(acc.unwrap_or(d))
+}
+
 /// onnx's `unifyDim(dim, value)`: a known dim must equal `value`, an
 /// unknown or symbolic one becomes it.
 pub(crate) fn unify_value(dim: &mut Dim, value: i64, what: &str) -> InferResult {
@@ -395,7 +427,12 @@ fn conv_pool_shape(
         return Ok(());
     };
     let effective = effective_kernel(&kernel, &dilations)?;
-    let pads = match non_negative(ctx, "pads", 2 * n)? {
+    let given = non_negative(ctx, "pads", 2 * n)?;
+    let same_auto = given.is_none()
+        && ctx
+            .own_str("auto_pad")
+            .is_some_and(|m| m == b"SAME_UPPER" || m == b"SAME_LOWER");
+    let pads = match given {
         Some(p) => p,
         None => auto_pads(ctx, x, &strides, &effective)?,
     };
@@ -416,11 +453,24 @@ fn conv_pool_shape(
     }
     let ceil_mode = ctx.own_int("ceil_mode", 0);
     for i in 0..n {
+        let (stride, k) = (strides[i], effective[i]);
         let Some(size) = x[2 + i].value() else {
-            out.push(Dim::Unknown);
+            // With `symbolic`: the window count as an expression of the size.
+            let window = Window {
+                stride,
+                kernel: k,
+                pads: add(pads[i], pads[i + n])?,
+                round_up: ceil_mode != 0,
+                same_auto,
+            };
+            let count = match ceil {
+                // PyTorch's rule may drop the last window: not an expression.
+                Ceil::Torch if ceil_mode == 1 => None,
+                _ => symbolic_windows(ctx, x[2 + i], window),
+            };
+            out.push(count.unwrap_or(Dim::Unknown));
             continue;
         };
-        let (stride, k) = (strides[i], effective[i]);
         let padded = add(add(size, pads[i])?, pads[i + n])?;
         let count = match ceil {
             Ceil::Exact => {
@@ -450,6 +500,35 @@ fn conv_pool_shape(
     }
     ctx.set_shape(0, out);
     Ok(())
+}
+
+/// One spatial axis of a convolution or pooling window.
+#[derive(Clone, Copy)]
+struct Window {
+    stride: i64,
+    /// The dilated kernel size.
+    kernel: i64,
+    /// Both pads of the axis.
+    pads: i64,
+    /// `ceil_mode`: the window count rounds up.
+    round_up: bool,
+    /// `auto_pad` SAME_UPPER / SAME_LOWER without `pads`: `ceil(size / stride)`.
+    same_auto: bool,
+}
+
+/// The window count over a symbolic size (`floor((h + pads - k)/stride) + 1`,
+/// rounded up with `ceil_mode`), assuming the size is at least the kernel.
+fn symbolic_windows(ctx: &mut NodeCtx<'_, '_>, size: Dim, w: Window) -> Option<Dim> {
+    if w.same_auto {
+        return ctx.sym_ceil_div(size, w.stride);
+    }
+    let gap = ctx.sym_add(size, Dim::Value(w.pads.checked_sub(w.kernel)?))?;
+    let steps = if w.round_up {
+        ctx.sym_ceil_div(gap, w.stride)?
+    } else {
+        ctx.sym_floor_div(gap, w.stride)?
+    };
+    ctx.sym_add(steps, Dim::Value(1))
 }
 
 /// AveragePool, MaxPool, LpPool: element type of X (MaxPool's indices
@@ -598,7 +677,7 @@ fn conv_transpose(ctx: &mut NodeCtx<'_, '_>, pads_exclude_auto_pad: bool) -> Inf
 
     let mut out = Dims::with_capacity(x.len());
     out.push(x[0]);
-    out.push(dim_times(w[1], group)?);
+    out.push(times(ctx, w[1], group)?);
     match output_shape {
         Some(shape) => {
             for (i, &s) in shape.iter().enumerate() {
@@ -1095,7 +1174,8 @@ fn flatten(ctx: &mut NodeCtx<'_, '_>, negative_axis: bool) -> InferResult {
         ));
     }
     let (outer, inner) = x.split_at(axis as usize);
-    let out: Dims = [dims_product(outer)?, dims_product(inner)?]
+    let (outer, inner) = (outer.to_vec(), inner.to_vec());
+    let out: Dims = [product(ctx, &outer)?, product(ctx, &inner)?]
         .into_iter()
         .collect();
     ctx.set_shape(0, out);

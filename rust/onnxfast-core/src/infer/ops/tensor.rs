@@ -8,7 +8,7 @@
 //! attribute only (`NodeCtx::own_int`); where onnx narrows an attribute to a C++
 //! `int`, so do they ([`narrow`]).
 
-use super::nn::{dim_div, dim_times};
+use super::nn::{divided, times};
 use super::{onnx, Entry};
 use crate::diag::codes;
 use crate::infer::constant::{Const, MAX_CONST_ELEMS};
@@ -372,6 +372,8 @@ fn concat_shape(ctx: &mut NodeCtx<'_, '_>, v4: bool) -> InferResult {
     let mut out = unknown_dims(rank);
     let mut total = 0i64;
     let mut all_known = true;
+    // With `symbolic`: the axis length as an expression (`past + seq`).
+    let mut sum = Some(Dim::Value(0));
     for (i, s) in shapes.iter().enumerate() {
         if s.len() != rank {
             return Err(bad_shapes(format!(
@@ -394,6 +396,7 @@ fn concat_shape(ctx: &mut NodeCtx<'_, '_>, v4: bool) -> InferResult {
                     }
                     _ => all_known = false,
                 }
+                sum = sum.and_then(|acc| ctx.sym_add(acc, d));
             } else if let Some(slot) = out.get_mut(j) {
                 util::unify(d, slot).map_err(|e| {
                     bad_shapes(format!(
@@ -408,6 +411,8 @@ fn concat_shape(ctx: &mut NodeCtx<'_, '_>, v4: bool) -> InferResult {
         if let Some(slot) = out.get_mut(axis) {
             *slot = Dim::Value(total);
         }
+    } else if let (Some(d), Some(slot)) = (sum, out.get_mut(axis)) {
+        *slot = d;
     }
     set_dims(ctx, 0, out);
     Ok(())
@@ -1241,9 +1246,9 @@ fn depth_to_space(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     if let Some(s) = four_dims(ctx)? {
         let out: Dims = [
             s[0],
-            dim_div(s[1], area)?,
-            dim_times(s[2], b)?,
-            dim_times(s[3], b)?,
+            divided(ctx, s[1], area)?,
+            times(ctx, s[2], b)?,
+            times(ctx, s[3], b)?,
         ]
         .into_iter()
         .collect();
@@ -1258,9 +1263,9 @@ fn space_to_depth(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     if let Some(s) = four_dims(ctx)? {
         let out: Dims = [
             s[0],
-            dim_times(s[1], area)?,
-            dim_div(s[2], b)?,
-            dim_div(s[3], b)?,
+            times(ctx, s[1], area)?,
+            divided(ctx, s[2], b)?,
+            divided(ctx, s[3], b)?,
         ]
         .into_iter()
         .collect();
@@ -1317,7 +1322,7 @@ fn tile(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
                 v.checked_mul(r)
                     .ok_or_else(|| failed(format!("the dimension {v} times {r} overflows")))?,
             ),
-            _ => Dim::Unknown,
+            _ => ctx.sym_mul(d, Dim::Value(r)).unwrap_or(Dim::Unknown),
         });
     }
     set_dims(ctx, 0, out);
@@ -1326,22 +1331,23 @@ fn tile(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
 
 /// A dim padded by `before + after`: a value grows (overflow fails), a dim
 /// without value survives a total of 0, else becomes unknown.
-fn padded(d: Dim, before: i64, after: i64) -> InferResult<Dim> {
+/// With `symbolic`, a symbolic dim grows by the total (`h + 2`).
+fn padded(ctx: &mut NodeCtx<'_, '_>, d: Dim, before: i64, after: i64) -> InferResult<Dim> {
     let total = checked_add(before, after, "the total padding")?;
     Ok(match d {
         Dim::Value(v) => Dim::Value(checked_add(v, total, "the padded dimension")?),
         _ if total == 0 => d,
-        _ => Dim::Unknown,
+        _ => ctx.sym_add(d, Dim::Value(total)).unwrap_or(Dim::Unknown),
     })
 }
 
 /// Every dim padded by `pads` (`[begins..., ends...]`, as many pairs as dims).
-fn pad_all(shape: &[Dim], pads: &[i64]) -> InferResult<Dims> {
+fn pad_all(ctx: &mut NodeCtx<'_, '_>, shape: &[Dim], pads: &[i64]) -> InferResult<Dims> {
     let n = shape.len();
     shape
         .iter()
         .enumerate()
-        .map(|(i, &d)| padded(d, pads[i], pads[n + i]))
+        .map(|(i, &d)| padded(ctx, d, pads[i], pads[n + i]))
         .collect()
 }
 
@@ -1364,7 +1370,7 @@ fn pad_v2(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
             ),
         ));
     }
-    let out = pad_all(shape, pads)?;
+    let out = pad_all(ctx, shape, pads)?;
     set_dims(ctx, 0, out);
     Ok(())
 }
@@ -1406,7 +1412,7 @@ fn pad_v11(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
             ),
         ));
     }
-    let out = pad_all(shape, &pads)?;
+    let out = pad_all(ctx, shape, &pads)?;
     set_dims(ctx, 0, out);
     Ok(())
 }
@@ -1449,7 +1455,11 @@ fn pad(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
                     out[axis] = Dim::Value(checked_add(v, total, "the padded dimension")?)
                 }
                 _ if total == 0 => out[axis] = d,
-                _ => {}
+                _ => {
+                    if let Some(grown) = ctx.sym_add(d, Dim::Value(total)) {
+                        out[axis] = grown;
+                    }
+                }
             }
         }
     }

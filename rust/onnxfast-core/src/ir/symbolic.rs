@@ -1,0 +1,367 @@
+//! Symbolic dims as expressions over the model's symbols (`seq + 1`,
+//! `12*batch`, `floor((h - 3)/2) + 1`), for inference with
+//! `InferOptions::symbolic`.
+//!
+//! An expression is a polynomial with integer coefficients over atoms; an
+//! atom is a symbol of the model (or a fresh one) or the floor division of
+//! a polynomial by a positive constant. Polynomials are kept in one
+//! canonical form (terms sorted, like terms combined, no zero
+//! coefficients), and each expression is interned as a [`Sym`] of the run's
+//! [`Symbols`], so two dims are equal exactly when their expressions are:
+//! the engine's merge and broadcast rules compare them as they compare
+//! symbols. Expressions are bounded ([`MAX_TERMS`] terms of degree at most
+//! [`MAX_DEGREE`], coefficients without overflow); beyond that a rule
+//! falls back to what it does without `symbolic`.
+
+use std::fmt::Write as _;
+
+use smallvec::SmallVec;
+
+use super::types::{Dim, Sym, Symbols};
+
+/// Most terms in one expression.
+pub const MAX_TERMS: usize = 8;
+/// Highest degree of a term (`a*b*c*d`).
+pub const MAX_DEGREE: usize = 4;
+/// Deepest nesting of floor divisions (`floor((floor(h/2) + 1)/2)` is 2).
+pub const MAX_NESTING: usize = 16;
+
+/// A product of atoms, sorted (empty: the constant term).
+pub type Monomial = SmallVec<[Sym; 2]>;
+
+/// A polynomial with integer coefficients over atoms, in canonical form.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub struct Poly {
+    terms: Vec<(Monomial, i64)>,
+}
+
+/// What an expression symbol stands for.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum SymExpr {
+    /// A polynomial that is not a single atom.
+    Poly(Poly),
+    /// `floor(p / d)`, `d > 1`, an atom of other polynomials.
+    FloorDiv(Poly, i64),
+}
+
+impl Poly {
+    pub fn constant(c: i64) -> Poly {
+        let mut p = Poly::default();
+        if c != 0 {
+            p.terms.push((Monomial::new(), c));
+        }
+        p
+    }
+
+    pub fn atom(s: Sym) -> Poly {
+        Poly {
+            terms: vec![(smallvec::smallvec![s], 1)],
+        }
+    }
+
+    /// The atoms of the polynomial's terms.
+    pub fn atoms(&self) -> impl Iterator<Item = Sym> + '_ {
+        self.terms.iter().flat_map(|(m, _)| m.iter().copied())
+    }
+
+    /// The value of a constant polynomial.
+    pub fn as_constant(&self) -> Option<i64> {
+        match self.terms.as_slice() {
+            [] => Some(0),
+            [(m, c)] if m.is_empty() => Some(*c),
+            _ => None,
+        }
+    }
+
+    /// The atom a polynomial is (`1*s`).
+    pub fn as_atom(&self) -> Option<Sym> {
+        match self.terms.as_slice() {
+            [(m, 1)] if m.len() == 1 => m.first().copied(),
+            _ => None,
+        }
+    }
+
+    /// Canonical form of a list of terms; `None` past the bounds.
+    fn from_terms(mut terms: Vec<(Monomial, i64)>) -> Option<Poly> {
+        terms.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut out: Vec<(Monomial, i64)> = Vec::with_capacity(terms.len());
+        for (m, c) in terms {
+            match out.last_mut() {
+                Some(last) if last.0 == m => last.1 = last.1.checked_add(c)?,
+                _ => out.push((m, c)),
+            }
+        }
+        out.retain(|(_, c)| *c != 0);
+        (out.len() <= MAX_TERMS).then_some(Poly { terms: out })
+    }
+
+    pub fn add(&self, other: &Poly) -> Option<Poly> {
+        Poly::from_terms(self.terms.iter().chain(&other.terms).cloned().collect())
+    }
+
+    pub fn scale(&self, k: i64) -> Option<Poly> {
+        let terms = self
+            .terms
+            .iter()
+            .map(|(m, c)| Some((m.clone(), c.checked_mul(k)?)))
+            .collect::<Option<Vec<_>>>()?;
+        Poly::from_terms(terms)
+    }
+
+    pub fn sub(&self, other: &Poly) -> Option<Poly> {
+        self.add(&other.scale(-1)?)
+    }
+
+    pub fn mul(&self, other: &Poly) -> Option<Poly> {
+        let mut terms = Vec::with_capacity(self.terms.len() * other.terms.len());
+        for (ma, ca) in &self.terms {
+            for (mb, cb) in &other.terms {
+                if ma.len() + mb.len() > MAX_DEGREE {
+                    return None;
+                }
+                let mut m: Monomial = ma.iter().chain(mb.iter()).copied().collect();
+                m.sort_unstable();
+                terms.push((m, ca.checked_mul(*cb)?));
+            }
+        }
+        Poly::from_terms(terms)
+    }
+
+    /// `(q, r)` with `self = d*q + r` and every coefficient of `r` in
+    /// `[0, d)` (`d > 0`).
+    fn div_rem(&self, d: i64) -> (Poly, Poly) {
+        let (mut q, mut r) = (Vec::new(), Vec::new());
+        for (m, c) in &self.terms {
+            let (cq, cr) = (c.div_euclid(d), c.rem_euclid(d));
+            if cq != 0 {
+                q.push((m.clone(), cq));
+            }
+            if cr != 0 {
+                r.push((m.clone(), cr));
+            }
+        }
+        // Sub-lists of a canonical list stay canonical.
+        (Poly { terms: q }, Poly { terms: r })
+    }
+}
+
+impl Symbols {
+    /// The polynomial of a dim (`None` for an unknown dim).
+    pub fn poly(&self, d: Dim) -> Option<Poly> {
+        match d {
+            Dim::Value(v) => Some(Poly::constant(v)),
+            Dim::Sym(s) => match self.expr(s) {
+                Some(SymExpr::Poly(p)) => Some(p.clone()),
+                _ => Some(Poly::atom(s)),
+            },
+            Dim::Unknown => None,
+        }
+    }
+
+    /// The dim of a polynomial: a value, an atom, or an interned expression.
+    pub fn dim_of(&mut self, p: Poly) -> Option<Dim> {
+        if let Some(c) = p.as_constant() {
+            return Some(Dim::Value(c));
+        }
+        if let Some(s) = p.as_atom() {
+            return Some(Dim::Sym(s));
+        }
+        self.intern_expr(SymExpr::Poly(p)).map(Dim::Sym)
+    }
+
+    pub fn dim_add(&mut self, a: Dim, b: Dim) -> Option<Dim> {
+        let p = self.poly(a)?.add(&self.poly(b)?)?;
+        self.dim_of(p)
+    }
+
+    pub fn dim_sub(&mut self, a: Dim, b: Dim) -> Option<Dim> {
+        let p = self.poly(a)?.sub(&self.poly(b)?)?;
+        self.dim_of(p)
+    }
+
+    pub fn dim_mul(&mut self, a: Dim, b: Dim) -> Option<Dim> {
+        let p = self.poly(a)?.mul(&self.poly(b)?)?;
+        self.dim_of(p)
+    }
+
+    /// `floor(a / d)` for a constant `d > 0`: the parts of `a` that `d`
+    /// divides come out (`floor((2*h + 3)/2) = h + 1`).
+    pub fn dim_floor_div(&mut self, a: Dim, d: i64) -> Option<Dim> {
+        if d <= 0 {
+            return None;
+        }
+        let p = self.poly(a)?;
+        if d == 1 {
+            return self.dim_of(p);
+        }
+        let (q, r) = p.div_rem(d);
+        let rest = match r.as_constant() {
+            // 0 <= r < d: floor(r/d) = 0.
+            Some(_) => Poly::default(),
+            None => Poly::atom(self.intern_expr(SymExpr::FloorDiv(r, d))?),
+        };
+        let total = q.add(&rest)?;
+        self.dim_of(total)
+    }
+
+    /// `ceil(a / d)` for a constant `d > 0`: `floor((a + d - 1) / d)`.
+    pub fn dim_ceil_div(&mut self, a: Dim, d: i64) -> Option<Dim> {
+        let shifted = self.dim_add(a, Dim::Value(d.checked_sub(1)?))?;
+        self.dim_floor_div(shifted, d)
+    }
+
+    /// Renders the expression of `s`, naming the other symbols with `name`
+    /// (the model's symbols by their names, fresh ones as the caller
+    /// chooses). Python-readable, with `floor`: `floor((h - 3)/2) + 1`.
+    pub fn render_expr(&self, s: Sym, name: &mut dyn FnMut(Sym) -> String) -> Option<String> {
+        let mut out = String::new();
+        match self.expr(s)? {
+            SymExpr::Poly(p) => self.render_poly(p, name, &mut out),
+            SymExpr::FloorDiv(p, d) => self.render_floor(p, *d, name, &mut out),
+        }
+        Some(out)
+    }
+
+    fn render_atom(&self, s: Sym, name: &mut dyn FnMut(Sym) -> String, out: &mut String) {
+        match self.expr(s) {
+            Some(SymExpr::FloorDiv(p, d)) => self.render_floor(p, *d, name, out),
+            Some(SymExpr::Poly(p)) => {
+                out.push('(');
+                self.render_poly(p, name, out);
+                out.push(')');
+            }
+            None => out.push_str(&name(s)),
+        }
+    }
+
+    fn render_floor(
+        &self,
+        p: &Poly,
+        d: i64,
+        name: &mut dyn FnMut(Sym) -> String,
+        out: &mut String,
+    ) {
+        out.push_str("floor(");
+        let simple = p.as_atom().is_some();
+        if !simple {
+            out.push('(');
+        }
+        self.render_poly(p, name, out);
+        if !simple {
+            out.push(')');
+        }
+        let _ = write!(out, "/{d})");
+    }
+
+    fn render_poly(&self, p: &Poly, name: &mut dyn FnMut(Sym) -> String, out: &mut String) {
+        if p.terms.is_empty() {
+            out.push('0');
+            return;
+        }
+        // Terms of higher degree first, the constant last.
+        let mut order: Vec<&(Monomial, i64)> = p.terms.iter().collect();
+        order.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then_with(|| a.0.cmp(&b.0)));
+        for (i, (m, c)) in order.into_iter().enumerate() {
+            let (sign, magnitude) = if *c < 0 {
+                ("-", c.unsigned_abs())
+            } else {
+                ("+", c.unsigned_abs())
+            };
+            match (i, sign) {
+                (0, "-") => out.push('-'),
+                (0, _) => {}
+                _ => {
+                    let _ = write!(out, " {sign} ");
+                }
+            }
+            if m.is_empty() {
+                let _ = write!(out, "{magnitude}");
+                continue;
+            }
+            if magnitude != 1 {
+                let _ = write!(out, "{magnitude}*");
+            }
+            for (k, s) in m.iter().enumerate() {
+                if k > 0 {
+                    out.push('*');
+                }
+                self.render_atom(*s, name, out);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn show(s: &Symbols, d: Dim) -> String {
+        match d {
+            Dim::Value(v) => v.to_string(),
+            Dim::Sym(x) => s
+                .render_expr(x, &mut |a| s.name(a).unwrap_or("?").to_string())
+                .unwrap_or_else(|| s.name(x).unwrap_or("?").to_string()),
+            Dim::Unknown => "?".into(),
+        }
+    }
+
+    #[test]
+    fn arithmetic_is_canonical_and_interned() {
+        let mut s = Symbols::default();
+        let (seq, batch, h) = (s.intern("seq"), s.intern("batch"), s.intern("h"));
+        let one = Dim::Value(1);
+        let a = s.dim_add(seq, one).unwrap_or(Dim::Unknown);
+        let b = s.dim_add(one, seq).unwrap_or(Dim::Unknown);
+        assert_eq!(a, b, "the same expression is the same symbol");
+        assert_eq!(show(&s, a), "seq + 1");
+        let back = s.dim_sub(a, one).unwrap_or(Dim::Unknown);
+        assert_eq!(back, seq, "seq + 1 - 1 is seq");
+        let bh = s.dim_mul(batch, Dim::Value(12)).unwrap_or(Dim::Unknown);
+        assert_eq!(show(&s, bh), "12*batch");
+        let prod = s.dim_mul(batch, seq).unwrap_or(Dim::Unknown);
+        assert_eq!(show(&s, prod), "seq*batch");
+        // Conv: floor((h + 2 - 3)/2) + 1.
+        let x = s.dim_add(h, Dim::Value(-1)).unwrap_or(Dim::Unknown);
+        let f = s.dim_floor_div(x, 2).unwrap_or(Dim::Unknown);
+        let out = s.dim_add(f, one).unwrap_or(Dim::Unknown);
+        assert_eq!(
+            show(&s, out),
+            "floor((h + 1)/2)",
+            "-1 = 2*(-1) + 1 comes out"
+        );
+        let even = s.dim_mul(h, Dim::Value(2)).unwrap_or(Dim::Unknown);
+        let even = s.dim_add(even, Dim::Value(3)).unwrap_or(Dim::Unknown);
+        let half = s.dim_floor_div(even, 2).unwrap_or(Dim::Unknown);
+        assert_eq!(show(&s, half), "h + 1");
+        assert_eq!(s.dim_floor_div(Dim::Value(-7), 2), Some(Dim::Value(-4)));
+        let up = s.dim_ceil_div(seq, 4).unwrap_or(Dim::Unknown);
+        assert_eq!(show(&s, up), "floor((seq + 3)/4)");
+        let minus = s.dim_sub(Dim::Value(5), seq).unwrap_or(Dim::Unknown);
+        assert_eq!(show(&s, minus), "-seq + 5");
+    }
+
+    #[test]
+    fn bounds_are_kept() {
+        let mut s = Symbols::default();
+        let x = s.intern("x");
+        let mut d = x;
+        for _ in 0..MAX_DEGREE - 1 {
+            d = s.dim_mul(d, x).unwrap_or(Dim::Unknown);
+        }
+        assert!(d.is_known());
+        assert_eq!(s.dim_mul(d, x), None, "degree bound");
+        let big = Dim::Value(i64::MAX);
+        let xm = s.dim_mul(x, big).unwrap_or(Dim::Unknown);
+        assert_eq!(s.dim_add(xm, xm), None, "coefficient overflow");
+        let mut h = s.intern("h");
+        for _ in 0..MAX_NESTING {
+            let up = s.dim_add(h, Dim::Value(1)).unwrap_or(Dim::Unknown);
+            h = s.dim_floor_div(up, 2).unwrap_or(Dim::Unknown);
+            assert!(h.is_known());
+        }
+        let up = s.dim_add(h, Dim::Value(1)).unwrap_or(Dim::Unknown);
+        assert_eq!(s.dim_floor_div(up, 2), None, "nesting bound");
+        assert_eq!(s.dim_add(x, Dim::Unknown), None);
+        assert_eq!(s.dim_floor_div(x, 0), None);
+    }
+}
