@@ -9,7 +9,8 @@
 //!
 //! One entry per name, in an ordered hash map: the name stored once, with
 //! its definition, declaration and first reader packed in 20 bytes (other
-//! readers aside), about 70 bytes per value in all. Built in one
+//! readers aside): 125–135 bytes per value of RSS in all, measured on the
+//! 200k-node chain and the 150k-node exporter graph. Built in one
 //! pass over a graph's lists, whose nodes may be decoded one at a time
 //! ([`DefUseBuilder`]); lookups are hash-map reads afterwards.
 
