@@ -613,8 +613,9 @@ def test_symbolic_expressions_evaluate_to_onnxs_static_dims() -> None:
                 if got != w:
                     found.append(f"{path.name} {name}[{k}]: {d} = {got} at {values}, onnx {w}")
     assert not found, f"{len(found)} wrong:\n" + "\n".join(found[:15])
-    assert checked > 1000, checked
-    assert expressions > 100, expressions
+    # 12,061 dims checked, 3,568 of them expressions, on 3,308 models.
+    assert checked > 10_000, checked
+    assert expressions > 3_000, expressions
 
 
 def _static_dims_and_params(g: onnx.GraphProto) -> dict[str, list]:
@@ -642,6 +643,7 @@ def test_symbolic_expressions_of_a_small_model() -> None:
         helper.make_node("Concat", ["b12", "m1"], ["tgt"], axis=0),
         helper.make_node("Reshape", ["x", "tgt"], ["r"]),
         helper.make_node("Pad", ["x", "pads"], ["xp"]),
+        helper.make_node("Reshape", ["x", "flat"], ["rows"]),
     ]
     g = helper.make_graph(
         nodes,
@@ -658,6 +660,7 @@ def test_symbolic_expressions_of_a_small_model() -> None:
             numpy_helper.from_array(np.array([12], np.int64), "k12"),
             numpy_helper.from_array(np.array([-1], np.int64), "m1"),
             numpy_helper.from_array(np.array([0, 1, 0, 0, 2, 0], np.int64), "pads"),
+            numpy_helper.from_array(np.array([-1, 16], np.int64), "flat"),
         ],
     )
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)])
@@ -675,6 +678,7 @@ def test_symbolic_expressions_of_a_small_model() -> None:
     assert ours["f"] == ["N", "8*floor((H + 1)/2)*floor((W + 1)/2)"]
     assert ours["r"][0] == "12*B"
     assert ours["xp"] == ["B", "S + 3", 64]
+    assert ours["rows"] == ["4*B*S", 16], "a Reshape's -1 as the quotient"
     # Without the option: onnx's result, fresh names where a rule computes.
     plain = shapes(onnxfast.infer_shapes(m, data_prop=True))
     assert plain["kv"][1].startswith("unk__")

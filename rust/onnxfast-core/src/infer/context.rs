@@ -494,6 +494,14 @@ impl<'a, 'm> NodeCtx<'a, 'm> {
         self.engine.symbols.dim_floor_div(a, d)
     }
 
+    /// `a / b` when `b` divides `a` exactly (see [`NodeCtx::sym_add`]).
+    pub fn sym_div_exact(&mut self, a: Dim, b: Dim) -> Option<Dim> {
+        if !self.engine.symbolic {
+            return None;
+        }
+        self.engine.symbols.dim_div_exact(a, b)
+    }
+
     /// `ceil(a / d)`, `d > 0` (see [`NodeCtx::sym_add`]).
     pub fn sym_ceil_div(&mut self, a: Dim, d: i64) -> Option<Dim> {
         if !self.engine.symbolic {

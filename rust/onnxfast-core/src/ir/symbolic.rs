@@ -127,6 +127,27 @@ impl Poly {
         Poly::from_terms(terms)
     }
 
+    /// `self / d` when `d` is one term dividing every term of `self`
+    /// (`768*B*S / 12*B = 64*S`).
+    pub fn div_exact(&self, d: &Poly) -> Option<Poly> {
+        let [(dm, dc)] = d.terms.as_slice() else {
+            return None;
+        };
+        let mut terms = Vec::with_capacity(self.terms.len());
+        for (m, c) in &self.terms {
+            if c.checked_rem(*dc)? != 0 {
+                return None;
+            }
+            let mut rest = m.clone();
+            for a in dm {
+                let at = rest.iter().position(|x| x == a)?;
+                rest.remove(at);
+            }
+            terms.push((rest, c.checked_div(*dc)?));
+        }
+        Poly::from_terms(terms)
+    }
+
     /// `(q, r)` with `self = d*q + r` and every coefficient of `r` in
     /// `[0, d)` (`d > 0`).
     fn div_rem(&self, d: i64) -> (Poly, Poly) {
@@ -181,6 +202,12 @@ impl Symbols {
 
     pub fn dim_mul(&mut self, a: Dim, b: Dim) -> Option<Dim> {
         let p = self.poly(a)?.mul(&self.poly(b)?)?;
+        self.dim_of(p)
+    }
+
+    /// `a / b` when `b` divides `a` exactly as polynomials.
+    pub fn dim_div_exact(&mut self, a: Dim, b: Dim) -> Option<Dim> {
+        let p = self.poly(a)?.div_exact(&self.poly(b)?)?;
         self.dim_of(p)
     }
 
@@ -336,6 +363,16 @@ mod tests {
         assert_eq!(s.dim_floor_div(Dim::Value(-7), 2), Some(Dim::Value(-4)));
         let up = s.dim_ceil_div(seq, 4).unwrap_or(Dim::Unknown);
         assert_eq!(show(&s, up), "floor((seq + 3)/4)");
+        let total = s.dim_mul(prod, Dim::Value(768)).unwrap_or(Dim::Unknown);
+        let known = s.dim_mul(batch, Dim::Value(12)).unwrap_or(Dim::Unknown);
+        let q = s.dim_div_exact(total, known).unwrap_or(Dim::Unknown);
+        assert_eq!(show(&s, q), "64*seq");
+        assert_eq!(s.dim_div_exact(total, h), None, "h does not divide");
+        assert_eq!(
+            s.dim_div_exact(a, Dim::Value(2)),
+            None,
+            "seq + 1 is not even"
+        );
         let minus = s.dim_sub(Dim::Value(5), seq).unwrap_or(Dim::Unknown);
         assert_eq!(show(&s, minus), "-seq + 5");
     }

@@ -1611,6 +1611,12 @@ fn reshape_shape(ctx: &mut NodeCtx<'_, '_>, dynamic: bool) -> InferResult {
                     )))
                 }
             }
+        } else if let Some(data) = data {
+            // With `symbolic`: `[-1, 768]` of `[B, S, 768]` is `[B*S, 768]`.
+            let data: Dims = data.iter().copied().collect();
+            if let Some(q) = symbolic_quotient(ctx, &data, &out, k) {
+                out[k] = q;
+            }
         }
     } else if let (Some(k), Some(data)) = (minus_one, data) {
         // A target computed by data propagation holds the model's symbols:
@@ -1618,6 +1624,12 @@ fn reshape_shape(ctx: &mut NodeCtx<'_, '_>, dynamic: bool) -> InferResult {
         // unknown).
         if let Some(q) = cancel_symbols(data, &out, k) {
             out[k] = Dim::Value(q);
+        } else {
+            // With `symbolic`: the quotient as an expression (`64*S`).
+            let data: Dims = data.iter().copied().collect();
+            if let Some(q) = symbolic_quotient(ctx, &data, &out, k) {
+                out[k] = q;
+            }
         }
     }
     set_dims(ctx, 0, out);
@@ -1654,6 +1666,27 @@ fn cancel_symbols(input: &[Dim], target: &[Dim], k: usize) -> Option<i64> {
         return None;
     }
     p.checked_div(q)
+}
+
+/// The `-1` of a Reshape target (at `k`) as the input's element count over
+/// the other target dims, when that divides as polynomials (`symbolic`).
+fn symbolic_quotient(
+    ctx: &mut NodeCtx<'_, '_>,
+    input: &[Dim],
+    target: &[Dim],
+    k: usize,
+) -> Option<Dim> {
+    let mut total = Dim::Value(1);
+    for &d in input {
+        total = ctx.sym_mul(total, d)?;
+    }
+    let mut known = Dim::Value(1);
+    for (i, &d) in target.iter().enumerate() {
+        if i != k {
+            known = ctx.sym_mul(known, d)?;
+        }
+    }
+    ctx.sym_div_exact(total, known)
 }
 
 fn reshape_v5(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
