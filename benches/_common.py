@@ -357,6 +357,48 @@ def warm(path: Path) -> None:
             pass
 
 
+def graph_models(quick: bool) -> tuple[Path, Path]:
+    """The 200k-node chain and the 150k-node exporter graph with attributes
+    and value_info (20k and 15k with `quick`), built on first use."""
+    chain = (
+        chain_model(DATA / "chain_20k.onnx", nodes=20_000)
+        if quick
+        else chain_model(DATA / "chain_200k.onnx")
+    )
+    exporter = exporter_model(
+        DATA / f"exp_150k_vi{'_quick' if quick else ''}.onnx",
+        nodes=15_000 if quick else 150_000,
+        value_info=True,
+    )
+    return chain, exporter
+
+
+def result_rows(case: str, results: dict[str, dict]) -> list[list[str]]:
+    """Table rows of one case measured for several libraries (`results` as
+    `measure_interleaved` returns, onnx first): time, spread, peak RSS
+    growth, and onnx's time over each other library's."""
+    base = results["onnx"]
+    rows = []
+    for who, r in results.items():
+        if "error" in r:
+            rows.append([case, who, "fails: " + r["error"][:70], "", "", ""])
+            continue
+        ratio = ""
+        if who != "onnx" and "error" not in base:
+            ratio = f"{base['seconds'] / r['seconds']:.1f}×"
+        rows.append(
+            [
+                case,
+                who,
+                fmt_seconds(r["seconds"]),
+                fmt_spread(r),
+                fmt_bytes(r["peak_growth"]),
+                ratio,
+            ]
+        )
+    return rows
+
+
 def fmt_seconds(s: float) -> str:
     return f"{s * 1000:.1f} ms" if s < 1 else f"{s:.2f} s"
 

@@ -28,13 +28,10 @@ import sys
 
 from _common import (
     DATA,
-    chain_model,
-    exporter_model,
-    fmt_bytes,
-    fmt_seconds,
-    fmt_spread,
+    graph_models,
     huge_model,
     measure_interleaved,
+    result_rows,
     shape_ops_model,
     table,
     transformer_model,
@@ -46,7 +43,7 @@ ONNX_INFER = "onnx.shape_inference.infer_shapes(m, check_type=True, strict_mode=
 
 def versus(onnx_case: tuple[str, str], ours_case: tuple[str, str], repeat: int) -> dict:
     """onnx's and onnxfast's (setup, statement), measured taking turns."""
-    return measure_interleaved({"onnx": onnx_case, "ours": ours_case}, repeat=repeat)
+    return measure_interleaved({"onnx": onnx_case, "onnxfast": ours_case}, repeat=repeat)
 
 
 def main() -> int:
@@ -54,17 +51,7 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args()
     repeat = 1 if args.quick else 5
-    suffix = "_quick" if args.quick else ""
-    chain = (
-        chain_model(DATA / "chain_20k.onnx", nodes=20_000)
-        if args.quick
-        else chain_model(DATA / "chain_200k.onnx")
-    )
-    exporter = exporter_model(
-        DATA / f"exp_150k_vi{suffix}.onnx",
-        nodes=15_000 if args.quick else 150_000,
-        value_info=True,
-    )
+    chain, exporter = graph_models(args.quick)
     big = transformer_model(
         DATA / ("transformer_small.onnx" if args.quick else "transformer_1p5gb.onnx"),
         layers=2 if args.quick else 15,
@@ -74,24 +61,7 @@ def main() -> int:
     rows = []
 
     def add(case: str, results: dict) -> None:
-        r_onnx, r_ours = results["onnx"], results["ours"]
-        ratio = ""
-        if "error" not in r_onnx and "error" not in r_ours:
-            ratio = f"{r_onnx['seconds'] / r_ours['seconds']:.1f}×"
-        for who, r in (("onnx", r_onnx), ("onnxfast", r_ours)):
-            if "error" in r:
-                rows.append([case, who, "fails: " + r["error"][:70], "", "", ""])
-            else:
-                rows.append(
-                    [
-                        case,
-                        who,
-                        fmt_seconds(r["seconds"]),
-                        fmt_spread(r),
-                        fmt_bytes(r["peak_growth"]),
-                        ratio if who == "onnxfast" else "",
-                    ]
-                )
+        rows.extend(result_rows(case, results))
 
     for label, path in (("200k-node chain", chain), ("150k exporter nodes + value_info", exporter)):
         warm(path)

@@ -23,17 +23,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from _common import (
-    DATA,
-    chain_model,
-    exporter_model,
-    fmt_bytes,
-    fmt_seconds,
-    fmt_spread,
-    measure_interleaved,
-    table,
-    warm,
-)
+from _common import graph_models, measure_interleaved, result_rows, table, warm
 
 ONNX_INDEX = """
 producer, uses = {}, {}
@@ -67,38 +57,11 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args()
     repeat = 1 if args.quick else 5
-    suffix = "_quick" if args.quick else ""
-    chain = (
-        chain_model(DATA / "chain_20k.onnx", nodes=20_000)
-        if args.quick
-        else chain_model(DATA / "chain_200k.onnx")
-    )
-    exporter = exporter_model(
-        DATA / f"exp_150k_vi{suffix}.onnx",
-        nodes=15_000 if args.quick else 150_000,
-        value_info=True,
-    )
+    chain, exporter = graph_models(args.quick)
     rows = []
 
     def add(case: str, results: dict) -> None:
-        base = results["onnx"]
-        for who, r in results.items():
-            if "error" in r:
-                rows.append([case, who, "fails: " + r["error"][:70], "", "", ""])
-                continue
-            ratio = ""
-            if who != "onnx" and "error" not in base:
-                ratio = f"{base['seconds'] / r['seconds']:.1f}×"
-            rows.append(
-                [
-                    case,
-                    who,
-                    fmt_seconds(r["seconds"]),
-                    fmt_spread(r),
-                    fmt_bytes(r["peak_growth"]),
-                    ratio,
-                ]
-            )
+        rows.extend(result_rows(case, results))
 
     k = 20 if args.quick else 200
     graphs = ((f"{k}k-node chain", chain), (f"{k * 3 // 4}k exporter nodes + value_info", exporter))

@@ -6,11 +6,10 @@
 
 use std::sync::Arc;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use onnxfast_core::error::DecodeError;
-use onnxfast_core::infer::{self, InferOptions};
-use onnxfast_core::ir::{DefUse, DefUseBuilder};
+use onnxfast_core::ir::{Declared, DefUse, DefUseBuilder};
 use onnxfast_core::proto;
 use onnxfast_core::proto::{tensor_shape_proto, type_proto, Str};
 
@@ -47,35 +46,22 @@ pub fn index(graph: &Ptr<proto::GraphProto>) -> Result<Arc<DefUse>, DecodeError>
         // A main graph decoded on touch: its lists are read once, not kept.
         Some(lists) => {
             let mut b = DefUseBuilder::new(graph);
-            for i in 0..lists.initializer.len() {
-                match lists.initializer.cached(i) {
-                    Some(t) => b.initializer(i, t.name()),
-                    None => b.initializer(i, lists.initializer.decode(i)?.name()),
-                }
-            }
-            for i in 0..lists.sparse_initializer.len() {
-                let name = |s: &proto::SparseTensorProto| {
-                    s.values
-                        .as_ref()
-                        .map_or(String::new(), |v| v.name().to_string())
-                };
-                match lists.sparse_initializer.cached(i) {
-                    Some(s) => b.sparse_initializer(i, &name(s)),
-                    None => b.sparse_initializer(i, &name(&lists.sparse_initializer.decode(i)?)),
-                }
-            }
-            for i in 0..lists.value_info.len() {
-                match lists.value_info.cached(i) {
-                    Some(v) => b.value_info(i, v),
-                    None => b.value_info(i, &lists.value_info.decode(i)?),
-                }
-            }
-            for i in 0..lists.node.len() {
-                match lists.node.cached(i) {
-                    Some(n) => b.node(i, n),
-                    None => b.node(i, &lists.node.decode(i)?),
-                }
-            }
+            lists
+                .initializer
+                .for_each_in(0..lists.initializer.len(), |i, t| {
+                    b.initializer(i, t.name())
+                })?;
+            lists
+                .sparse_initializer
+                .for_each_in(0..lists.sparse_initializer.len(), |i, s| {
+                    b.sparse_initializer(i, s)
+                })?;
+            lists
+                .value_info
+                .for_each_in(0..lists.value_info.len(), |i, v| b.value_info(i, v))?;
+            lists
+                .node
+                .for_each_in(0..lists.node.len(), |i, n| b.node(i, n))?;
             b.finish()
         }
         None => DefUse::of_graph(graph),
@@ -196,12 +182,11 @@ fn build_types(root: &Root) -> Result<TypeStore, DecodeError> {
     let RootMessage::Model(model) = &root.message else {
         return Ok(store);
     };
-    let whole = root.full_model(model)?.into_owned();
-    let options = InferOptions {
-        store: Some(&root.external),
-        ..InferOptions::default()
+    let flags = crate::shapes::Flags {
+        max_diagnostics: onnxfast_core::checker::DEFAULT_MAX_DIAGNOSTICS,
+        ..Default::default()
     };
-    let (mut annotated, _, _) = infer::infer_shapes(whole, &options);
+    let (mut annotated, _) = crate::shapes::annotated(root, model, flags)?;
     if let Some(main) = annotated.graph.as_mut() {
         let mut stack: Vec<(&mut proto::GraphProto, Steps)> = vec![(main, Vec::new())];
         while let Some((g, steps)) = stack.pop() {
@@ -226,23 +211,30 @@ fn build_types(root: &Root) -> Result<TypeStore, DecodeError> {
     Ok(store)
 }
 
-/// The types of a graph's values, by name: an initializer's tensor type,
-/// overridden by a `value_info`, an input, then an output entry (the first
-/// entry of a name in each list).
+/// The types of a graph's values, by name: the entry that declares each
+/// (`DefUse::declared`: an output, else an input, else a `value_info`
+/// entry), else an initializer's tensor type.
 fn take_types(g: &mut proto::GraphProto) -> HashMap<Str, proto::TypeProto> {
-    let mut out = HashMap::default();
+    let index = DefUse::declarations(g);
+    let mut out = HashMap::new();
     for t in &g.initializer {
         out.insert(Str::from(t.name()), tensor_type(t));
     }
-    for list in [&mut g.value_info, &mut g.input, &mut g.output] {
-        let mut seen: HashSet<Str> = HashSet::new();
-        for v in list.iter_mut() {
-            let name = Str::from(v.name());
-            if !seen.insert(name.clone()) {
+    let lists = [
+        (
+            &mut g.value_info,
+            Declared::ValueInfo as fn(usize) -> Declared,
+        ),
+        (&mut g.input, Declared::Input),
+        (&mut g.output, Declared::Output),
+    ];
+    for (list, slot) in lists {
+        for (i, v) in list.iter_mut().enumerate() {
+            if index.declared(v.name()) != Some(slot(i)) {
                 continue;
             }
             if let Some(t) = v.r#type.take() {
-                out.insert(name, t);
+                out.insert(Str::from(v.name()), t);
             }
         }
     }

@@ -3,12 +3,42 @@
 
 use pyo3::prelude::*;
 
+use onnxfast_core::error::DecodeError;
 use onnxfast_core::external::ExternalStore;
-use onnxfast_core::infer::{self, InferOptions};
+use onnxfast_core::infer::{self, InferOptions, Inference};
+use onnxfast_core::proto;
 
 use crate::checking::{checked, Checked};
 use crate::messages::Model;
 use crate::root::{Root, RootMessage};
+
+/// What to infer (the options of `onnxfast.infer_shapes`).
+#[derive(Clone, Copy, Default)]
+pub struct Flags {
+    pub max_diagnostics: usize,
+    pub data_prop: bool,
+    pub symbolic: bool,
+}
+
+/// `model` (inside `root`) whole, inferred and annotated as onnx's
+/// `infer_shapes` returns it (constants' external data read from the
+/// root's store), and what inference found.
+pub fn annotated(
+    root: &Root,
+    model: &proto::ModelProto,
+    flags: Flags,
+) -> Result<(proto::ModelProto, Inference), DecodeError> {
+    let whole = root.full_model(model)?.into_owned();
+    let options = InferOptions {
+        store: Some(&root.external),
+        max_diagnostics: flags.max_diagnostics,
+        data_prop: flags.data_prop,
+        symbolic: flags.symbolic,
+        ..InferOptions::default()
+    };
+    let (annotated, inference, _) = infer::infer_shapes(whole, &options);
+    Ok((annotated, inference))
+}
 
 /// Infers every value's type and returns `(model, findings)`: a new model
 /// equal to `model` with the inferred types written into its graphs'
@@ -25,32 +55,26 @@ pub fn infer_shapes(
     data_prop: bool,
     symbolic: bool,
 ) -> PyResult<(Py<PyAny>, Checked)> {
+    let flags = Flags {
+        max_diagnostics,
+        data_prop,
+        symbolic,
+    };
     crate::errors::guard(py, "inferring shapes", || {
-        infer_shapes_impl(py, model, max_diagnostics, data_prop, symbolic)
+        infer_shapes_impl(py, model, flags)
     })
 }
 
 fn infer_shapes_impl(
     py: Python<'_>,
     model: &Bound<'_, Model>,
-    max_diagnostics: usize,
-    data_prop: bool,
-    symbolic: bool,
+    flags: Flags,
 ) -> PyResult<(Py<PyAny>, Checked)> {
     let ptr = model.get().0.clone();
     let root = ptr.root().clone();
     let large = root.source.len() >= crate::GIL_RELEASE_BYTES;
     let (annotated, found) = crate::maybe_detach(py, large, move || {
-        let whole = root.full_model(&ptr)?.into_owned();
-        let options = InferOptions {
-            store: Some(&root.external),
-            max_diagnostics,
-            collect_types: true,
-            report_unfit: true,
-            data_prop,
-            symbolic,
-        };
-        let (annotated, inference, _) = infer::infer_shapes(whole, &options);
+        let (annotated, inference) = annotated(&root, &ptr, flags)?;
         let found = checked(inference.diagnostics, inference.omitted, &inference.counts);
         let store = ExternalStore::new(
             Some(root.external.base().to_path_buf()),
@@ -63,7 +87,7 @@ fn infer_shapes_impl(
             false,
             None,
         );
-        Ok::<_, onnxfast_core::error::DecodeError>((new_root, found))
+        Ok::<_, DecodeError>((new_root, found))
     })
     .map_err(|e| crate::errors::decode_error(py, &e))?;
     Ok((crate::wrap_root(py, annotated)?, found))

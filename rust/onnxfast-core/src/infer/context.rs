@@ -4,7 +4,7 @@
 //! `fn(&mut NodeCtx) -> Result<(), InferError>`.
 
 use crate::diag::codes::{self, Code};
-use crate::ir::types::{Dim, Dims, TensorType, Type};
+use crate::ir::types::{Dim, Dims, Symbols, TensorType, Type};
 use crate::opset::OpSchema;
 use crate::proto::attribute_proto::AttributeType;
 use crate::proto::{AttributeProto, GraphProto, NodeProto};
@@ -460,54 +460,40 @@ impl<'a, 'm> NodeCtx<'a, 'm> {
         self.engine.symbols.type_from_proto(t)
     }
 
-    /// `a + b` as an expression, with `symbolic` (`None` without it, for
-    /// an unknown operand, or past the expression bounds: the rule does
-    /// what it does without `symbolic`). Two values add as values.
+    /// `f` over the symbol table, with `symbolic` only: `None` without
+    /// it (and when `f` gives none: an unknown operand, or past the
+    /// expression bounds), so the rule does what it does without
+    /// `symbolic`.
+    fn symbolic(&mut self, f: impl FnOnce(&mut Symbols) -> Option<Dim>) -> Option<Dim> {
+        if !self.engine.symbolic {
+            return None;
+        }
+        f(&mut self.engine.symbols)
+    }
+
+    /// `a + b` as an expression (see [`NodeCtx::symbolic`]).
     pub fn sym_add(&mut self, a: Dim, b: Dim) -> Option<Dim> {
-        if !self.engine.symbolic {
-            return None;
-        }
-        self.engine.symbols.dim_add(a, b)
+        self.symbolic(|s| s.dim_add(a, b))
     }
 
-    /// `a - b` (see [`NodeCtx::sym_add`]).
-    pub fn sym_sub(&mut self, a: Dim, b: Dim) -> Option<Dim> {
-        if !self.engine.symbolic {
-            return None;
-        }
-        self.engine.symbols.dim_sub(a, b)
-    }
-
-    /// `a * b` (see [`NodeCtx::sym_add`]).
+    /// `a * b` as an expression.
     pub fn sym_mul(&mut self, a: Dim, b: Dim) -> Option<Dim> {
-        if !self.engine.symbolic {
-            return None;
-        }
-        self.engine.symbols.dim_mul(a, b)
+        self.symbolic(|s| s.dim_mul(a, b))
     }
 
-    /// `floor(a / d)`, `d > 0` (see [`NodeCtx::sym_add`]).
-    pub fn sym_floor_div(&mut self, a: Dim, d: i64) -> Option<Dim> {
-        if !self.engine.symbolic {
-            return None;
-        }
-        self.engine.symbols.dim_floor_div(a, d)
-    }
-
-    /// `a / b` when `b` divides `a` exactly (see [`NodeCtx::sym_add`]).
+    /// `a / b` when `b` divides `a` exactly as polynomials.
     pub fn sym_div_exact(&mut self, a: Dim, b: Dim) -> Option<Dim> {
-        if !self.engine.symbolic {
-            return None;
-        }
-        self.engine.symbols.dim_div_exact(a, b)
+        self.symbolic(|s| s.dim_div_exact(a, b))
     }
 
-    /// `ceil(a / d)`, `d > 0` (see [`NodeCtx::sym_add`]).
+    /// `floor(a / d)`, `d > 0`, as an expression.
+    pub fn sym_floor_div(&mut self, a: Dim, d: i64) -> Option<Dim> {
+        self.symbolic(|s| s.dim_floor_div(a, d))
+    }
+
+    /// `ceil(a / d)`, `d > 0`, as an expression.
     pub fn sym_ceil_div(&mut self, a: Dim, d: i64) -> Option<Dim> {
-        if !self.engine.symbolic {
-            return None;
-        }
-        self.engine.symbols.dim_ceil_div(a, d)
+        self.symbolic(|s| s.dim_ceil_div(a, d))
     }
 
     /// A symbol different from every other (an unknown dim with identity).

@@ -18,7 +18,7 @@ use foldhash::HashMap;
 use indexmap::IndexMap;
 use smallvec::SmallVec;
 
-use crate::proto::{GraphProto, NodeProto, Str, ValueInfoProto};
+use crate::proto::{GraphProto, NodeProto, SparseTensorProto, Str, ValueInfoProto};
 
 /// Where a value of a graph comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -172,13 +172,24 @@ impl DefUse {
             b.initializer(i, t.name());
         }
         for (i, s) in g.sparse_initializer.iter().enumerate() {
-            b.sparse_initializer(i, s.values.as_ref().map_or("", |v| v.name()));
+            b.sparse_initializer(i, s);
         }
         for (i, v) in g.value_info.iter().enumerate() {
             b.value_info(i, v);
         }
         for (i, n) in g.node.iter().enumerate() {
             b.node(i, n);
+        }
+        b.finish()
+    }
+
+    /// The declarations of a graph only (its inputs, outputs and
+    /// `value_info`; no nodes or initializers): what [`DefUse::declared`]
+    /// needs, at the cost of those lists alone.
+    pub fn declarations(g: &GraphProto) -> DefUse {
+        let mut b = DefUseBuilder::new(g);
+        for (i, v) in g.value_info.iter().enumerate() {
+            b.value_info(i, v);
         }
         b.finish()
     }
@@ -312,7 +323,9 @@ impl DefUseBuilder {
         self.define(name, Def::Initializer(i));
     }
 
-    pub fn sparse_initializer(&mut self, i: usize, name: &str) {
+    /// A sparse initializer, named by its `values` tensor.
+    pub fn sparse_initializer(&mut self, i: usize, s: &SparseTensorProto) {
+        let name = s.values.as_ref().map_or("", |v| v.name());
         self.define(name, Def::SparseInitializer(i));
     }
 
@@ -535,6 +548,10 @@ mod tests {
         assert_eq!(v.declared("y"), Some(Declared::Output(0)), "output wins");
         assert_eq!(v.declared("x"), Some(Declared::Output(1)), "over input");
         assert_eq!(v.declared("w"), Some(Declared::Input(1)));
+        let d = DefUse::declarations(&g);
+        for name in ["a", "y", "x", "w", "outer"] {
+            assert_eq!(d.declared(name), v.declared(name), "{name}");
+        }
         assert_eq!(v.users("a"), vec![1]);
         assert_eq!(v.producer("y"), Some(1));
     }
