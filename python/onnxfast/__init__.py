@@ -49,6 +49,7 @@ from ._onnxfast import (
     Values,
     __version__,
 )
+from ._policy import Policy
 from ._shapes import infer_shapes
 from ._tensors import to_array
 from .errors import (
@@ -58,6 +59,7 @@ from .errors import (
     InferenceError,
     InternalError,
     OnnxFastError,
+    PolicyError,
     TensorError,
 )
 
@@ -87,6 +89,8 @@ __all__ = [
     "OperatorSetId",
     "OptionalType",
     "OptionalValue",
+    "Policy",
+    "PolicyError",
     "RepeatedMessages",
     "Report",
     "SequenceType",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -133,6 +133,23 @@ def _model_and_dir(model_or_path: Any) -> tuple[Any, str | None]:
     return load(model_or_path), None
 
 
+def _policy_rules(policy: Any) -> dict[str, Any] | None:
+    """The rules of `policy` as the core takes them."""
+    from ._policy import Policy
+
+    if policy is None:
+        return None
+    if isinstance(policy, (str, os.PathLike)):
+        policy = Policy.load(policy)
+    elif isinstance(policy, Mapping):
+        policy = Policy(**policy)
+    elif not isinstance(policy, Policy):
+        raise TypeError(
+            f"policy must be a Policy, a path or a mapping, not {type(policy).__name__}"
+        )
+    return policy.to_dict()
+
+
 def check(
     model_or_path: Any,
     *,
@@ -141,6 +158,7 @@ def check(
     check_custom_domain: bool = False,
     max_diagnostics: int = 10_000,
     full: bool = False,
+    policy: Any = None,
 ) -> Report:
     """Checks a model and returns every finding; never raises for an invalid model.
 
@@ -153,7 +171,11 @@ def check(
     are not read: only small constants that decide a shape are).
     At most ``max_diagnostics`` findings are kept (``report.omitted`` counts
     the rest), which bounds memory on hostile models.
+    ``policy``: a :class:`Policy`, the path of a policy TOML file, or a
+    mapping of its keys; its rules are enforced in the same walk (codes P…,
+    errors; ``max_file_bytes`` judges the size of the file or bytes given).
     """
+    rules = _policy_rules(policy)
     model, model_dir = _model_and_dir(model_or_path)
     found, omitted, errors, warnings = _onnxfast.check_model(
         model,
@@ -163,6 +185,7 @@ def check(
         check_custom_domain=check_custom_domain,
         max_diagnostics=max_diagnostics,
         full=full,
+        policy=rules,
     )
     return Report([Diagnostic(*d) for d in found], omitted, errors, warnings)
 
@@ -175,17 +198,19 @@ def check_model(
     check_custom_domain: bool = False,
     full: bool = False,
     full_check: bool | None = None,
+    policy: Any = None,
 ) -> None:
     """Drop-in for ``onnx.checker.check_model``: raises :class:`CheckError`
     (a ValueError) carrying the full report when the model has any error.
     ``full`` (or onnx's spelling, ``full_check``) adds type and shape
-    inference, as onnx's ``full_check=True``."""
+    inference, as onnx's ``full_check=True``; ``policy`` as in :func:`check`."""
     report = check(
         model_or_path,
         strict=strict,
         skip_opset_compatibility_check=skip_opset_compatibility_check,
         check_custom_domain=check_custom_domain,
         full=full if full_check is None else full_check,
+        policy=policy,
     )
     if not report.ok:
         raise CheckError(str(report), report=report)

@@ -77,6 +77,7 @@ def check_model(
     check_custom_domain: bool = False,
     max_diagnostics: int = 10000,
     full: bool = False,
+    policy: dict[str, Any] | None = None,
 ) -> tuple[list[tuple[str, str, str, str, str | None]], int, int, int]: ...
 def infer_shapes(
     model: Model,

@@ -18,6 +18,7 @@ __all__ = [
     "InferenceError",
     "InternalError",
     "OnnxFastError",
+    "PolicyError",
     "TensorError",
 ]
 
@@ -86,6 +87,22 @@ class CheckError(OnnxFastError, ValueError):
 class InferenceError(CheckError):
     """Shape inference found errors (``infer_shapes(..., strict=True)``);
     ``report`` holds every diagnostic (codes E7…, see docs/checks.md)."""
+
+
+class PolicyError(OnnxFastError, ValueError):
+    """A policy cannot be read: not TOML, an unknown key, a wrong type or an
+    out-of-range value.
+
+    Attributes:
+        path: the policy file (or ``"<string>"``, ``"<arguments>"``).
+        key: the key at fault (``max_opset.com.microsoft`` inside a table),
+            or None for a syntax error.
+        line: its line in the file, when known.
+    """
+
+    path: str
+    key: str | None
+    line: int | None
 
 
 class InternalError(OnnxFastError):

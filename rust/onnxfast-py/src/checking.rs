@@ -3,8 +3,13 @@
 
 use std::path::PathBuf;
 
-use pyo3::prelude::*;
+use std::sync::Arc;
 
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use onnxfast_core::checker::policy::{OpRule, Policy};
 use onnxfast_core::checker::{self, CheckOptions};
 
 use crate::messages::Model;
@@ -21,7 +26,7 @@ pub(crate) type Checked = (Vec<Finding>, u64, u64, u64);
 #[pyfunction]
 #[pyo3(signature = (
     model, *, strict = false, model_dir = None, skip_opset_compatibility_check = false,
-    check_custom_domain = false, max_diagnostics = 10000, full = false,
+    check_custom_domain = false, max_diagnostics = 10000, full = false, policy = None,
 ))]
 #[allow(clippy::too_many_arguments)]
 pub fn check_model(
@@ -33,7 +38,9 @@ pub fn check_model(
     check_custom_domain: bool,
     max_diagnostics: usize,
     full: bool,
+    policy: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<Checked> {
+    let policy = policy.map(policy_from_dict).transpose()?;
     let options = CheckOptions {
         strict,
         full,
@@ -41,6 +48,8 @@ pub fn check_model(
         skip_opset_compatibility_check,
         check_custom_domain,
         max_diagnostics: Some(max_diagnostics),
+        policy: policy.map(|p| Arc::new(p.into())),
+        source_bytes: Some(model.get().0.root().source.len() as u64),
     };
     crate::errors::guard(py, "checking", || check_model_impl(py, model, options))
 }
@@ -85,4 +94,54 @@ pub(crate) fn checked(
         })
         .collect();
     (findings, omitted, counts.errors, counts.warnings)
+}
+
+/// The core policy from the dict `onnxfast.Policy` hands over (keys as in
+/// the TOML schema, already checked there; checked again here for type).
+fn policy_from_dict(d: &Bound<'_, PyDict>) -> PyResult<Policy> {
+    let mut p = Policy::default();
+    for (key, value) in d.iter() {
+        let key: String = key.extract()?;
+        if value.is_none() {
+            continue;
+        }
+        let ops = |v: &Bound<'_, PyAny>| -> PyResult<Vec<OpRule>> {
+            v.extract::<Vec<String>>()?
+                .iter()
+                .map(|t| OpRule::parse(t).map_err(PyValueError::new_err))
+                .collect()
+        };
+        let opsets = |v: &Bound<'_, PyAny>| -> PyResult<Vec<(String, i64)>> {
+            let mut out: Vec<(String, i64)> = v
+                .extract::<std::collections::HashMap<String, i64>>()?
+                .into_iter()
+                .collect();
+            out.sort();
+            Ok(out)
+        };
+        match key.as_str() {
+            "allowed_domains" => p.allowed_domains = Some(value.extract()?),
+            "denied_domains" => p.denied_domains = value.extract()?,
+            "allowed_ops" => p.allowed_ops = Some(ops(&value)?),
+            "denied_ops" => p.denied_ops = ops(&value)?,
+            "min_opset" => p.min_opset = opsets(&value)?,
+            "max_opset" => p.max_opset = opsets(&value)?,
+            "min_ir_version" => p.min_ir_version = Some(value.extract()?),
+            "max_ir_version" => p.max_ir_version = Some(value.extract()?),
+            "max_file_bytes" => p.max_file_bytes = Some(value.extract()?),
+            "max_parameters" => p.max_parameters = Some(value.extract()?),
+            "max_nodes" => p.max_nodes = Some(value.extract()?),
+            "max_subgraph_depth" => p.max_subgraph_depth = Some(value.extract()?),
+            "allow_external_data" => p.allow_external_data = value.extract()?,
+            "max_external_bytes" => p.max_external_bytes = Some(value.extract()?),
+            "allow_functions" => p.allow_functions = value.extract()?,
+            "required_metadata" => p.required_metadata = value.extract()?,
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "unknown policy key {other:?}"
+                )));
+            }
+        }
+    }
+    Ok(p)
 }

@@ -236,6 +236,7 @@ fn check_function(
         );
     }
     let opsets = opset_map(c, f, loc);
+    super::policy::nodes(c, f.node.len());
     let mut scope = Scope::default();
     scope.push();
     for (i, input) in f.input.iter().enumerate() {

@@ -5,7 +5,7 @@ use rayon::prelude::*;
 
 use super::node;
 use super::tensor;
-use super::{q, Checker, OpsetMap};
+use super::{policy, q, Checker, Findings, OpsetMap};
 use crate::decode::lazy::{GraphLists, LazyList, ListElement, NodeNames};
 use crate::diag::{closest, Location, Step};
 use crate::error::DecodeError;
@@ -32,6 +32,7 @@ pub(crate) fn check_graph<'a>(
     parent: &Location,
 ) {
     let here = parent.child(Step::Graph(g.name().to_string()));
+    policy::nodes(c, g.node.len());
     graph_head(
         c,
         g,
@@ -243,33 +244,35 @@ impl<T: ListElement> Elements<T> for LazyList<T> {
 /// Elements a task checks.
 const RUN: usize = 256;
 
+/// Runs `run` on each run of [`RUN`] elements (in parallel for large
+/// lists) and returns what it gave, in order.
+fn runs<T, E: Elements<T> + ?Sized, R: Send>(
+    list: &E,
+    run: impl Fn(&mut dyn FnMut(&mut dyn FnMut(usize, &T)) -> Result<(), E::Error>) -> Result<R, E::Error>
+        + Sync,
+) -> Result<Vec<R>, E::Error> {
+    let n = list.count();
+    let one = |r: usize| run(&mut |f| list.each(r * RUN..((r + 1) * RUN).min(n), f));
+    if n >= PARALLEL_NODES {
+        (0..n.div_ceil(RUN)).into_par_iter().map(one).collect()
+    } else {
+        (0..n.div_ceil(RUN)).map(one).collect()
+    }
+}
+
 /// Runs `check` on every element (in parallel runs for large lists) and
 /// returns what it gave, in element order.
 fn each_checked<T, E: Elements<T> + ?Sized, R: Send>(
     list: &E,
     check: impl Fn(usize, &T) -> Option<R> + Sync,
 ) -> Result<Vec<R>, E::Error> {
-    let n = list.count();
-    let run = |r: usize| -> Result<Vec<R>, E::Error> {
+    let parts = runs(list, |each| {
         let mut out = Vec::new();
-        list.each(r * RUN..((r + 1) * RUN).min(n), &mut |i, t| {
-            out.extend(check(i, t));
-        })?;
+        each(&mut |i, t| out.extend(check(i, t)))?;
         Ok(out)
-    };
-    let runs: Vec<Vec<R>> = if n >= PARALLEL_NODES {
-        (0..n.div_ceil(RUN))
-            .into_par_iter()
-            .map(run)
-            .collect::<Result<_, _>>()?
-    } else {
-        (0..n.div_ceil(RUN)).map(run).collect::<Result<_, _>>()?
-    };
-    Ok(runs.into_iter().flatten().collect())
+    })?;
+    Ok(parts.into_iter().flatten().collect())
 }
-
-/// What a forked checker found: its kept findings and its counts.
-type Findings = (Vec<super::Diagnostic>, super::Counts);
 
 /// Node-local findings, (node index, findings) for the nodes that have any.
 fn node_findings<E: Elements<NodeProto> + ?Sized>(
@@ -284,7 +287,8 @@ fn node_findings<E: Elements<NodeProto> + ?Sized>(
         node::check_node_local(&mut fork, n, opsets, is_main, &|| {
             here.child(node_step(i, n))
         });
-        (fork.counts.total() > 0).then(|| (i, fork.into_findings()))
+        let found = fork.into_findings();
+        (!found.is_empty()).then_some((i, found))
     })
 }
 
@@ -318,25 +322,29 @@ fn proven_ssa<'a>(
     Some(defined)
 }
 
-/// check_tensor of every initializer, in parallel for large graphs.
+/// check_tensor of every initializer, in parallel runs for large graphs.
 fn tensor_checks<E: Elements<TensorProto> + ?Sized>(
     c: &Checker<'_>,
     initializers: &E,
     here: &Location,
 ) -> Result<Findings, E::Error> {
-    let parts = each_checked(initializers, |i, t| {
+    let parts = runs(initializers, |each| {
         let mut fork = c.fork();
-        tensor::check_tensor(&mut fork, t, &|| {
-            here.child(item("initializer", i, t.name()))
-        });
-        (fork.counts.total() > 0).then(|| fork.into_findings())
+        each(&mut |i, t| {
+            let loc = || here.child(item("initializer", i, t.name()));
+            policy::tensor(&mut fork, t, true, &loc);
+            tensor::check_tensor(&mut fork, t, &loc);
+        })?;
+        Ok(fork.into_findings())
     })?;
-    let mut total = super::Counts::default();
-    for p in &parts {
-        total.merge(p.1);
+    let mut all = c.fork().into_findings();
+    for part in parts {
+        all.counts.merge(part.counts);
+        all.tally.merge(part.tally);
+        let room = c.limit.saturating_sub(all.out.len());
+        all.out.extend(part.out.into_iter().take(room));
     }
-    let out = parts.into_iter().flat_map(|p| p.0).take(c.limit).collect();
-    Ok((out, total))
+    Ok(all)
 }
 
 /// A graph's name, inputs and outputs; opens its scope level (room for the
@@ -457,7 +465,7 @@ pub(crate) fn check_main_lazy<'a>(
     );
     let (names, nodes) = (names?, nodes?);
     // Rolled back if the fast path does not apply.
-    let (kept, counts) = (c.out.len(), c.counts);
+    let (kept, counts, tally) = (c.out.len(), c.counts, c.tally);
     let here = parent.child(Step::Graph(g.name().to_string()));
     graph_head(c, g, true, scope, &here, names.len());
     initializer_names(c, scope, &here, names.into_iter());
@@ -473,9 +481,11 @@ pub(crate) fn check_main_lazy<'a>(
     let Some(defined) = proven else {
         c.out.truncate(kept);
         c.counts = counts;
+        c.tally = tally;
         scope.pop();
         return Ok(false);
     };
+    policy::nodes(c, lists.node.len());
     let init_diags = tensor_checks(c, &lists.initializer, &here)?;
     c.absorb(init_diags);
     for (_, diags) in local? {

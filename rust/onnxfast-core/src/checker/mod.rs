@@ -11,12 +11,14 @@
 mod function;
 mod graph;
 pub(crate) mod node;
+pub mod policy;
 pub(crate) use node::is_experimental;
 mod strict;
 mod tensor;
 
 use crate::diag::codes;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use crate::decode::lazy::GraphLists;
 use crate::diag::codes::Code;
@@ -48,6 +50,11 @@ pub struct CheckOptions {
     /// `Report::omitted`), so a hostile model cannot make the report itself
     /// unbounded. `None`: [`DEFAULT_MAX_DIAGNOSTICS`].
     pub max_diagnostics: Option<usize>,
+    /// Rules of the caller's on top of validity (codes P…), enforced in the
+    /// same walk.
+    pub policy: Option<Arc<policy::Compiled>>,
+    /// Size of the model file, for the policy's `max_file_bytes`.
+    pub source_bytes: Option<u64>,
 }
 
 /// Diagnostics kept by default.
@@ -67,6 +74,25 @@ pub(crate) struct Checker<'a> {
     /// Findings so far by severity, kept or not.
     pub counts: Counts,
     pub limit: usize,
+    /// What the policy adds up (nodes, parameters, external bytes).
+    pub tally: policy::Tally,
+    /// Keep only policy findings (functions onnx does not check).
+    pub policy_only: bool,
+}
+
+/// What a checker (or a fork of it) found.
+#[derive(Debug, Default)]
+pub(crate) struct Findings {
+    pub out: Vec<Diagnostic>,
+    pub counts: Counts,
+    pub tally: policy::Tally,
+}
+
+impl Findings {
+    /// Whether there is anything to take in.
+    pub fn is_empty(&self) -> bool {
+        self.counts.total() == 0 && self.tally.is_empty()
+    }
 }
 
 impl<'a> Checker<'a> {
@@ -79,19 +105,26 @@ impl<'a> Checker<'a> {
             out: Vec::new(),
             counts: Counts::default(),
             limit: self.limit,
+            tally: policy::Tally::default(),
+            policy_only: self.policy_only,
         }
     }
 
     /// Takes in the findings of a fork, in order, within the limit.
-    pub fn absorb(&mut self, (out, counts): (Vec<Diagnostic>, Counts)) {
-        self.counts.merge(counts);
+    pub fn absorb(&mut self, found: Findings) {
+        self.counts.merge(found.counts);
+        self.tally.merge(found.tally);
         let room = self.limit.saturating_sub(self.out.len());
-        self.out.extend(out.into_iter().take(room));
+        self.out.extend(found.out.into_iter().take(room));
     }
 
     /// The findings of this checker, for [`Checker::absorb`].
-    pub fn into_findings(self) -> (Vec<Diagnostic>, Counts) {
-        (self.out, self.counts)
+    pub fn into_findings(self) -> Findings {
+        Findings {
+            out: self.out,
+            counts: self.counts,
+            tally: self.tally,
+        }
     }
 
     /// Records a finding of `code` (its severity is the code's).
@@ -117,6 +150,9 @@ impl<'a> Checker<'a> {
         message: String,
         suggestion: Option<String>,
     ) {
+        if self.policy_only && !code.is_policy() {
+            return;
+        }
         self.counts.add(code.severity);
         if self.out.len() >= self.limit {
             return;
@@ -159,7 +195,11 @@ pub fn check_model(model: &ModelProto, options: &CheckOptions) -> Report {
             )
         },
     );
-    c.absorb((inferred.diagnostics, inferred.counts));
+    c.absorb(Findings {
+        out: inferred.diagnostics,
+        counts: inferred.counts,
+        tally: Default::default(),
+    });
     c.into_report()
 }
 
@@ -218,7 +258,11 @@ pub fn check_lazy(
         },
     );
     let (mut c, inferred) = (c?, inferred?);
-    c.absorb((inferred.diagnostics, inferred.counts));
+    c.absorb(Findings {
+        out: inferred.diagnostics,
+        counts: inferred.counts,
+        tally: Default::default(),
+    });
     Ok(c.into_report())
 }
 
@@ -276,6 +320,8 @@ fn structural<'o, E>(
         out: Vec::new(),
         counts: Counts::default(),
         limit: options.max_diagnostics.unwrap_or(DEFAULT_MAX_DIAGNOSTICS),
+        tally: policy::Tally::default(),
+        policy_only: false,
     };
     let here = Location(vec![Step::Model]);
     let top = Location::default();
@@ -309,6 +355,7 @@ fn structural<'o, E>(
             }
         }
     }
+    policy::model_header(&mut c, model, options.source_bytes);
     // onnx keeps the IR version in a 32-bit int.
     c.ir_version = ir as i32;
     let opsets = model_opsets(&mut c, model, &here);
@@ -322,10 +369,19 @@ fn structural<'o, E>(
     }
     if c.ir_version >= 8 {
         function::check_functions(&mut c, model, &opsets, &top);
+    } else if options.policy.is_some() && !model.functions.is_empty() {
+        // onnx ignores the functions of older models; a runtime may not,
+        // so the policy still reads them (the walk's other findings are
+        // dropped).
+        let mut fork = c.fork();
+        fork.policy_only = true;
+        function::check_functions(&mut fork, model, &opsets, &top);
+        c.absorb(fork.into_findings());
     }
     if options.strict {
         strict::check_model(&mut c, model, &here);
     }
+    policy::finish(&mut c);
     Ok(c)
 }
 

@@ -66,6 +66,7 @@ pub(crate) fn check_node_local(
     if n.op_type().is_empty() {
         c.emit(codes::NO_OP_TYPE, &loc(), "the node has no op_type".into());
     }
+    super::policy::node(c, n, loc);
     if n.input.is_empty() && n.output.is_empty() {
         c.emit(
             codes::NO_INPUTS_OR_OUTPUTS,
@@ -404,13 +405,17 @@ fn check_attribute(
         );
     }
     if let Some(t) = &a.t {
-        tensor::check_tensor(c, t, &|| loc().child(Step::Field("t")));
+        let tloc = || loc().child(Step::Field("t"));
+        super::policy::tensor(c, t, true, &tloc);
+        tensor::check_tensor(c, t, &tloc);
     }
     if let Some(s) = &a.sparse_tensor {
         tensor::check_sparse(c, s, &|| loc().child(Step::Field("sparse_tensor")));
     }
     for (i, t) in a.tensors.iter().enumerate() {
-        tensor::check_tensor(c, t, &|| loc().child(item("tensors", i, t.name())));
+        let tloc = || loc().child(item("tensors", i, t.name()));
+        super::policy::tensor(c, t, true, &tloc);
+        tensor::check_tensor(c, t, &tloc);
     }
     for (i, s) in a.sparse_tensors.iter().enumerate() {
         tensor::check_sparse(c, s, &|| loc().child(item("sparse_tensors", i, "")));
@@ -429,6 +434,7 @@ pub(crate) fn check_subgraphs<'a>(
         if a.g.is_none() && a.graphs.is_empty() {
             continue;
         }
+        super::policy::subgraph(c, loc, a.name());
         let aloc = loc.child(Step::Attribute(a.name().to_string()));
         if let Some(g) = &a.g {
             check_graph(c, g, opsets, false, scope, &aloc);

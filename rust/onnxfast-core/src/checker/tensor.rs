@@ -354,6 +354,11 @@ pub(crate) fn check_sparse(c: &mut Checker<'_>, s: &SparseTensorProto, loc: &dyn
         return;
     };
     let vloc = loc().child(Step::Field("values"));
+    super::policy::tensor(c, values, true, &|| vloc.clone());
+    if let Some(indices) = &s.indices {
+        let iloc = || loc().child(Step::Field("indices"));
+        super::policy::tensor(c, indices, false, &iloc);
+    }
     if !check_tensor(c, values, &|| vloc.clone()) {
         return;
     }

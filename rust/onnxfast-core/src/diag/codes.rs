@@ -13,6 +13,13 @@ pub struct Code {
     pub summary: &'static str,
 }
 
+impl Code {
+    /// A policy's code (P…): a rule of the caller's, not of ONNX.
+    pub fn is_policy(&self) -> bool {
+        self.id.starts_with('P')
+    }
+}
+
 const fn error(id: &'static str, summary: &'static str) -> Code {
     Code {
         id,
@@ -325,6 +332,61 @@ pub const INFERENCE_BUDGET: Code = warning(
     "Inference stopped expanding function bodies and subgraphs after its work budget (bounded time on hostile models); later calls are not inferred.",
 );
 
+// Policies (`policy=`; docs: README, "Policies")
+pub const POLICY_DOMAIN_NOT_ALLOWED: Code =
+    error("P001", "A node's domain is not in `allowed_domains`.");
+pub const POLICY_DOMAIN_DENIED: Code = error("P002", "A node's domain is in `denied_domains`.");
+pub const POLICY_OP_NOT_ALLOWED: Code = error(
+    "P003",
+    "A node's operator matches no entry of `allowed_ops`.",
+);
+pub const POLICY_OP_DENIED: Code = error(
+    "P004",
+    "A node's operator matches an entry of `denied_ops`.",
+);
+pub const POLICY_OPSET_TOO_OLD: Code = error(
+    "P005",
+    "An opset import (of the model or a function) is below `min_opset` for its domain.",
+);
+pub const POLICY_OPSET_TOO_NEW: Code = error(
+    "P006",
+    "An opset import (of the model or a function) is above `max_opset` for its domain.",
+);
+pub const POLICY_IR_TOO_OLD: Code = error("P007", "`ir_version` is below `min_ir_version`.");
+pub const POLICY_IR_TOO_NEW: Code = error("P008", "`ir_version` is above `max_ir_version`.");
+pub const POLICY_FILE_TOO_LARGE: Code = error(
+    "P009",
+    "The model file is larger than `max_file_bytes` (external data not included).",
+);
+pub const POLICY_TOO_MANY_PARAMETERS: Code = error(
+    "P010",
+    "The weights hold more elements than `max_parameters` (initializers, tensor attributes, sparse tensors' values; every graph and function).",
+);
+pub const POLICY_TOO_MANY_NODES: Code = error(
+    "P011",
+    "The model has more nodes than `max_nodes` (every graph, subgraph and function body).",
+);
+pub const POLICY_SUBGRAPH_TOO_DEEP: Code = error(
+    "P012",
+    "A subgraph is nested deeper than `max_subgraph_depth` (reported at the first level over it).",
+);
+pub const POLICY_EXTERNAL_DATA: Code = error(
+    "P013",
+    "A tensor keeps its data in an external file and `allow_external_data` is false.",
+);
+pub const POLICY_EXTERNAL_TOO_LARGE: Code = error(
+    "P014",
+    "Tensors keep more bytes in external files than `max_external_bytes`.",
+);
+pub const POLICY_FUNCTION: Code = error(
+    "P015",
+    "The model defines a local function and `allow_functions` is false.",
+);
+pub const POLICY_METADATA_MISSING: Code = error(
+    "P016",
+    "A key of `required_metadata` is missing from `metadata_props`.",
+);
+
 /// Every code, in docs order.
 pub const ALL: &[Code] = &[
     NO_IR_VERSION,
@@ -434,6 +496,22 @@ pub const ALL: &[Code] = &[
     UNUSED_INITIALIZER,
     DEAD_NODE,
     EXPERIMENTAL_OPERATOR,
+    POLICY_DOMAIN_NOT_ALLOWED,
+    POLICY_DOMAIN_DENIED,
+    POLICY_OP_NOT_ALLOWED,
+    POLICY_OP_DENIED,
+    POLICY_OPSET_TOO_OLD,
+    POLICY_OPSET_TOO_NEW,
+    POLICY_IR_TOO_OLD,
+    POLICY_IR_TOO_NEW,
+    POLICY_FILE_TOO_LARGE,
+    POLICY_TOO_MANY_PARAMETERS,
+    POLICY_TOO_MANY_NODES,
+    POLICY_SUBGRAPH_TOO_DEEP,
+    POLICY_EXTERNAL_DATA,
+    POLICY_EXTERNAL_TOO_LARGE,
+    POLICY_FUNCTION,
+    POLICY_METADATA_MISSING,
 ];
 
 #[cfg(test)]
