@@ -79,6 +79,7 @@ def check_model(
     full: bool = False,
     policy: dict[str, Any] | None = None,
 ) -> tuple[list[tuple[str, str, str, str, str | None]], int, int, int]: ...
+def diagnostic_codes() -> list[tuple[str, str, str]]: ...
 def infer_shapes(
     model: Model,
     *,

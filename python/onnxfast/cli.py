@@ -1,11 +1,13 @@
 """The onnxfast command line.
 
-    onnxfast check PATH... [--strict] [--full] [--json] [-j N]
+    onnxfast check PATH... [--strict] [--full] [--policy FILE] [-j N]
+                           [--format text|json|sarif|github] [--fail-on error|warning]
     onnxfast info PATH [--shapes [--data-prop] [--symbolic]] [--json]
     onnxfast shapes PATH [--strict] [--data-prop] [--symbolic] [--json]
 
-Exit status of `check`: 0 when every model is valid, 1 when any is invalid,
-2 for a usage error or a file that cannot be read (missing, not ONNX).
+Exit status of `check`: 0 when every model is valid, 1 when any is invalid
+(has an error, or a warning with `--fail-on warning`), 2 for a usage error,
+an unreadable policy or a file that cannot be read (missing, not ONNX).
 `shapes` exits 1 with `--strict` when inference finds a defect.
 """
 
@@ -24,11 +26,12 @@ import traceback
 from pathlib import Path
 from typing import Any, TextIO
 
-from . import __version__, check, infer_shapes, load
+from . import __version__, _reports, check, infer_shapes, load
 from ._check import Report
+from ._policy import Policy
 from ._shapes import infer_with_report
 from ._types import data_type_name
-from .errors import OnnxFastError
+from .errors import OnnxFastError, PolicyError
 
 EXIT_OK, EXIT_INVALID, EXIT_ERROR = 0, 1, 2
 
@@ -101,10 +104,12 @@ def _collect(paths: list[str]) -> tuple[list[Path], list[str]]:
     return files, missing
 
 
-def _check_one(path: Path, strict: bool, full: bool = False) -> dict[str, Any]:
+def _check_one(
+    path: Path, strict: bool, full: bool = False, policy: Policy | None = None
+) -> dict[str, Any]:
     started = time.perf_counter()
     try:
-        report: Report = check(path, strict=strict, full=full)
+        report: Report = check(path, strict=strict, full=full, policy=policy)
     except (OSError, OnnxFastError) as e:
         return {
             "path": str(path),
@@ -117,15 +122,19 @@ def _check_one(path: Path, strict: bool, full: bool = False) -> dict[str, Any]:
     return {
         "path": str(path),
         "ok": report.ok,
+        "errors": report.error_count,
+        "warnings": report.warning_count,
         "diagnostics": report.to_dict()["diagnostics"],
         "seconds": time.perf_counter() - started,
         "_report": report,
     }
 
 
-def _check_one_plain(path: Path, strict: bool, full: bool = False) -> dict[str, Any]:
+def _check_one_plain(
+    path: Path, strict: bool, full: bool = False, policy: Policy | None = None
+) -> dict[str, Any]:
     """_check_one for worker processes: only picklable values come back."""
-    result = _check_one(path, strict, full)
+    result = _check_one(path, strict, full, policy)
     report = result.pop("_report", None)
     exc = result.pop("_exc", None)
     if report is not None:
@@ -141,29 +150,52 @@ def _check_one_plain(path: Path, strict: bool, full: bool = False) -> dict[str, 
 
 
 class Progress:
-    """A one-line progress bar on stderr (terminals only)."""
+    """A progress bar on stderr for runs over many files (rich): files done,
+    files/s and invalid files so far. Only on a terminal; rich honours
+    NO_COLOR."""
 
     def __init__(self, total: int, enabled: bool) -> None:
-        self.total = total
-        self.done = 0
-        self.enabled = enabled and sys.stderr.isatty() and total > 1
-
-    def step(self, label: str) -> None:
-        self.done += 1
-        if not self.enabled:
+        self.invalid = 0
+        self.bar: Any = None
+        if not (enabled and total > 1 and sys.stderr.isatty()):
             return
-        width = 30
-        filled = width * self.done // self.total
-        name = label if len(label) <= 40 else "…" + label[-39:]
-        sys.stderr.write(
-            f"\r[{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} {name:<40}"
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            ProgressColumn,
+            TextColumn,
+            TimeElapsedColumn,
         )
-        sys.stderr.flush()
+        from rich.progress import Progress as Bar
+        from rich.text import Text
+
+        class Rate(ProgressColumn):
+            def render(self, task: Any) -> Text:
+                return Text(f"{task.speed or 0:.0f} files/s")
+
+        self.bar = Bar(
+            TextColumn("checking"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            Rate(),
+            TextColumn("{task.fields[invalid]} invalid"),
+            TimeElapsedColumn(),
+            console=Console(stderr=True),
+            transient=True,
+        )
+        self.task = self.bar.add_task("check", total=total, invalid=0)
+        self.bar.start()
+
+    def step(self, result: dict[str, Any]) -> None:
+        if not result.get("ok"):
+            self.invalid += 1
+        if self.bar is not None:
+            self.bar.update(self.task, advance=1, invalid=self.invalid)
 
     def clear(self) -> None:
-        if self.enabled:
-            sys.stderr.write("\r" + " " * 90 + "\r")
-            sys.stderr.flush()
+        if self.bar is not None:
+            self.bar.stop()
 
 
 def _print_human(result: dict[str, Any], style: Style, debug: bool) -> None:
@@ -193,9 +225,83 @@ def _print_human(result: dict[str, Any], style: Style, debug: bool) -> None:
     print()
 
 
+def _failed(result: dict[str, Any], fail_on: str) -> bool:
+    """Whether a checked (readable) model fails the run."""
+    if not result["ok"]:
+        return True
+    return fail_on == "warning" and result.get("warnings", 0) > 0
+
+
+def _print_summary(results: list[dict[str, Any]], style: Style) -> None:
+    rows = _reports.by_code(results)
+    if not rows:
+        return
+    print(style.bold("findings by code"))
+    table = [["code", "severity", "count", "files", "meaning"]]
+    for r in rows:
+        meaning = r["meaning"] if len(r["meaning"]) <= 70 else r["meaning"][:69] + "…"
+        table.append([r["code"], r["severity"], str(r["count"]), str(r["files"]), meaning])
+    for line in _table(table, indent="    ", right=(2, 3)):
+        print(line)
+    print()
+
+
+def _run_checks(files: list[Path], args: argparse.Namespace, policy: Policy | None) -> Any:
+    """(file, result) in order, in worker processes with -j."""
+    if args.jobs == 1:
+        for f in files:
+            yield f, _check_one(f, args.strict, args.full, policy)
+        return
+    # Worker processes: small models spend most of their time in Python
+    # code, where threads would only contend for the GIL. "spawn" keeps
+    # each worker clean of the parent's threads (rayon's pool).
+    context = multiprocessing.get_context("spawn")
+    with concurrent.futures.ProcessPoolExecutor(max_workers=args.jobs, mp_context=context) as pool:
+        chunk = max(1, min(64, len(files) // (args.jobs * 8)))
+        n = len(files)
+        yield from zip(
+            files,
+            pool.map(
+                _check_one_plain,
+                files,
+                [args.strict] * n,
+                [args.full] * n,
+                [policy] * n,
+                chunksize=chunk,
+            ),
+        )
+
+
 def cmd_check(args: argparse.Namespace) -> int:
+    fmt = "json" if args.json else args.format
+    policy = None
+    if args.policy is not None:
+        try:
+            policy = Policy.load(args.policy)
+        except PolicyError as e:
+            print(f"onnxfast check: policy: {e}", file=sys.stderr)
+            return EXIT_ERROR
+        except OSError as e:
+            print(f"onnxfast check: policy: {_describe_failure(e)}", file=sys.stderr)
+            return EXIT_ERROR
     files, missing = _collect(args.paths)
-    style = Style(sys.stdout)
+    out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout  # noqa: SIM115
+    try:
+        return _check_files(args, fmt, policy, files, missing, out)
+    finally:
+        if out is not sys.stdout:
+            out.close()
+
+
+def _check_files(
+    args: argparse.Namespace,
+    fmt: str,
+    policy: Policy | None,
+    files: list[Path],
+    missing: list[str],
+    out: TextIO,
+) -> int:
+    style = Style(out)
     results: list[dict[str, Any]] = []
     for arg in missing:
         results.append(
@@ -210,52 +316,43 @@ def cmd_check(args: argparse.Namespace) -> int:
     if not files and not missing:
         print("onnxfast check: no .onnx files found", file=sys.stderr)
         return EXIT_ERROR
-    progress = Progress(len(files), enabled=not args.json)
-    jobs = max(1, args.jobs)
-    checked: list[dict[str, Any]] = []
-    if jobs == 1:
-        for f in files:
-            checked.append(_check_one(f, args.strict, args.full))
-            progress.step(str(f))
-    else:
-        # Worker processes: small models spend most of their time in Python
-        # code, where threads would only contend for the GIL. "spawn" keeps
-        # each worker clean of the parent's threads (rayon's pool).
-        context = multiprocessing.get_context("spawn")
-        with concurrent.futures.ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
-            chunk = max(1, min(64, len(files) // (jobs * 8)))
-            for f, result in zip(
-                files,
-                pool.map(
-                    _check_one_plain,
-                    files,
-                    [args.strict] * len(files),
-                    [args.full] * len(files),
-                    chunksize=chunk,
-                ),
-            ):
-                checked.append(result)
-                progress.step(str(f))
-    progress.clear()
-    results.extend(checked)
+    progress = Progress(len(files), enabled=not args.quiet)
+    try:
+        for _, result in _run_checks(files, args, policy):
+            results.append(result)
+            progress.step(result)
+    finally:
+        progress.clear()
 
+    if fmt == "sarif":
+        json.dump(_reports.sarif(results), out, indent=1)
+        out.write("\n")
     for result in results:
-        if args.json:
+        if fmt == "json":
             public = {k: v for k, v in result.items() if not k.startswith("_")}
-            print(json.dumps(public))
-        else:
-            _print_human(result, style, args.debug)
+            print(json.dumps(public), file=out)
+        elif fmt == "github":
+            for line in _reports.github([result]):
+                print(line, file=out)
+        elif fmt == "text" and not (args.quiet and result.get("ok") and not result["diagnostics"]):
+            with contextlib.redirect_stdout(out):
+                _print_human(result, style, args.debug)
 
     n_err = sum(1 for r in results if "error" in r)
-    n_bad = sum(1 for r in results if "error" not in r and not r["ok"])
+    n_bad = sum(1 for r in results if "error" not in r and _failed(r, args.fail_on))
     n_ok = len(results) - n_err - n_bad
-    if not args.json:
+    if fmt in ("text", "github"):
         parts = [f"{len(results)} model{'s' if len(results) != 1 else ''} checked", f"{n_ok} valid"]
         if n_bad:
             parts.append(style.red(f"{n_bad} invalid"))
         if n_err:
             parts.append(style.red(f"{n_err} unreadable"))
-        print(", ".join(parts))
+        if fmt == "text":
+            with contextlib.redirect_stdout(out):
+                _print_summary(results, style)
+            print(", ".join(parts), file=out)
+        else:
+            print(", ".join(parts), file=sys.stderr)
     if n_err:
         return EXIT_ERROR
     return EXIT_INVALID if n_bad else EXIT_OK
@@ -522,7 +619,32 @@ def build_parser() -> argparse.ArgumentParser:
         help="add type and shape inference (onnx's full_check=True)",
     )
     p_check.add_argument(
-        "--json", action="store_true", help="one JSON object per model (JSON Lines)"
+        "--policy",
+        metavar="FILE",
+        help="enforce the [policy] table of a TOML file (codes P…; schema in the README)",
+    )
+    p_check.add_argument(
+        "--format",
+        choices=("text", "json", "sarif", "github"),
+        default="text",
+        help="text (default), json (JSON Lines, one object per model), sarif (SARIF 2.1.0 "
+        "for code scanning) or github (workflow annotations)",
+    )
+    p_check.add_argument("--json", action="store_true", help="the same as --format json")
+    p_check.add_argument(
+        "--fail-on",
+        choices=("error", "warning"),
+        default="error",
+        help="exit 1 when a model has an error (default) or also a warning",
+    )
+    p_check.add_argument(
+        "-o", "--output", metavar="FILE", help="write the report to FILE instead of stdout"
+    )
+    p_check.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="no progress bar; in text, list only the models with findings",
     )
     p_check.add_argument(
         "-j", "--jobs", type=int, default=1, metavar="N", help="check N files in parallel"

@@ -75,6 +75,16 @@ fn check_model_impl(
     Ok(checked(report.diagnostics, report.omitted, &report.counts))
 }
 
+/// Every diagnostic code: `[(id, severity, summary)]` in docs order (the
+/// summary is docs/checks.md's Markdown line).
+#[pyfunction]
+pub fn diagnostic_codes() -> Vec<(&'static str, &'static str, &'static str)> {
+    onnxfast_core::diag::codes::ALL
+        .iter()
+        .map(|c| (c.id, c.severity.as_str(), c.summary))
+        .collect()
+}
+
 /// Findings as `onnxfast._check` takes them.
 pub(crate) fn checked(
     diagnostics: Vec<onnxfast_core::diag::Diagnostic>,

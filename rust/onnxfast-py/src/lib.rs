@@ -303,6 +303,7 @@ fn _onnxfast(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(decode_message, m)?)?;
     m.add_function(wrap_pyfunction!(checking::check_model, m)?)?;
+    m.add_function(wrap_pyfunction!(checking::diagnostic_codes, m)?)?;
     m.add_function(wrap_pyfunction!(shapes::infer_shapes, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
     messages::register(m)?;

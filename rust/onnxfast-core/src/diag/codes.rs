@@ -332,6 +332,12 @@ pub const INFERENCE_BUDGET: Code = warning(
     "Inference stopped expanding function bodies and subgraphs after its work budget (bounded time on hostile models); later calls are not inferred.",
 );
 
+// Reading
+pub const UNREADABLE: Code = error(
+    "F001",
+    "The file cannot be read as a model: not ONNX (a decode error, with its byte offset and field path), external data refused or missing, or an I/O error. Reported by the command line's reports (SARIF, annotations) for files it could not check.",
+);
+
 // Policies (`policy=`; docs: README, "Policies")
 pub const POLICY_DOMAIN_NOT_ALLOWED: Code =
     error("P001", "A node's domain is not in `allowed_domains`.");
@@ -496,6 +502,7 @@ pub const ALL: &[Code] = &[
     UNUSED_INITIALIZER,
     DEAD_NODE,
     EXPERIMENTAL_OPERATOR,
+    UNREADABLE,
     POLICY_DOMAIN_NOT_ALLOWED,
     POLICY_DOMAIN_DENIED,
     POLICY_OP_NOT_ALLOWED,
