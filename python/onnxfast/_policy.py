@@ -97,9 +97,15 @@ class Policy:
             document = tomllib.loads(text)
         except tomllib.TOMLDecodeError as e:
             match = re.search(r"line (\d+)", str(e))
-            line = int(match.group(1)) if match else None
+            if match:
+                line: int | None = int(match.group(1))
+            elif "end of document" in str(e):
+                line = text.count("\n") + 1
+            else:
+                line = None
+            where = f"{source}:{line}" if line else source
             raise PolicyError(
-                f"{source}: not valid TOML: {e}", path=source, key=None, line=line
+                f"{where}: not valid TOML: {e}", path=source, key=None, line=line
             ) from None
 
         def where(key: str | None) -> int | None:
