@@ -17,6 +17,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import onnxfast
+
 from conftest import ROOT, SAMPLES
 
 # ---------------------------------------------------------------- the model
@@ -380,7 +381,7 @@ def test_functions_of_models_onnx_does_not_check(tmp_path: Path) -> None:
     onnx.save(model, path)
     baseline = onnxfast.check(path)
     refused = onnxfast.check(path, policy={"denied_ops": ["Sqrt"]})
-    assert [d for d in refused if d.code.startswith("P")][0].location.startswith(
+    assert next(d for d in refused if d.code.startswith("P")).location.startswith(
         "function 'com.example::MyFn' › node[0] (Sqrt)"
     )
     assert [d for d in refused if not d.code.startswith("P")] == list(baseline)
@@ -397,9 +398,7 @@ def _chain(n: int, op: str, with_if: bool) -> onnx.ModelProto:
             [helper.make_tensor_value_info("b", TensorProto.FLOAT, [4])],
         )
         nodes.append(
-            helper.make_node(
-                "If", ["cond"], [f"v{n + 1}"], then_branch=branch, else_branch=branch
-            )
+            helper.make_node("If", ["cond"], [f"v{n + 1}"], then_branch=branch, else_branch=branch)
         )
     last = f"v{n + 1}" if with_if else f"v{n}"
     graph = helper.make_graph(

@@ -21,8 +21,9 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import onnxfast
-from conftest import ROOT, SAMPLES
 from onnxfast import _reports
+
+from conftest import ROOT, SAMPLES
 from test_cli import SCRIPT, run
 
 
@@ -47,9 +48,7 @@ def models(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
-def sarif_of(
-    *args: str, **kwargs: Any
-) -> tuple[dict[str, Any], subprocess.CompletedProcess[str]]:
+def sarif_of(*args: str, **kwargs: Any) -> tuple[dict[str, Any], subprocess.CompletedProcess[str]]:
     proc = run("check", "--format", "sarif", *args, **kwargs)
     return json.loads(proc.stdout), proc
 

@@ -121,6 +121,18 @@ class Report:
     def __repr__(self) -> str:
         return f"<Report {self.summary()}>"
 
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Report) and self.to_dict() == other.to_dict()
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Reports travel between processes (multiprocessing, Dask, Ray).
+        return (
+            Report,
+            (self.diagnostics, self.omitted, self.error_count, self.warning_count),
+        )
+
 
 def _model_and_dir(model_or_path: Any) -> tuple[Any, str | None]:
     from ._load import load
