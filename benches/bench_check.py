@@ -8,7 +8,10 @@ shape inference), each on:
 - the ~1.5 GB fp16 inline model checked from its path (onnxfast maps it and
   reads no weight; onnx must load it first): time and peak RSS growth;
 - (full check) a model with 2.5 GiB of external data, from its path and
-  loaded with its data (onnx's in-memory check cannot take it).
+  loaded with its data (onnx's in-memory check cannot take it);
+- a policy setting every key, enforced in the same walk, against the check
+  alone and against onnx's load + check + the same rules hand-written over
+  the onnx objects (what pipelines do today). `--policy-only` runs just this.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from _common import (
     fmt_bytes,
     fmt_seconds,
     fmt_spread,
+    graph_models,
     measure_interleaved,
     table,
     transformer_model,
@@ -33,7 +37,11 @@ from _common import (
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--policy-only", action="store_true")
     args = parser.parse_args()
+    if args.policy_only:
+        print(policy_rows(args.quick))
+        return 0
     repeat = 1 if args.quick else 5
     chain = chain_model(DATA / "chain_200k.onnx")
     big = transformer_model(
@@ -105,7 +113,141 @@ def main() -> int:
     print(exporter_rows(args.quick))
     print()
     print(thread_scaling())
+    print()
+    print(policy_rows(args.quick))
     return 0
+
+
+#: Every key set, none violated by the benchmark graphs.
+POLICY = """
+[policy]
+allowed_domains = ["ai.onnx"]
+denied_domains = ["com.microsoft"]
+allowed_ops = ["Add", "Relu", "Mul", "Transpose", "LeakyRelu", "Conv", "MatMul", "Gemm"]
+denied_ops = ["Loop", "Scan", "If"]
+min_ir_version = 3
+max_ir_version = 14
+max_file_bytes = 4_000_000_000
+max_parameters = 1_000_000_000
+max_nodes = 1_000_000
+max_subgraph_depth = 0
+allow_external_data = false
+max_external_bytes = 0
+allow_functions = false
+required_metadata = []
+
+[policy.min_opset]
+"ai.onnx" = 13
+
+[policy.max_opset]
+"ai.onnx" = 21
+"""
+
+#: The same rules over onnx's objects, as a pipeline writes them today.
+ONNX_POLICY = """
+import numpy as np
+allowed = {"Add", "Relu", "Mul", "Transpose", "LeakyRelu", "Conv", "MatMul", "Gemm"}
+denied = {"Loop", "Scan", "If"}
+found = []
+assert 3 <= m.ir_version <= 14
+for o in m.opset_import:
+    if o.domain in ("", "ai.onnx") and not 13 <= o.version <= 21:
+        found.append(o)
+nodes = params = 0
+stack = [(m.graph, 0)]
+while stack:
+    g, depth = stack.pop()
+    for t in g.initializer:
+        params += int(np.prod(t.dims))
+        if t.data_location == 1:
+            found.append(t)
+    for n in g.node:
+        nodes += 1
+        if n.domain not in ("", "ai.onnx") or n.op_type not in allowed or n.op_type in denied:
+            found.append(n)
+        for a in n.attribute:
+            if a.HasField("t"):
+                params += int(np.prod(a.t.dims))
+            for sub in ([a.g] if a.HasField("g") else []) + list(a.graphs):
+                found.append(n)  # max_subgraph_depth = 0
+                stack.append((sub, depth + 1))
+assert not found and nodes <= 1_000_000 and params <= 1_000_000_000 and not m.functions
+"""
+
+
+def policy_rows(quick: bool) -> str:
+    """check_model(path, policy=...) against check_model(path) (fresh
+    processes), against the checker alone on a loaded model (the policy's own
+    cost), and against onnx's load + check + hand-written rules."""
+    chain, exporter = graph_models(quick)
+    policy = DATA / "bench_policy.toml"
+    policy.write_text(POLICY)
+    rows = []
+    repeat = 1 if quick else 5
+    loops = 1 if quick else 5
+    for title, path in (("200k-node chain", chain), ("150k exporter graph", exporter)):
+        if quick:
+            title = title.replace("200k", "20k").replace("150k", "15k")
+        warm(path)
+        p, pol = str(path), str(policy)
+        runs = measure_interleaved(
+            {
+                "onnx": (
+                    "import onnx",
+                    f"m = onnx.load({p!r})\nonnx.checker.check_model(m)\n{ONNX_POLICY}",
+                ),
+                "check": ("import onnxfast", f"onnxfast.check_model({p!r})"),
+                "check + policy": (
+                    "import onnxfast",
+                    f"onnxfast.check_model({p!r}, policy={pol!r})",
+                ),
+            },
+            repeat=repeat,
+        )
+        loaded = measure_interleaved(
+            {
+                "check": (
+                    f"import onnxfast\nm = onnxfast.load({p!r})\nonnxfast.check_model(m)",
+                    f"for _ in range({loops}):\n    onnxfast.check_model(m)",
+                ),
+                "check + policy": (
+                    f"import onnxfast\nm = onnxfast.load({p!r})\n"
+                    f"P = onnxfast.Policy.load({pol!r})\nonnxfast.check_model(m, policy=P)",
+                    f"for _ in range({loops}):\n    onnxfast.check_model(m, policy=P)",
+                ),
+            },
+            repeat=repeat,
+        )
+        base = runs["check"]["seconds"]
+        for who, r in runs.items():
+            rows.append(
+                [
+                    title,
+                    "from its path" if who != "onnx" else "load + check + rules in Python",
+                    who,
+                    f"{fmt_seconds(r['seconds'])} {fmt_spread(r)}",
+                    fmt_bytes(r["peak_growth"]),
+                    f"{r['seconds'] / base - 1:+.1%}" if who != "onnx" else "",
+                    f"{runs['onnx']['seconds'] / r['seconds']:.1f}×" if who != "onnx" else "",
+                ]
+            )
+        base = loaded["check"]["seconds"]
+        for who, r in loaded.items():
+            rows.append(
+                [
+                    title,
+                    "loaded (checker only)",
+                    who,
+                    f"{fmt_seconds(r['seconds'] / loops)} {fmt_spread(r)}",
+                    "",
+                    f"{r['seconds'] / base - 1:+.1%}",
+                    "",
+                ]
+            )
+    return table(
+        rows,
+        ["graph", "input", "call", "time", "peak RSS growth", "vs check alone", "onnx / this"],
+    )
 
 
 def full_check_rows(chain: Path, big: Path, quick: bool, repeat: int) -> str:

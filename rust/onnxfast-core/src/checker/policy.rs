@@ -12,7 +12,7 @@
 //! size) is judged at the start ([`model_header`]). Each rule has its own
 //! code (P0…, docs/checks.md); violations are errors.
 
-use std::collections::{HashMap, HashSet};
+use std::hash::BuildHasher;
 
 use super::{q, Checker};
 use crate::diag::codes::{self, Code};
@@ -144,35 +144,85 @@ impl Tally {
     }
 }
 
+/// Owned strings looked up by a borrowed one without calling `memcmp`
+/// (see `crate::names`: per call it costs more than the rest of a node's
+/// rules): by hash, then compared inline.
+#[derive(Debug, Clone)]
+struct StrMap<V> {
+    hasher: foldhash::fast::FixedState,
+    by_hash: foldhash::HashMap<u64, Vec<(String, V)>>,
+}
+
+impl<V> Default for StrMap<V> {
+    fn default() -> Self {
+        StrMap {
+            hasher: foldhash::fast::FixedState::with_seed(0x6f6e_6e78),
+            by_hash: Default::default(),
+        }
+    }
+}
+
+impl<V> StrMap<V> {
+    fn get(&self, key: &str) -> Option<&V> {
+        let bucket = self.by_hash.get(&self.hasher.hash_one(key))?;
+        bucket
+            .iter()
+            .find(|(k, _)| crate::names::same(k, key))
+            .map(|(_, v)| v)
+    }
+
+    fn get_or_insert_with(&mut self, key: &str, make: impl FnOnce() -> V) -> &mut V {
+        let bucket = self.by_hash.entry(self.hasher.hash_one(key)).or_default();
+        let at = match bucket.iter().position(|(k, _)| k == key) {
+            Some(at) => at,
+            None => {
+                bucket.push((key.to_string(), make()));
+                bucket.len() - 1
+            }
+        };
+        &mut bucket[at].1
+    }
+
+    fn contains(&self, key: &str) -> bool {
+        self.get(key).is_some()
+    }
+}
+
+/// Domain names (canonical).
+type DomainSet = StrMap<()>;
+
 /// Operator patterns by domain: `None` matches every operator of it.
-type OpSet = HashMap<String, Option<HashSet<String>>>;
+type OpSet = StrMap<Option<StrMap<()>>>;
 
 /// A policy ready for lookups (what the checker's options hold): a node
 /// costs a few hash probes, however long the lists.
 #[derive(Debug, Clone, Default)]
 pub struct Compiled {
     pub policy: Policy,
-    allowed_domains: Option<HashSet<String>>,
-    denied_domains: HashSet<String>,
+    allowed_domains: Option<DomainSet>,
+    denied_domains: DomainSet,
     allowed_ops: Option<OpSet>,
     denied_ops: OpSet,
 }
 
 impl From<Policy> for Compiled {
     fn from(policy: Policy) -> Self {
-        let domains = |v: &[String]| -> HashSet<String> {
-            v.iter().map(|d| domain_key(d).to_string()).collect()
+        let domains = |v: &[String]| -> DomainSet {
+            let mut set = DomainSet::default();
+            for d in v {
+                set.get_or_insert_with(domain_key(d), || ());
+            }
+            set
         };
         let ops = |v: &[OpRule]| -> OpSet {
-            let mut set = OpSet::new();
+            let mut set = OpSet::default();
             for r in v {
-                let entry = set
-                    .entry(domain_key(&r.domain).to_string())
-                    .or_insert_with(|| Some(HashSet::new()));
+                let entry =
+                    set.get_or_insert_with(domain_key(&r.domain), || Some(StrMap::default()));
                 match (&r.op, entry) {
                     (None, entry) => *entry = None,
                     (Some(op), Some(ops)) => {
-                        ops.insert(op.clone());
+                        ops.get_or_insert_with(op, || ());
                     }
                     (Some(_), None) => {}
                 }
