@@ -103,11 +103,48 @@ pub fn decode_and_check(data: &[u8]) {
     let dir = std::env::temp_dir().join("onnxfast-fuzz-empty");
     let _ = std::fs::create_dir_all(&dir);
     let lazy = crate::decode::lazy::decode_lazy(Bytes::copy_from_slice(data), &options(data.len()));
-    for (strict, full) in [(false, false), (true, false), (false, true)] {
+    // Every policy key set tight, so hostile models hit every rule.
+    let policy = std::sync::Arc::new(crate::checker::policy::Compiled::from(
+        crate::checker::policy::Policy {
+            allowed_domains: Some(vec!["ai.onnx".into(), "ai.onnx.ml".into()]),
+            denied_domains: vec!["com.microsoft".into()],
+            allowed_ops: Some(
+                ["Add", "Relu", "If", "Loop", "Constant", "ai.onnx.ml::*"]
+                    .iter()
+                    .filter_map(|t| crate::checker::policy::OpRule::parse(t).ok())
+                    .collect(),
+            ),
+            denied_ops: vec![crate::checker::policy::OpRule {
+                domain: String::new(),
+                op: Some("Loop".into()),
+            }],
+            min_opset: vec![("".into(), 10)],
+            max_opset: vec![("ai.onnx".into(), 20), ("ai.onnx.ml".into(), 3)],
+            min_ir_version: Some(4),
+            max_ir_version: Some(10),
+            max_file_bytes: Some(1 << 12),
+            max_parameters: Some(16),
+            max_nodes: Some(8),
+            max_subgraph_depth: Some(1),
+            allow_external_data: false,
+            max_external_bytes: Some(0),
+            allow_functions: false,
+            required_metadata: vec!["license".into()],
+        },
+    ));
+    for (strict, full, policy) in [
+        (false, false, None),
+        (true, false, None),
+        (false, true, None),
+        (false, false, Some(policy.clone())),
+        (false, true, Some(policy)),
+    ] {
         let options = CheckOptions {
             strict,
             full,
             model_dir: Some(dir.clone()),
+            policy,
+            source_bytes: Some(data.len() as u64),
             ..CheckOptions::default()
         };
         let report = check_model(&model, &options);

@@ -542,3 +542,72 @@ pub(crate) fn finish(c: &mut Checker<'_>) {
         );
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn op_rules_parse() {
+        let rule = |d: &str, o: Option<&str>| OpRule {
+            domain: d.into(),
+            op: o.map(Into::into),
+        };
+        assert_eq!(OpRule::parse("Conv"), Ok(rule("", Some("Conv"))));
+        assert_eq!(OpRule::parse("ai.onnx::Conv"), Ok(rule("", Some("Conv"))));
+        assert_eq!(
+            OpRule::parse("com.x::y::Op"),
+            Ok(rule("com.x::y", Some("Op")))
+        );
+        assert_eq!(OpRule::parse("ai.onnx.ml::*"), Ok(rule("ai.onnx.ml", None)));
+        assert!(OpRule::parse("com.x::").is_err());
+        assert!(OpRule::parse("").is_err());
+    }
+
+    #[test]
+    fn sets_match_exactly_and_by_domain() {
+        let ops: Vec<OpRule> = ["Conv", "com.x::*", "com.x::A", "ai.onnx.ml::Scaler"]
+            .iter()
+            .map(|t| OpRule::parse(t).unwrap())
+            .collect();
+        let p = Compiled::from(Policy {
+            allowed_ops: Some(ops.clone()),
+            denied_ops: ops,
+            ..Policy::default()
+        });
+        let allowed = p.allowed_ops.as_ref().unwrap();
+        for (domain, op, expected) in [
+            ("", "Conv", true),
+            ("", "conv", false),
+            ("", "Relu", false),
+            ("com.x", "A", true),
+            ("com.x", "Anything", true), // the wildcard wins over the entry
+            ("com.y", "A", false),
+            ("ai.onnx.ml", "Scaler", true),
+            ("ai.onnx.ml", "Normalizer", false),
+        ] {
+            assert_eq!(
+                Compiled::matches(allowed, domain, op),
+                expected,
+                "{domain}::{op}"
+            );
+            assert_eq!(Compiled::matches(&p.denied_ops, domain, op), expected);
+        }
+    }
+
+    #[test]
+    fn str_map_finds_every_key_among_many() {
+        let mut map = StrMap::<usize>::default();
+        let keys: Vec<String> = (0..5000).map(|i| format!("op{i}")).collect();
+        for (i, k) in keys.iter().enumerate() {
+            *map.get_or_insert_with(k, || 0) = i;
+        }
+        for (i, k) in keys.iter().enumerate() {
+            assert_eq!(map.get(k), Some(&i));
+        }
+        assert_eq!(map.get("op5000"), None);
+        assert_eq!(map.get(""), None);
+        // Inserting again keeps the entry.
+        assert_eq!(*map.get_or_insert_with("op7", || 99), 7);
+    }
+}
