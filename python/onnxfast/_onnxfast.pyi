@@ -53,6 +53,7 @@ __all__ = [
     "_panic_for_tests",
     "check_model",
     "decode_message",
+    "diagnostic_codes",
     "infer_shapes",
 ]
 
