@@ -7,7 +7,6 @@ line of anything wrong.
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
 import sys
@@ -15,11 +14,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from .errors import PolicyError
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.9/3.10 only
-    import tomli as tomllib
 
 _LISTS = ("allowed_domains", "denied_domains", "allowed_ops", "denied_ops", "required_metadata")
 _OPSETS = ("min_opset", "max_opset")
@@ -86,13 +80,18 @@ class Policy:
             raise PolicyError(
                 f"{path}: not UTF-8 text (byte {e.start})", path=path, key=None, line=None
             ) from None
-        policy = cls.from_toml(text, source=path)
-        return policy
+        return cls.from_toml(text, source=path)
 
     @classmethod
     def from_toml(cls, text: str, *, source: str = "<string>") -> Policy:
         """Reads the ``[policy]`` table of TOML ``text``; ``source`` names it
         in errors."""
+        # Imported here: `import onnxfast` should not pay for a TOML parser.
+        if sys.version_info >= (3, 11):
+            import tomllib
+        else:  # pragma: no cover - exercised on 3.9/3.10 only
+            import tomli as tomllib
+
         try:
             document = tomllib.loads(text)
         except tomllib.TOMLDecodeError as e:
@@ -176,6 +175,8 @@ def _validate(rules: Mapping[str, Any], where: Any, source: str) -> dict[str, An
 
     for key, value in rules.items():
         if key not in KEYS:
+            import difflib
+
             close = difflib.get_close_matches(key, KEYS, n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
             raise fail(key, f"unknown key{hint}; known keys: {', '.join(KEYS)}")
@@ -239,9 +240,10 @@ def _validate(rules: Mapping[str, Any], where: Any, source: str) -> dict[str, An
     return out
 
 
-_TABLE = re.compile(r"\s*\[\s*([^\[\]]+?)\s*\]\s*(#.*)?$")
+# Patterns of a TOML line (compiled on first use: `re` caches them).
+_TABLE = r"\s*\[\s*([^\[\]]+?)\s*\]\s*(#.*)?$"
 _PART = r"""(?:"[^"]*"|'[^']*'|[A-Za-z0-9_\-]+)"""
-_ASSIGN = re.compile(rf"\s*({_PART}(?:\s*\.\s*{_PART})*)\s*=")
+_ASSIGN = rf"\s*({_PART}(?:\s*\.\s*{_PART})*)\s*="
 
 
 def _dotted(text: str) -> tuple[str, ...]:
@@ -260,7 +262,7 @@ def _line_of(text: str, key: str | None) -> int | None:
     fallback = None
     table: tuple[str, ...] = ()
     for number, line in enumerate(text.splitlines(), 1):
-        header = _TABLE.match(line)
+        header = re.match(_TABLE, line)
         if header:
             table = _dotted(header.group(1))
             if table == wanted or (top and table == (top,)):
@@ -268,7 +270,7 @@ def _line_of(text: str, key: str | None) -> int | None:
             if fallback is None and table == wanted[: len(table)] and len(table) > 1:
                 fallback = number
             continue
-        assign = _ASSIGN.match(line)
+        assign = re.match(_ASSIGN, line)
         if not assign:
             continue
         path = table + _dotted(assign.group(1))

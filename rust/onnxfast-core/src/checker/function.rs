@@ -45,7 +45,7 @@ fn callee_id(n: &NodeProto) -> String {
     id
 }
 
-fn function_step(f: &FunctionProto) -> Step {
+pub(crate) fn function_step(f: &FunctionProto) -> Step {
     Step::Function {
         domain: f.domain().to_string(),
         name: f.name().to_string(),

@@ -337,14 +337,11 @@ fn tensor_checks<E: Elements<TensorProto> + ?Sized>(
         })?;
         Ok(fork.into_findings())
     })?;
-    let mut all = c.fork().into_findings();
+    let mut all = c.fork();
     for part in parts {
-        all.counts.merge(part.counts);
-        all.tally.merge(part.tally);
-        let room = c.limit.saturating_sub(all.out.len());
-        all.out.extend(part.out.into_iter().take(room));
+        all.absorb(part);
     }
-    Ok(all)
+    Ok(all.into_findings())
 }
 
 /// A graph's name, inputs and outputs; opens its scope level (room for the

@@ -17,7 +17,7 @@ use std::hash::BuildHasher;
 use super::{q, Checker};
 use crate::diag::codes::{self, Code};
 use crate::diag::{Location, Step};
-use crate::proto::{FunctionProto, ModelProto, NodeProto, OperatorSetIdProto, TensorProto};
+use crate::proto::{ModelProto, NodeProto, OperatorSetIdProto, TensorProto};
 
 /// A policy. The default allows everything; each rule set narrows it.
 /// Domains are as in `NodeProto.domain`, with `""` and `"ai.onnx"` the same
@@ -412,7 +412,7 @@ pub(crate) fn model_header(c: &mut Checker<'_>, model: &ModelProto, source_bytes
     }
     opset_imports(c, &model.opset_import, &here);
     for f in &model.functions {
-        let floc = here.child(function_step(f));
+        let floc = here.child(super::function::function_step(f));
         opset_imports(c, &f.opset_import, &floc);
         if !policy.allow_functions {
             c.emit(
@@ -446,13 +446,6 @@ pub(crate) fn model_header(c: &mut Checker<'_>, model: &ModelProto, source_bytes
                 ),
             );
         }
-    }
-}
-
-fn function_step(f: &FunctionProto) -> Step {
-    Step::Function {
-        domain: f.domain().to_string(),
-        name: f.name().to_string(),
     }
 }
 
