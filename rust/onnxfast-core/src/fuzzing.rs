@@ -6,7 +6,7 @@
 #![allow(clippy::panic)]
 
 mod random_graph;
-pub use random_graph::{infer_random_model, random_model};
+pub use random_graph::{infer_random_model, random_model, write_back_agrees};
 
 use std::path::{Path, PathBuf};
 

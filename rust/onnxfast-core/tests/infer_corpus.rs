@@ -67,6 +67,7 @@ fn inference_matches_onnx_on_the_corpus() {
     let filter = std::env::var("ONNXFAST_INFER_FILTER").unwrap_or_default();
     let mut verdict_mismatches = Vec::new();
     let mut type_mismatches = Vec::new();
+    let mut write_back_mismatches = Vec::new();
     let (mut models, mut values) = (0usize, 0usize);
     for line in text.lines() {
         let record: serde_json::Value = serde_json::from_str(line).expect("a JSON line");
@@ -103,6 +104,21 @@ fn inference_matches_onnx_on_the_corpus() {
                 ));
             }
         }
+        // Written back to a model loaded for decode on touch: the same
+        // model as written back to the decoded one (with data propagation
+        // too), or a panic naming the first difference.
+        for data_prop in [false, true] {
+            let options = InferOptions {
+                data_prop,
+                ..InferOptions::default()
+            };
+            let agrees = std::panic::catch_unwind(|| {
+                onnxfast_core::fuzzing::write_back_agrees(&model, &options);
+            });
+            if agrees.is_err() {
+                write_back_mismatches.push(format!("{model_path} (data_prop={data_prop})"));
+            }
+        }
         let Some(graphs) = record["graphs"].as_object() else {
             continue;
         };
@@ -132,10 +148,15 @@ fn inference_matches_onnx_on_the_corpus() {
         }
     }
     eprintln!(
-        "{models} models, {values} values; {} verdict and {} type mismatches",
+        "{models} models, {values} values; {} verdict and {} type mismatches; {} lazy \
+         write-backs differ",
         verdict_mismatches.len(),
-        type_mismatches.len()
+        type_mismatches.len(),
+        write_back_mismatches.len()
     );
+    for m in write_back_mismatches.iter().take(20) {
+        eprintln!("write-back: {m}");
+    }
     let all = std::env::var_os("ONNXFAST_INFER_ALL").is_some();
     for m in verdict_mismatches
         .iter()
@@ -149,5 +170,9 @@ fn inference_matches_onnx_on_the_corpus() {
     {
         eprintln!("type: {m}");
     }
-    assert!(verdict_mismatches.is_empty() && type_mismatches.is_empty());
+    assert!(
+        verdict_mismatches.is_empty()
+            && type_mismatches.is_empty()
+            && write_back_mismatches.is_empty()
+    );
 }

@@ -29,15 +29,18 @@ pub fn annotated(
     flags: Flags,
 ) -> Result<(proto::ModelProto, Inference), DecodeError> {
     let whole = root.full_model(model)?.into_owned();
-    let options = InferOptions {
+    let (annotated, inference, _) = infer::infer_shapes(whole, &options(root, flags));
+    Ok((annotated, inference))
+}
+
+fn options(root: &Root, flags: Flags) -> InferOptions<'_> {
+    InferOptions {
         store: Some(&root.external),
         max_diagnostics: flags.max_diagnostics,
         data_prop: flags.data_prop,
         symbolic: flags.symbolic,
         ..InferOptions::default()
-    };
-    let (annotated, inference, _) = infer::infer_shapes(whole, &options);
-    Ok((annotated, inference))
+    }
 }
 
 /// Infers every value's type and returns `(model, findings)`: a new model
@@ -74,18 +77,31 @@ fn infer_shapes_impl(
     let root = ptr.root().clone();
     let large = root.source.len() >= crate::GIL_RELEASE_BYTES;
     let (annotated, found) = crate::maybe_detach(py, large, move || {
-        let (annotated, inference) = annotated(&root, &ptr, flags)?;
-        let found = checked(inference.diagnostics, inference.omitted, &inference.counts);
         let store = ExternalStore::new(
             Some(root.external.base().to_path_buf()),
             root.external.options(),
         );
+        let lists = ptr.graph.as_ref().and_then(|g| root.lists_of(g));
+        let (message, lists, inference) = match lists {
+            // Loaded for decode on touch: the result's lists are the
+            // source's, written back as they are decoded.
+            Some(lists) => {
+                let (header, lists, inference, _) =
+                    infer::infer_shapes_lazy(&ptr, lists, &options(&root, flags))?;
+                (header, lists, inference)
+            }
+            None => {
+                let (annotated, inference) = annotated(&root, &ptr, flags)?;
+                (annotated, None, inference)
+            }
+        };
+        let found = checked(inference.diagnostics, inference.omitted, &inference.counts);
         let new_root = Root::new(
             root.source.clone(),
-            RootMessage::Model(annotated),
+            RootMessage::Model(message),
             store,
             false,
-            None,
+            lists,
         );
         Ok::<_, DecodeError>((new_root, found))
     })

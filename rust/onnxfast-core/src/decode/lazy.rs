@@ -52,10 +52,59 @@ impl ListElement for SparseTensorProto {
     const SCHEMA: usize = ids::SPARSE_TENSOR_PROTO;
 }
 
+/// Changes to a decode-on-touch list, applied as its elements are
+/// decoded: each source element can be patched, and elements can be
+/// appended after them (built on touch). What [`LazyList::names`] and
+/// [`LazyList::name`] read from the source bytes (a node's inputs and
+/// outputs and whether it holds a graph, a tensor's name) must not be
+/// changed by a patch.
+pub trait Edit<T>: Send + Sync {
+    /// How many elements follow the source's.
+    fn appended(&self) -> usize {
+        0
+    }
+    /// Changes source element `index` after it is decoded.
+    fn patch(&self, index: usize, element: &mut T);
+    /// Appended element `index` (0 is the first after the source's).
+    fn build(&self, index: usize) -> T;
+}
+
+/// One edit after another: `then` sees the list `first` made (`source`:
+/// how many elements the source has).
+struct Chain<T> {
+    first: std::sync::Arc<dyn Edit<T>>,
+    then: std::sync::Arc<dyn Edit<T>>,
+    source: usize,
+}
+
+impl<T> Edit<T> for Chain<T> {
+    fn appended(&self) -> usize {
+        self.first.appended() + self.then.appended()
+    }
+
+    fn patch(&self, index: usize, element: &mut T) {
+        self.first.patch(index, element);
+        self.then.patch(index, element);
+    }
+
+    fn build(&self, index: usize) -> T {
+        let before = self.first.appended();
+        if index < before {
+            let mut element = self.first.build(index);
+            self.then.patch(self.source + index, &mut element);
+            element
+        } else {
+            self.then.build(index - before)
+        }
+    }
+}
+
 /// A repeated message field decoded on touch.
 pub struct LazyList<T> {
     source: Bytes,
     spans: Spans,
+    /// Applied to every element decoded (see [`Edit`]).
+    edit: Option<std::sync::Arc<dyn Edit<T>>>,
     cache: Box<[Chunk<T>]>,
     max_depth: usize,
     /// Field path of the list from the model, for errors (`graph.node`).
@@ -93,6 +142,7 @@ impl<T: ListElement> LazyList<T> {
         LazyList {
             source,
             spans,
+            edit: None,
             cache: (0..chunks).map(|_| OnceLock::new()).collect(),
             max_depth,
             path: list.path(),
@@ -100,12 +150,39 @@ impl<T: ListElement> LazyList<T> {
         }
     }
 
+    /// A new list with the same elements (none of them decoded yet),
+    /// changed further by `edit` (this list's own edit applies first).
+    pub fn edited(&self, edit: Option<std::sync::Arc<dyn Edit<T>>>) -> Self
+    where
+        T: 'static,
+    {
+        let edit = match (&self.edit, edit) {
+            (None, e) => e,
+            (Some(first), None) => Some(std::sync::Arc::clone(first)),
+            (Some(first), Some(then)) => Some(std::sync::Arc::new(Chain {
+                first: std::sync::Arc::clone(first),
+                then,
+                source: self.spans.len(),
+            }) as std::sync::Arc<dyn Edit<T>>),
+        };
+        let len = self.spans.len() + edit.as_ref().map_or(0, |e| e.appended());
+        LazyList {
+            source: self.source.clone(),
+            spans: self.spans.clone(),
+            edit,
+            cache: (0..len.div_ceil(CHUNK)).map(|_| OnceLock::new()).collect(),
+            max_depth: self.max_depth,
+            path: self.path,
+            pages: self.pages.clone(),
+        }
+    }
+
     pub fn len(&self) -> usize {
-        self.spans.len()
+        self.spans.len() + self.edit.as_ref().map_or(0, |e| e.appended())
     }
 
     pub fn is_empty(&self) -> bool {
-        self.spans.is_empty()
+        self.len() == 0
     }
 
     /// (offset, length) of element `i` in the source.
@@ -139,6 +216,12 @@ impl<T: ListElement> LazyList<T> {
     /// Decodes element `i` through `cursor` (a clone of the source, shared
     /// by a run of decodes so no reference count is touched per element).
     fn decode_with(&self, cursor: &mut Cursor, i: usize) -> Result<T, DecodeError> {
+        let source_len = self.spans.len();
+        if let Some(edit) = self.edit.as_ref().filter(|_| i >= source_len) {
+            if i - source_len < edit.appended() {
+                return Ok(edit.build(i - source_len));
+            }
+        }
         let (offset, len) = self.span(i).ok_or_else(|| {
             self.fault(
                 i,
@@ -174,6 +257,9 @@ impl<T: ListElement> LazyList<T> {
                 ),
             })?;
         self.release_after_read(offset, len);
+        if let Some(edit) = &self.edit {
+            edit.patch(i, &mut value);
+        }
         Ok(value)
     }
 
@@ -338,6 +424,21 @@ pub struct LazyModel {
 }
 
 impl GraphLists {
+    /// New lists over the same source elements (none decoded), the nodes
+    /// and value_info changed by `node` and `value_info`.
+    pub fn edited(
+        &self,
+        node: Option<std::sync::Arc<dyn Edit<NodeProto>>>,
+        value_info: Option<std::sync::Arc<dyn Edit<ValueInfoProto>>>,
+    ) -> GraphLists {
+        GraphLists {
+            node: self.node.edited(node),
+            initializer: self.initializer.edited(None),
+            value_info: self.value_info.edited(value_info),
+            sparse_initializer: self.sparse_initializer.edited(None),
+        }
+    }
+
     /// Decodes every element into `graph`'s lists (in parallel).
     pub fn fill(&self, graph: &mut GraphProto) -> Result<(), DecodeError> {
         graph.node = self.node.decode_all()?;
@@ -680,9 +781,13 @@ impl<T: ListElement> LazyList<T> {
 }
 
 impl LazyList<NodeProto> {
-    /// The names of node `i`, read from its bytes.
+    /// The names of node `i`, read from its bytes (an appended node's from
+    /// the node, built and kept).
     pub fn names(&self, i: usize) -> Result<NodeNames<'_>, DecodeError> {
         use fields::{attribute_proto, node_proto};
+        if i >= self.spans.len() {
+            return Ok(NodeNames::of(self.get(i)?));
+        }
         let (offset, body) = self.body(i)?;
         let mut names = NodeNames::default();
         for_each_field(body, |number, wire, value| {
@@ -722,6 +827,9 @@ impl LazyList<NodeProto> {
 impl LazyList<TensorProto> {
     /// The `name` of tensor `i` (None when absent), read from its bytes.
     pub fn name(&self, i: usize) -> Result<Option<&str>, DecodeError> {
+        if i >= self.spans.len() {
+            return Ok(self.get(i)?.name.as_deref());
+        }
         let (offset, body) = self.body(i)?;
         let mut name = None;
         for_each_field(body, |number, wire, value| {

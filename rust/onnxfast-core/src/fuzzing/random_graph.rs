@@ -346,18 +346,18 @@ pub fn infer_random_model(data: &[u8]) {
             let _ = t.type_str();
         }
     }
-    // Standalone inference with data propagation, written back.
-    let (_, with_data, _) = crate::infer::infer_shapes(
-        model.clone(),
-        &crate::infer::InferOptions {
-            data_prop: true,
-            symbolic: true,
-            ..crate::infer::InferOptions::default()
-        },
-    );
+    // Standalone inference with data propagation, written back; loaded
+    // for decode on touch, the written-back lists must equal it.
+    let with_data_options = crate::infer::InferOptions {
+        data_prop: true,
+        symbolic: true,
+        ..crate::infer::InferOptions::default()
+    };
+    let with_data = write_back_agrees(&model, &with_data_options);
     for d in &with_data.diagnostics {
         let _ = d.to_string();
     }
+    write_back_agrees(&model, &crate::infer::InferOptions::default());
     let report = crate::checker::check_model(
         &model,
         &crate::checker::CheckOptions {
@@ -368,4 +368,90 @@ pub fn infer_random_model(data: &[u8]) {
     for d in &report.diagnostics {
         let _ = d.to_string();
     }
+}
+
+/// Infers `model` written back both ways, decoded
+/// ([`crate::infer::infer_shapes`]) and loaded for decode on touch
+/// ([`crate::infer::infer_shapes_lazy`]), twice in a row (the second time
+/// over the first result: edits of edited lists); panics unless every
+/// model and finding is the same.
+pub fn write_back_agrees(
+    model: &ModelProto,
+    options: &crate::infer::InferOptions<'_>,
+) -> crate::infer::Inference {
+    use prost::Message;
+    let (first, inference, done) = crate::infer::infer_shapes(model.clone(), options);
+    let (second, again, _) = crate::infer::infer_shapes(first.clone(), options);
+    let bytes = bytes::Bytes::from(model.encode_to_vec());
+    let Ok(lazy) = crate::decode::lazy::decode_lazy(bytes, &crate::DecodeOptions::default()) else {
+        // Random models may exceed what decoding accepts (nesting).
+        return inference;
+    };
+    let (header, lists, lazy_inference, lazy_done) =
+        match crate::infer::infer_shapes_lazy(&lazy.model, &lazy.lists, options) {
+            Ok(r) => r,
+            Err(e) => panic!("lazy write-back failed: {e}"),
+        };
+    assert_eq!(done, lazy_done, "what was written");
+    assert_eq!(
+        inference.diagnostics, lazy_inference.diagnostics,
+        "findings of the lazy write-back"
+    );
+    let whole = match &lists {
+        Some(lists) => match lists.whole_model(&header) {
+            Ok(m) => m,
+            Err(e) => panic!("written-back lists do not decode: {e}"),
+        },
+        None => header.clone(),
+    };
+    // Compared encoded: NaN attributes are not equal to themselves.
+    assert!(
+        whole.encode_to_vec() == first.encode_to_vec(),
+        "lazy write-back differs from the eager one: {}",
+        first_difference(&whole, &first)
+    );
+    let Some(lists) = lists else {
+        return inference;
+    };
+    let (header2, lists2, again_lazy, _) =
+        match crate::infer::infer_shapes_lazy(&header, &lists, options) {
+            Ok(r) => r,
+            Err(e) => panic!("second lazy write-back failed: {e}"),
+        };
+    assert_eq!(again.diagnostics, again_lazy.diagnostics);
+    let whole2 = match &lists2 {
+        Some(l) => match l.whole_model(&header2) {
+            Ok(m) => m,
+            Err(e) => panic!("edited lists do not decode: {e}"),
+        },
+        None => header2,
+    };
+    assert!(
+        whole2.encode_to_vec() == second.encode_to_vec(),
+        "lazy write-back of a written-back model differs: {}",
+        first_difference(&whole2, &second)
+    );
+    inference
+}
+
+/// Where two models' main graphs first differ (for a failure message).
+fn first_difference(lazy: &ModelProto, eager: &ModelProto) -> String {
+    let (Some(a), Some(b)) = (&lazy.graph, &eager.graph) else {
+        return "graph presence".into();
+    };
+    fn list<T: PartialEq + std::fmt::Debug>(what: &str, a: &[T], b: &[T]) -> Option<String> {
+        if a.len() != b.len() {
+            return Some(format!("{what}: {} entries, eager {}", a.len(), b.len()));
+        }
+        let i = a
+            .iter()
+            .zip(b)
+            .position(|(x, y)| format!("{x:?}") != format!("{y:?}"))?;
+        Some(format!("{what}[{i}]: {:?}\neager: {:?}", a[i], b[i]))
+    }
+    list("value_info", &a.value_info, &b.value_info)
+        .or_else(|| list("input", &a.input, &b.input))
+        .or_else(|| list("output", &a.output, &b.output))
+        .or_else(|| list("node", &a.node, &b.node))
+        .unwrap_or_else(|| "outside the main graph's lists".into())
 }

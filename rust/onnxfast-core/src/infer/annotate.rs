@@ -26,6 +26,7 @@ use foldhash::{HashMap, HashMapExt, HashSet};
 
 use super::{GraphTypes, Inference};
 use crate::ir::types::{Dim, Sym, Symbols, Type};
+use crate::ir::view::GraphView;
 use crate::proto::tensor_shape_proto::{dimension, Dimension};
 use crate::proto::{
     type_proto, GraphProto, ModelProto, TensorShapeProto, TypeProto, ValueInfoProto,
@@ -73,7 +74,7 @@ pub fn annotate(model: &mut ModelProto, inference: &Inference) -> Annotated {
 }
 
 /// The subgraph `steps` lead to from `g`.
-fn graph_at<'g>(
+pub(super) fn graph_at<'g>(
     mut g: &'g mut GraphProto,
     steps: &[(usize, String)],
 ) -> Option<&'g mut GraphProto> {
@@ -116,7 +117,7 @@ impl Slot {
     }
 }
 
-fn write_back(
+pub(super) fn write_back(
     g: &mut GraphProto,
     types: &GraphTypes,
     names: &mut FreshNames,
@@ -228,7 +229,7 @@ fn write_back(
 
 /// onnx's `mergeShapesAndTypes(inferred, existing)`, `t` being the inferred
 /// type.
-fn merge_proto(t: &Type, existing: &mut TypeProto, names: &mut FreshNames) {
+pub(super) fn merge_proto(t: &Type, existing: &mut TypeProto, names: &mut FreshNames) {
     use type_proto::Value;
     let Some(value) = existing.value.as_mut() else {
         *existing = TypeProto {
@@ -310,40 +311,52 @@ fn merge_tensor(
     }
 }
 
+/// The `dim_param`s a model uses, gathered when the first fresh name is
+/// needed (most models never need one).
+pub(super) type Taken<'s> = Box<dyn FnOnce() -> HashSet<String> + 's>;
+
 /// Names for the engine's fresh symbols and unknown dims.
-struct FreshNames<'s> {
+pub(super) struct FreshNames<'s> {
     symbols: &'s Symbols,
-    taken: HashSet<String>,
+    taken: Option<HashSet<String>>,
+    gather: Option<Taken<'s>>,
     given: HashMap<Sym, String>,
     next: u64,
 }
 
 impl<'s> FreshNames<'s> {
+    /// For a model about to change (its names are gathered now).
     fn new(model: &ModelProto, symbols: &'s Symbols) -> Self {
         let mut taken = HashSet::default();
         if let Some(g) = &model.graph {
-            model_symbols(g, &mut taken, 0);
+            model_symbols(GraphView::whole(g), &mut taken, 0);
         }
-        for f in &model.functions {
-            for vi in f.value_info.iter() {
-                if let Some(t) = &vi.r#type {
-                    type_symbols(t, &mut taken, 0);
-                }
-            }
-        }
+        function_symbols(model, &mut taken);
+        Self::gathering(symbols, Box::new(move || taken))
+    }
+
+    pub(super) fn gathering(symbols: &'s Symbols, gather: Taken<'s>) -> Self {
         FreshNames {
             symbols,
-            taken,
+            taken: None,
+            gather: Some(gather),
             given: HashMap::new(),
             next: 0,
         }
     }
 
+    pub(super) fn symbols(&self) -> &'s Symbols {
+        self.symbols
+    }
+
     fn fresh(&mut self) -> String {
+        if self.taken.is_none() {
+            self.taken = Some(self.gather.take().map(|g| g()).unwrap_or_default());
+        }
         loop {
             let name = format!("unk__{}", self.next);
             self.next += 1;
-            if !self.taken.contains(&name) {
+            if !self.taken.as_ref().is_some_and(|t| t.contains(&name)) {
                 return name;
             }
         }
@@ -413,7 +426,7 @@ impl<'s> FreshNames<'s> {
         }
     }
 
-    fn proto_of(&mut self, t: &Type) -> TypeProto {
+    pub(super) fn proto_of(&mut self, t: &Type) -> TypeProto {
         use type_proto::Value;
         let inner =
             |s: &mut Self, e: &Option<Box<Type>>| e.as_deref().map(|e| Box::new(s.proto_of(e)));
@@ -449,22 +462,39 @@ impl<'s> FreshNames<'s> {
 }
 
 /// Every `dim_param` a graph's declarations use (subgraphs included).
-fn model_symbols(g: &GraphProto, taken: &mut HashSet<String>, depth: usize) {
+pub(super) fn model_symbols(g: GraphView<'_>, taken: &mut HashSet<String>, depth: usize) {
     if depth > 128 {
         return;
     }
-    for vi in g.input.iter().chain(&g.output).chain(&g.value_info) {
+    for vi in g
+        .graph
+        .input
+        .iter()
+        .chain(&g.graph.output)
+        .chain(g.value_info.iter())
+    {
         if let Some(t) = &vi.r#type {
             type_symbols(t, taken, 0);
         }
     }
-    for n in &g.node {
+    for n in g.node.iter() {
         for a in &n.attribute {
             if let Some(sub) = &a.g {
-                model_symbols(sub, taken, depth + 1);
+                model_symbols(GraphView::whole(sub), taken, depth + 1);
             }
             for sub in &a.graphs {
-                model_symbols(sub, taken, depth + 1);
+                model_symbols(GraphView::whole(sub), taken, depth + 1);
+            }
+        }
+    }
+}
+
+/// Every `dim_param` the model's functions declare.
+pub(super) fn function_symbols(model: &ModelProto, taken: &mut HashSet<String>) {
+    for f in &model.functions {
+        for vi in f.value_info.iter() {
+            if let Some(t) = &vi.r#type {
+                type_symbols(t, taken, 0);
             }
         }
     }

@@ -68,6 +68,10 @@ pub(crate) struct Engine<'m> {
     /// Unknown operators already warned about (W790 once per operator).
     warned_ops: NameSet<'m>,
     pub(crate) collected: Option<Vec<GraphTypes>>,
+    /// With `collected`: the main graph's types as type ids by node output
+    /// (`InferOptions::compact_main`), filled at the end of its run.
+    compact_main: bool,
+    pub(crate) main_types: Option<super::MainTypes>,
     /// Report nodes that do not fit their schema (no structural check runs
     /// beside this inference).
     report_unfit: bool,
@@ -221,6 +225,20 @@ pub(crate) struct Run<'m, 'o> {
     given: Vec<bool>,
     /// With data propagation: the values computed for this run's values.
     data: NameMap<'m, Dims>,
+    /// With `compact_main`, in the main graph: each node output's state
+    /// after its node, in node order (see [`Capture`]).
+    capture: Option<Capture>,
+}
+
+/// What each node output of the main graph became, captured as its node
+/// is done (a type id per output; looking the names up again afterwards
+/// costs a random probe of the whole table each).
+#[derive(Default)]
+struct Capture {
+    ty: Vec<u32>,
+    /// The name was new to the run: not declared, not an initializer, not
+    /// an earlier output.
+    first: Vec<bool>,
 }
 
 impl<'m, 'o> Run<'m, 'o> {
@@ -243,6 +261,42 @@ impl<'m, 'o> Run<'m, 'o> {
             steps: Some(Vec::new()),
             given: Vec::new(),
             data: NameMap::default(),
+            capture: None,
+        }
+    }
+
+    /// Whether `name` is new to this run, when outputs are captured.
+    fn is_new(&self, name: &str) -> bool {
+        self.capture.is_some() && self.entry(name).is_none()
+    }
+
+    /// Captures the state of output `name` (`None`: an empty name) after
+    /// its node; `first`: it was new before.
+    fn capture_output(&mut self, name: Option<&str>, first: bool) {
+        if self.capture.is_none() {
+            return;
+        }
+        let ty = name
+            .and_then(|n| self.entry(n))
+            .map_or(super::MainTypes::NONE, |e| {
+                if self.arena.get(e.ty).is_some() {
+                    e.ty
+                } else {
+                    super::MainTypes::NONE
+                }
+            });
+        if let Some(c) = &mut self.capture {
+            c.ty.push(ty);
+            c.first.push(first);
+        }
+    }
+
+    /// Makes the capture hold exactly `outputs` entries from `start` (a
+    /// node's outputs, whatever path its inference took).
+    fn capture_align(&mut self, start: usize, outputs: usize) {
+        if let Some(c) = &mut self.capture {
+            c.ty.resize(start + outputs, super::MainTypes::NONE);
+            c.first.resize(start + outputs, false);
         }
     }
 
@@ -555,6 +609,8 @@ impl<'m> Engine<'m> {
             budget_reported: false,
             warned_ops: NameSet::default(),
             collected: options.collect_types.then(Vec::new),
+            compact_main: options.collect_types && options.compact_main,
+            main_types: None,
             report_unfit: options.report_unfit,
             spare_outputs: Vec::new(),
             schema_cache: [None; SCHEMA_CACHE],
@@ -659,6 +715,9 @@ impl<'m> Engine<'m> {
             "main".to_string(),
         );
         run.opsets = opsets_of(&model.opset_import);
+        if self.compact_main {
+            run.capture = Some(Capture::default());
+        }
         self.declare(&mut run, g, &[]);
         self.run_graph(&mut run, g);
     }
@@ -743,9 +802,22 @@ impl<'m> Engine<'m> {
             );
         }
         for (i, n) in g.node.iter().enumerate() {
+            let start = run.capture.as_ref().map_or(0, |c| c.ty.len());
             self.process_node(run, i, n);
+            run.capture_align(start, n.output.len());
         }
-        if let Some(collected) = &mut self.collected {
+        if self.compact_main && run.is_main() && self.collected.is_some() {
+            self.main_types = Some(Self::compact_types(run));
+            if let Some(collected) = &mut self.collected {
+                collected.push(GraphTypes {
+                    path: run.path.clone(),
+                    steps: Some(Vec::new()),
+                    given: Vec::new(),
+                    values: Vec::new(),
+                });
+            }
+            self.collect_declared_subgraphs(&run.path.clone(), g);
+        } else if let Some(collected) = &mut self.collected {
             let mut values = Vec::new();
             let mut seen = NameSet::default();
             // Outputs as onnx types them (an output can stay untyped even
@@ -783,6 +855,18 @@ impl<'m> Engine<'m> {
                 values,
             });
             self.collect_declared_subgraphs(&run.path, g);
+        }
+    }
+
+    /// The main graph's types by node output, as captured when each node
+    /// was done (each name's final type unless a later node outputs it
+    /// again, which the write-back detects), the distinct types once.
+    fn compact_types(run: &mut Run<'m, '_>) -> super::MainTypes {
+        let capture = run.capture.take().unwrap_or_default();
+        super::MainTypes {
+            types: std::mem::take(&mut run.arena.types),
+            node_outputs: capture.ty,
+            first: capture.first,
         }
     }
 
@@ -883,8 +967,12 @@ impl<'m> Engine<'m> {
 
     fn poison_outputs(run: &mut Run<'m, '_>, node: &'m NodeProto) {
         for o in &node.output {
-            if !o.is_empty() {
+            if o.is_empty() {
+                run.capture_output(None, false);
+            } else {
+                let first = run.is_new(o);
                 run.poison(o);
+                run.capture_output(Some(o), first);
             }
         }
     }
@@ -1114,38 +1202,41 @@ impl<'m> Engine<'m> {
         node: &'m NodeProto,
         outputs: &mut Vec<Option<Type>>,
     ) -> bool {
+        let mut ok = true;
         for (k, (name, inferred)) in node.output.iter().zip(outputs.drain(..)).enumerate() {
             if name.is_empty() {
+                run.capture_output(None, false);
                 continue;
             }
-            let Some(mut inferred) = inferred else {
-                run.set_untyped(name);
-                continue;
-            };
-            merge::materialize(&mut inferred, &mut self.symbols);
-            if let Err(c) = run.record_type(name, inferred, &self.symbols) {
-                let loc = run
-                    .loc
-                    .child(node_step(index, node))
-                    .child(item("output", k, name));
-                self.report(
-                    run,
-                    c.code,
-                    loc,
-                    format!("{}: {}", q(name), c.message),
-                    true,
-                );
+            let first = run.is_new(name);
+            match inferred {
                 // onnx stops at the first conflict of a node.
-                for rest in node.output.iter().skip(k + 1) {
-                    if !rest.is_empty() {
-                        run.poison(rest);
+                _ if !ok => run.poison(name),
+                None => run.set_untyped(name),
+                Some(mut inferred) => {
+                    merge::materialize(&mut inferred, &mut self.symbols);
+                    if let Err(c) = run.record_type(name, inferred, &self.symbols) {
+                        let loc = run
+                            .loc
+                            .child(node_step(index, node))
+                            .child(item("output", k, name));
+                        self.report(
+                            run,
+                            c.code,
+                            loc,
+                            format!("{}: {}", q(name), c.message),
+                            true,
+                        );
+                        ok = false;
                     }
                 }
-                return false;
             }
+            run.capture_output(Some(name), first);
         }
-        self.constant(run, node);
-        true
+        if ok {
+            self.constant(run, node);
+        }
+        ok
     }
 
     /// A node's data-propagation step (onnx's, after the node's types are

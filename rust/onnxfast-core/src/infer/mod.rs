@@ -14,6 +14,7 @@
 //!   keyed by (domain, operator, version range).
 
 pub mod annotate;
+pub mod annotate_lazy;
 pub mod constant;
 pub mod context;
 pub(crate) mod engine;
@@ -25,7 +26,11 @@ pub mod util;
 
 pub use context::{At, Defect, InferError, InferResult, NodeCtx};
 
+use std::sync::Arc;
+
+use crate::decode::lazy::{Edit, GraphLists};
 use crate::diag::Diagnostic;
+use crate::error::DecodeError;
 use crate::external::ExternalStore;
 use crate::ir::types::{Symbols, Type};
 use crate::ir::view::GraphView;
@@ -41,6 +46,10 @@ pub struct InferOptions<'m> {
     pub max_diagnostics: usize,
     /// Return the type of every value of every graph.
     pub collect_types: bool,
+    /// With `collect_types`: the main graph's types as [`MainTypes`] (a
+    /// type id per node output, for [`annotate::annotate_lazy`]) instead of
+    /// (name, type) pairs, which cost an allocation or three per value.
+    pub compact_main: bool,
     /// Report a node that does not fit its operator's schema (E731), which
     /// inference skips. The full check leaves it to the structural checks
     /// it runs beside inference; standalone inference sets this.
@@ -61,6 +70,7 @@ impl Default for InferOptions<'_> {
             store: None,
             max_diagnostics: crate::checker::DEFAULT_MAX_DIAGNOSTICS,
             collect_types: false,
+            compact_main: false,
             report_unfit: false,
             data_prop: false,
             symbolic: false,
@@ -87,6 +97,32 @@ pub struct GraphTypes {
     pub values: Vec<(String, Type)>,
 }
 
+/// The main graph's types after inference, compactly (with
+/// [`InferOptions::compact_main`]).
+#[derive(Debug, Clone, Default)]
+pub struct MainTypes {
+    /// Every distinct type, once.
+    pub types: Vec<Type>,
+    /// For each node output in node order: its name's type when its node
+    /// was done, an index into `types`, or [`MainTypes::NONE`]. That is
+    /// the name's final type unless a later node outputs the same name.
+    pub node_outputs: Vec<u32>,
+    /// For each node output: its name was new when its node was done (not
+    /// a typed declaration, an untyped graph input, an initializer or an
+    /// earlier output).
+    pub first: Vec<bool>,
+}
+
+impl MainTypes {
+    /// No type.
+    pub const NONE: u32 = u32::MAX;
+
+    /// The type of the `p`th node output.
+    pub fn output(&self, p: usize) -> Option<&Type> {
+        self.types.get(*self.node_outputs.get(p)? as usize)
+    }
+}
+
 /// What inference found.
 #[derive(Debug)]
 pub struct Inference {
@@ -97,6 +133,9 @@ pub struct Inference {
     pub counts: crate::diag::Counts,
     /// With `collect_types`: the types of every graph (main first).
     pub graphs: Vec<GraphTypes>,
+    /// With [`InferOptions::compact_main`]: the main graph's types (its
+    /// entry in `graphs` has no values).
+    pub main: Option<MainTypes>,
     /// The symbols the types refer to.
     pub symbols: Symbols,
 }
@@ -118,6 +157,62 @@ pub fn infer_shapes(
     let inference = infer_model(&model, &options);
     let done = annotate::annotate(&mut model, &inference);
     (model, inference, done)
+}
+
+/// [`infer_shapes`] for a model loaded for decode on touch (`model`, its
+/// decoded part, and `lists`, its main graph's lists): inference decodes
+/// and keeps every element of `lists`; the result is the decoded part
+/// written back and new lists over the same source bytes whose elements
+/// are written back as they are decoded
+/// ([`annotate_lazy::annotate_lazy`]): nothing of the graph is copied.
+/// A main graph that outputs a name twice (not SSA form) is written back
+/// decoded instead: the result is then a whole model and no lists.
+#[allow(clippy::type_complexity)]
+pub fn infer_shapes_lazy(
+    model: &ModelProto,
+    lists: &GraphLists,
+    options: &InferOptions<'_>,
+) -> Result<
+    (
+        ModelProto,
+        Option<GraphLists>,
+        Inference,
+        annotate::Annotated,
+    ),
+    DecodeError,
+> {
+    let lazy_options = InferOptions {
+        collect_types: true,
+        compact_main: true,
+        report_unfit: true,
+        ..options.clone()
+    };
+    let main = match &model.graph {
+        Some(g) => Some(GraphView::kept(g, lists)?),
+        None => None,
+    };
+    let mut inference = infer_graph_of(model, main, &lazy_options);
+    let Some(main) = main else {
+        let done = annotate::Annotated::default();
+        return Ok((
+            model.clone(),
+            Some(lists.edited(None, None)),
+            inference,
+            done,
+        ));
+    };
+    match annotate_lazy::annotate_lazy(model, main, &mut inference) {
+        Some(written) => {
+            let node = written.node.map(|e| e as Arc<dyn Edit<_>>);
+            let value_info: Arc<dyn Edit<_>> = written.value_info;
+            let lists = lists.edited(node, Some(value_info));
+            Ok((written.model, Some(lists), inference, written.done))
+        }
+        None => {
+            let (whole, inference, done) = infer_shapes(lists.whole_model(model)?, options);
+            Ok((whole, None, inference, done))
+        }
+    }
 }
 
 /// Infers the types and shapes of a decoded model.
@@ -149,12 +244,14 @@ fn infer_graph_of<'m>(
     let mut engine = engine::Engine::new(model, nodes, options);
     engine.run_model(model, main);
     let symbols = std::mem::take(&mut engine.symbols);
+    let main = engine.main_types.take();
     let (diagnostics, counts, graphs) = engine.finish();
     Inference {
         omitted: counts.total() - diagnostics.len() as u64,
         diagnostics,
         counts,
         graphs: graphs.unwrap_or_default(),
+        main,
         symbols,
     }
 }

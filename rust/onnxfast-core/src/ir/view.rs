@@ -35,6 +35,14 @@ impl<'a, T: ListElement> Seq<'a, T> {
         self.len() == 0
     }
 
+    /// Element `i` (for a kept list: `None` if it was not decoded).
+    pub fn get(&self, i: usize) -> Option<&'a T> {
+        match *self {
+            Seq::Slice(s) => s.get(i),
+            Seq::Kept(l) => l.cached(i),
+        }
+    }
+
     /// The elements in order.
     pub fn iter(&self) -> impl Iterator<Item = &'a T> + 'a {
         let (slice, kept) = match *self {

@@ -1,0 +1,69 @@
+//! Times `infer::infer_shapes` on one file, split into its parts:
+//! `cargo run --release --example infer_shapes_timing -- FILE [N]`.
+use std::time::Instant;
+
+use onnxfast_core::decode::lazy::decode_lazy;
+use onnxfast_core::decode::source;
+use onnxfast_core::infer::{annotate, infer_lazy, infer_model, infer_shapes_lazy, InferOptions};
+use onnxfast_core::{decode, proto, DecodeOptions};
+
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let path = std::env::args()
+        .nth(1)
+        .ok_or("usage: infer_shapes_timing FILE [N]")?;
+    let n: usize = std::env::args()
+        .nth(2)
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(5);
+    let buf = source::map_file(path.as_ref())?.bytes;
+    let model: proto::ModelProto = decode(buf.clone(), &DecodeOptions::default())?;
+    let lazy = decode_lazy(buf, &DecodeOptions::default())?;
+    let plain = InferOptions::default();
+    infer_lazy(&lazy.model, &lazy.lists, &plain)?;
+    for _ in 0..n {
+        let t = Instant::now();
+        infer_lazy(&lazy.model, &lazy.lists, &plain)?;
+        let infer = t.elapsed();
+        let t = Instant::now();
+        let (_, lists, _, done) = infer_shapes_lazy(&lazy.model, &lazy.lists, &plain)?;
+        let written = t.elapsed();
+        println!(
+            "lazy: infer {infer:?}; infer_shapes {written:?} ({} added, {} entries)",
+            done.added,
+            lists.map_or(0, |l| l.value_info.len())
+        );
+    }
+    for _ in 0..n {
+        let t = Instant::now();
+        let plain = infer_model(&model, &InferOptions::default());
+        let infer = t.elapsed();
+        let options = InferOptions {
+            collect_types: true,
+            report_unfit: true,
+            ..InferOptions::default()
+        };
+        let t = Instant::now();
+        let inference = infer_model(&model, &options);
+        let collect = t.elapsed();
+        let t = Instant::now();
+        let mut copy = model.clone();
+        let clone = t.elapsed();
+        let t = Instant::now();
+        let done = annotate::annotate(&mut copy, &inference);
+        let write = t.elapsed();
+        let t = Instant::now();
+        drop(copy);
+        drop(inference);
+        let free = t.elapsed();
+        println!(
+            "infer {infer:?} ({} findings); with types {collect:?}; clone {clone:?}; \
+             annotate {write:?} ({} added); free {free:?}",
+            plain.diagnostics.len(),
+            done.added
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,615 @@
+//! onnx's write-back ([`super::annotate`]) for a model loaded for decode
+//! on touch: nothing of the main graph's long lists is built. The inferred
+//! types become two [`Edit`]s of the source's lists, applied as elements
+//! are decoded: `value_info` entries merged with (or given) their node's
+//! type, and the entries onnx appends, built from a name and a type id on
+//! first touch; and the nodes whose subgraphs were written back.
+//!
+//! The result is the same as [`super::annotate::annotate`] on the decoded
+//! model, `unk__N` names included: an entry whose type needs fresh names
+//! (an unknown dim, a fresh symbol) is written when the plan is made, in
+//! onnx's order, and kept; every other entry is written on touch, which
+//! names nothing, so the order of touches cannot change a name.
+
+use std::sync::Arc;
+
+use foldhash::{HashMap, HashMapExt};
+
+use super::annotate::{self, Annotated, FreshNames};
+use super::{GraphTypes, Inference, MainTypes};
+use crate::decode::lazy::Edit;
+use crate::ir::types::{Dim, Symbols, Type};
+use crate::ir::view::GraphView;
+use crate::names::{Name, NameMap};
+use crate::proto::{GraphProto, ModelProto, NodeProto, TypeProto, ValueInfoProto};
+
+/// What [`annotate_lazy`] gives: the model's decoded part and the edits of
+/// its main graph's lists.
+pub struct LazyAnnotated {
+    /// The model's decoded part, its main graph's inputs and outputs
+    /// written back (they are not decode-on-touch lists).
+    pub model: ModelProto,
+    /// For the main graph's `value_info` list.
+    pub value_info: Arc<ValueInfoEdit>,
+    /// For the main graph's `node` list, when a subgraph was written back.
+    pub node: Option<Arc<NodeEdit>>,
+    pub done: Annotated,
+}
+
+/// What becomes of one entry's type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Fill {
+    Keep,
+    /// Declared without a type: onnx gives it an empty one.
+    Empty,
+    /// Merged with type `types[k]` (which names nothing).
+    Merge(u32),
+    /// Set to type `types[k]` (which names nothing).
+    Set(u32),
+    /// Set to `protos[k]`, written when the plan was made.
+    Proto(u32),
+}
+
+/// The main graph's `value_info` after write-back, as an [`Edit`] of the
+/// source's list.
+pub struct ValueInfoEdit {
+    /// By source entry (shorter than the list: the rest are kept).
+    fills: Vec<Fill>,
+    /// The appended entries' names, one after the other, and where each
+    /// ends.
+    names: String,
+    ends: Vec<usize>,
+    /// The appended entries' types (`Set` or `Proto`).
+    added: Vec<Fill>,
+    protos: Vec<TypeProto>,
+    types: Vec<Type>,
+    symbols: Symbols,
+}
+
+impl std::fmt::Debug for ValueInfoEdit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ValueInfoEdit({} appended)", self.added.len())
+    }
+}
+
+/// Applies `fill` to an entry's type.
+fn apply(
+    fill: Fill,
+    t: &mut Option<TypeProto>,
+    types: &[Type],
+    protos: &[TypeProto],
+    names: &mut FreshNames<'_>,
+) {
+    match fill {
+        Fill::Keep => {}
+        Fill::Empty => {
+            t.get_or_insert_with(TypeProto::default);
+        }
+        Fill::Merge(k) => {
+            if let (Some(existing), Some(inferred)) = (t.as_mut(), types.get(k as usize)) {
+                annotate::merge_proto(inferred, existing, names);
+            }
+        }
+        Fill::Set(k) => {
+            if let Some(inferred) = types.get(k as usize) {
+                *t = Some(names.proto_of(inferred));
+            }
+        }
+        Fill::Proto(k) => {
+            if let Some(p) = protos.get(k as usize) {
+                *t = Some(p.clone());
+            }
+        }
+    }
+}
+
+impl ValueInfoEdit {
+    fn apply(&self, fill: Fill, t: &mut Option<TypeProto>) {
+        // Only fills that name nothing are left for touch time: no
+        // fresh name is ever asked for here.
+        let mut names = FreshNames::gathering(&self.symbols, Box::new(Default::default));
+        apply(fill, t, &self.types, &self.protos, &mut names);
+    }
+
+    fn added_name(&self, j: usize) -> &str {
+        let start = if j == 0 { 0 } else { self.ends[j - 1] };
+        self.names.get(start..self.ends[j]).unwrap_or_default()
+    }
+}
+
+impl Edit<ValueInfoProto> for ValueInfoEdit {
+    fn appended(&self) -> usize {
+        self.added.len()
+    }
+
+    fn patch(&self, index: usize, element: &mut ValueInfoProto) {
+        if let Some(&fill) = self.fills.get(index) {
+            self.apply(fill, &mut element.r#type);
+        }
+    }
+
+    fn build(&self, index: usize) -> ValueInfoProto {
+        let mut t = None;
+        if let Some(&fill) = self.added.get(index) {
+            self.apply(fill, &mut t);
+        }
+        ValueInfoProto {
+            name: Some(self.added_name(index).to_string()),
+            r#type: t,
+            ..ValueInfoProto::default()
+        }
+    }
+}
+
+/// Main-graph nodes whose subgraphs were written back, replacing the
+/// decoded ones.
+#[derive(Debug, Default)]
+pub struct NodeEdit {
+    nodes: HashMap<usize, NodeProto>,
+}
+
+impl Edit<NodeProto> for NodeEdit {
+    fn patch(&self, index: usize, element: &mut NodeProto) {
+        if let Some(n) = self.nodes.get(&index) {
+            element.clone_from(n);
+        }
+    }
+
+    fn build(&self, _: usize) -> NodeProto {
+        NodeProto::default()
+    }
+}
+
+/// Whether writing `t` asks for fresh names: an unknown dim, or a symbol
+/// the model does not name.
+fn needs_names(t: &Type, symbols: &Symbols) -> bool {
+    let dims = match t {
+        Type::Tensor(x) | Type::SparseTensor(x) => x.shape.as_deref().unwrap_or_default(),
+        Type::Sequence(e) | Type::Optional(e) | Type::Map(_, e) => {
+            return e.as_deref().is_some_and(|e| needs_names(e, symbols))
+        }
+        Type::Opaque { .. } => &[],
+    };
+    dims.iter().any(|d| match d {
+        Dim::Value(_) => false,
+        Dim::Unknown => true,
+        Dim::Sym(s) => symbols.name(*s).is_none(),
+    })
+}
+
+/// Where a name's type lives in the main graph.
+#[derive(Clone, Copy)]
+enum Slot {
+    Info(usize),
+    Input(usize),
+    Output(usize),
+    Aside,
+}
+
+/// Writes the types `inference` collected (with
+/// [`super::InferOptions::compact_main`]) into `model`, whose main graph
+/// is `main` (the decoded part's graph with its kept lists): the decoded
+/// part is written now, the lists' entries as they are decoded (the
+/// returned edits). `inference.symbols` moves into the edit. `None` when
+/// the main graph is not in SSA form (see `plan_main`).
+pub fn annotate_lazy(
+    model: &ModelProto,
+    main: GraphView<'_>,
+    inference: &mut Inference,
+) -> Option<LazyAnnotated> {
+    let types = inference.main.take().unwrap_or_default();
+    let mut out = model.clone();
+    let mut done = Annotated::default();
+    let mut nodes: HashMap<usize, NodeProto> = HashMap::new();
+    let plan = {
+        let mut names = FreshNames::gathering(
+            &inference.symbols,
+            Box::new(move || {
+                let mut taken = Default::default();
+                annotate::model_symbols(main, &mut taken, 0);
+                annotate::function_symbols(model, &mut taken);
+                taken
+            }),
+        );
+        let mut last: HashMap<&[(usize, String)], &GraphTypes> = HashMap::new();
+        let mut order = Vec::new();
+        for g in &inference.graphs {
+            if let Some(steps) = &g.steps {
+                if last.insert(steps.as_slice(), g).is_none() {
+                    order.push(steps.as_slice());
+                }
+            }
+        }
+        let mut plan = None;
+        for steps in order {
+            let Some(graph_types) = last.get(steps) else {
+                continue;
+            };
+            let Some(((index, attr), below)) = steps.split_first() else {
+                if plan.is_none() {
+                    if let Some(g) = out.graph.as_mut() {
+                        plan = Some(plan_main(g, main, &types, &mut names, &mut done)?);
+                        done.graphs += 1;
+                    }
+                }
+                continue;
+            };
+            let Some(node) = main.node.get(*index) else {
+                continue;
+            };
+            let node = nodes.entry(*index).or_insert_with(|| node.clone());
+            let sub = node
+                .attribute
+                .iter_mut()
+                .find(|a| a.name() == attr.as_str() && a.g.is_some())
+                .and_then(|a| a.g.as_deref_mut())
+                .and_then(|g| annotate::graph_at(g, below));
+            if let Some(sub) = sub {
+                annotate::write_back(sub, graph_types, &mut names, &mut done);
+                done.graphs += 1;
+            }
+        }
+        plan
+    };
+    let plan = plan.unwrap_or_default();
+    Some(LazyAnnotated {
+        model: out,
+        value_info: Arc::new(ValueInfoEdit {
+            fills: plan.fills,
+            names: plan.names,
+            ends: plan.ends,
+            added: plan.added,
+            protos: plan.protos,
+            types: types.types,
+            symbols: std::mem::take(&mut inference.symbols),
+        }),
+        node: (!nodes.is_empty()).then(|| Arc::new(NodeEdit { nodes })),
+        done,
+    })
+}
+
+/// The main graph's write-back, planned.
+#[derive(Default)]
+struct Plan {
+    fills: Vec<Fill>,
+    names: String,
+    ends: Vec<usize>,
+    added: Vec<Fill>,
+    protos: Vec<TypeProto>,
+}
+
+impl Plan {
+    fn proto(&mut self, t: TypeProto) -> Fill {
+        let k = u32::try_from(self.protos.len()).unwrap_or(u32::MAX);
+        self.protos.push(t);
+        Fill::Proto(k)
+    }
+}
+
+/// [`annotate::write_back`] for the main graph: `graph` (the result's
+/// decoded part: inputs and outputs, changed here) and `main` (its lists,
+/// kept), whose entries are planned instead of written. `None` when a name
+/// is output by two nodes (not SSA form): the captured types are then not
+/// all final, and the caller writes the decoded model back instead.
+fn plan_main(
+    graph: &mut GraphProto,
+    main: GraphView<'_>,
+    types: &MainTypes,
+    names: &mut FreshNames<'_>,
+    done: &mut Annotated,
+) -> Option<Plan> {
+    let symbols = names.symbols();
+    let naming: Vec<bool> = types
+        .types
+        .iter()
+        .map(|t| needs_names(t, symbols))
+        .collect();
+    let mut plan = Plan::default();
+    // Declared entries by name (later kinds win), as write_back does, and
+    // whether a node output the name yet.
+    let declared = main.value_info.len() + main.graph.input.len() + main.graph.output.len();
+    let mut typed: NameMap<'_, (Slot, bool)> =
+        NameMap::with_capacity(declared + main.initializer.len());
+    let mut untyped: NameMap<'_, (Slot, bool)> = NameMap::default();
+    // A type without a value case: inference did not see the declaration,
+    // so a name new to it may still be declared.
+    let mut unseen_typed = false;
+    for (i, vi) in main.value_info.iter().enumerate() {
+        match &vi.r#type {
+            Some(t) => {
+                unseen_typed |= t.value.is_none();
+                typed.insert(Name(vi.name()), (Slot::Info(i), false));
+            }
+            None => {
+                set_fill(&mut plan.fills, i, Fill::Empty);
+                untyped.insert(Name(vi.name()), (Slot::Info(i), false));
+            }
+        }
+    }
+    let header = main.graph;
+    for (list, slot) in [
+        (&header.input, Slot::Input as fn(usize) -> Slot),
+        (&header.output, Slot::Output),
+    ] {
+        for (i, vi) in list.iter().enumerate() {
+            let map = match &vi.r#type {
+                Some(t) => {
+                    unseen_typed |= t.value.is_none();
+                    &mut typed
+                }
+                None => &mut untyped,
+            };
+            map.insert(Name(vi.name()), (slot(i), false));
+        }
+    }
+    for vi in graph.input.iter_mut().chain(graph.output.iter_mut()) {
+        vi.r#type.get_or_insert_with(TypeProto::default);
+    }
+    let aside = main.initializer.iter().map(|t| t.name()).chain(
+        main.sparse_initializer
+            .iter()
+            .filter_map(|s| s.values.as_ref().map(|v| v.name())),
+    );
+    for name in aside {
+        typed.entry(Name(name)).or_insert((Slot::Aside, false));
+    }
+    let outputs = main.node.iter().flat_map(|n| n.output.iter());
+    for (p, out) in outputs.enumerate() {
+        let out = out.as_str();
+        if out.is_empty() {
+            continue;
+        }
+        let first = types.first.get(p).copied().unwrap_or(false);
+        let k = types
+            .node_outputs
+            .get(p)
+            .copied()
+            .unwrap_or(MainTypes::NONE);
+        let t = types.types.get(k as usize);
+        let plain = !naming.get(k as usize).copied().unwrap_or(true);
+        // A name new to inference is no typed declaration (unless one
+        // without a value case exists) and no earlier output.
+        let declared = if first && !unseen_typed {
+            None
+        } else {
+            typed.get_mut(&Name(out))
+        };
+        if let Some((slot, seen)) = declared {
+            if std::mem::replace(seen, true) && !matches!(slot, Slot::Aside) {
+                return None;
+            }
+            let Some(t) = t else {
+                continue;
+            };
+            match *slot {
+                Slot::Aside => {}
+                Slot::Info(i) => {
+                    let fill = plan.fills.get(i).copied().unwrap_or(Fill::Keep);
+                    if plain {
+                        set_fill(&mut plan.fills, i, Fill::Merge(k));
+                    } else {
+                        // Naming: written now.
+                        let mut cur = main.value_info.get(i).and_then(|v| v.r#type.clone());
+                        apply(fill, &mut cur, &types.types, &plan.protos, names);
+                        let mut cur = cur.unwrap_or_default();
+                        annotate::merge_proto(t, &mut cur, names);
+                        let fill = plan.proto(cur);
+                        set_fill(&mut plan.fills, i, fill);
+                    }
+                    done.merged += 1;
+                }
+                Slot::Input(i) | Slot::Output(i) => {
+                    let list = if matches!(slot, Slot::Input(_)) {
+                        &mut graph.input
+                    } else {
+                        &mut graph.output
+                    };
+                    if let Some(existing) = list.get_mut(i).and_then(|e| e.r#type.as_mut()) {
+                        annotate::merge_proto(t, existing, names);
+                        done.merged += 1;
+                    }
+                }
+            }
+            continue;
+        }
+        let untyped_slot = if untyped.is_empty() {
+            None
+        } else {
+            untyped.get_mut(&Name(out))
+        };
+        let untyped_slot = match untyped_slot {
+            Some((slot, seen)) => {
+                if std::mem::replace(seen, true) {
+                    return None;
+                }
+                Some(*slot)
+            }
+            // Known to inference before this node, and no declaration:
+            // an earlier node's output.
+            None if !first => return None,
+            None => None,
+        };
+        let Some(t) = t else {
+            continue;
+        };
+        // Written once: the appended entry and an untyped declaration of
+        // the same name share it (and its fresh names).
+        let fill = if plain {
+            Fill::Set(k)
+        } else {
+            let proto = names.proto_of(t);
+            plan.proto(proto)
+        };
+        match untyped_slot {
+            Some(Slot::Info(i)) => set_fill(&mut plan.fills, i, fill),
+            Some(Slot::Input(i)) => set_type(graph.input.get_mut(i), fill, types, &plan, names),
+            Some(Slot::Output(i)) => set_type(graph.output.get_mut(i), fill, types, &plan, names),
+            _ => {}
+        }
+        plan.names.push_str(out);
+        plan.ends.push(plan.names.len());
+        plan.added.push(fill);
+    }
+    done.added += plan.added.len();
+    Some(plan)
+}
+
+fn set_fill(fills: &mut Vec<Fill>, i: usize, fill: Fill) {
+    if fills.len() <= i {
+        fills.resize(i + 1, Fill::Keep);
+    }
+    fills[i] = fill;
+}
+
+/// Gives an input's or output's entry the type `fill` writes.
+fn set_type(
+    entry: Option<&mut ValueInfoProto>,
+    fill: Fill,
+    types: &MainTypes,
+    plan: &Plan,
+    names: &mut FreshNames<'_>,
+) {
+    if let Some(vi) = entry {
+        let mut t = None;
+        apply(fill, &mut t, &types.types, &plan.protos, names);
+        vi.r#type = t;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::infer::InferOptions;
+    use crate::proto::tensor_shape_proto::{dimension, Dimension};
+    use crate::proto::{type_proto, OperatorSetIdProto, TensorShapeProto};
+    use prost::Message;
+
+    /// A float tensor type; dims: a number, a name, or "?" (no value).
+    fn float(dims: &[&str]) -> TypeProto {
+        let dim = |d: &&str| Dimension {
+            denotation: None,
+            value: match d.parse::<i64>() {
+                Ok(v) => Some(dimension::Value::DimValue(v)),
+                Err(_) if *d == "?" => None,
+                Err(_) => Some(dimension::Value::DimParam(d.to_string())),
+            },
+        };
+        TypeProto {
+            denotation: None,
+            value: Some(type_proto::Value::TensorType(type_proto::Tensor {
+                elem_type: Some(1),
+                shape: Some(TensorShapeProto {
+                    dim: dims.iter().map(dim).collect(),
+                }),
+            })),
+        }
+    }
+
+    fn vi(name: &str, t: Option<TypeProto>) -> ValueInfoProto {
+        ValueInfoProto {
+            name: Some(name.into()),
+            r#type: t,
+            ..ValueInfoProto::default()
+        }
+    }
+
+    fn node(op: &str, inputs: &[&str], outputs: &[&str]) -> NodeProto {
+        NodeProto {
+            op_type: Some(op.into()),
+            input: inputs.iter().map(|s| (*s).into()).collect(),
+            output: outputs.iter().map(|s| (*s).into()).collect(),
+            ..NodeProto::default()
+        }
+    }
+
+    fn model(nodes: Vec<NodeProto>, value_info: Vec<ValueInfoProto>) -> ModelProto {
+        ModelProto {
+            ir_version: Some(8),
+            opset_import: vec![OperatorSetIdProto {
+                domain: Some(String::new()),
+                version: Some(17),
+            }],
+            graph: Some(GraphProto {
+                name: Some("g".into()),
+                node: nodes,
+                input: vec![vi("x", Some(float(&["batch", "?", "4"])))],
+                output: vec![vi("z", None)],
+                value_info,
+                ..GraphProto::default()
+            }),
+            ..ModelProto::default()
+        }
+    }
+
+    /// Whether the lazy write-back kept lists (false: it wrote the decoded
+    /// model back); panics unless it equals the eager one.
+    fn lazily(m: &ModelProto) -> bool {
+        let options = InferOptions::default();
+        crate::fuzzing::write_back_agrees(m, &options);
+        let bytes = bytes::Bytes::from(m.encode_to_vec());
+        let lazy = crate::decode::lazy::decode_lazy(bytes, &Default::default()).expect("decodes");
+        let (_, lists, _, _) =
+            crate::infer::infer_shapes_lazy(&lazy.model, &lazy.lists, &options).expect("infers");
+        lists.is_some()
+    }
+
+    #[test]
+    fn ssa_graphs_stay_lazy_with_fresh_names_and_declarations() {
+        // Relu keeps x's unknown dim (a fresh name, written at plan time),
+        // y declared typed (merged), w declared without a type (given one),
+        // v declared with an empty type (no value case).
+        let m = model(
+            vec![
+                node("Relu", &["x"], &["y"]),
+                node("Neg", &["y"], &["w"]),
+                node("Abs", &["w"], &["v"]),
+                node("Sigmoid", &["v"], &["z"]),
+            ],
+            vec![
+                vi("y", Some(float(&["batch", "?", "?"]))),
+                vi("w", None),
+                vi(
+                    "v",
+                    Some(TypeProto {
+                        denotation: None,
+                        value: None,
+                    }),
+                ),
+            ],
+        );
+        assert!(lazily(&m));
+    }
+
+    #[test]
+    fn a_name_output_twice_is_written_back_decoded() {
+        let twice = |value_info| {
+            model(
+                vec![
+                    node("Relu", &["x"], &["y"]),
+                    node("Neg", &["x"], &["y"]),
+                    node("Abs", &["y"], &["z"]),
+                ],
+                value_info,
+            )
+        };
+        // New to inference, declared typed, declared without a type.
+        assert!(!lazily(&twice(vec![])));
+        assert!(!lazily(&twice(vec![vi(
+            "y",
+            Some(float(&["batch", "?", "4"]))
+        )])));
+        assert!(!lazily(&twice(vec![vi("y", None)])));
+        // An output named like an initializer is left alone, however often.
+        let mut m = twice(vec![]);
+        if let Some(g) = m.graph.as_mut() {
+            g.initializer.push(crate::proto::TensorProto {
+                name: Some("y".into()),
+                data_type: Some(1),
+                dims: vec![1],
+                float_data: vec![1.0],
+                ..Default::default()
+            });
+        }
+        assert!(lazily(&m));
+    }
+}
