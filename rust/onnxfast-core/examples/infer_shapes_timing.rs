@@ -21,6 +21,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let buf = source::map_file(path.as_ref())?.bytes;
     let model: proto::ModelProto = decode(buf.clone(), &DecodeOptions::default())?;
     let lazy = decode_lazy(buf, &DecodeOptions::default())?;
+    // First touch: each list decoded and kept (what a fresh model pays).
+    let t = Instant::now();
+    lazy.lists.node.keep_all()?;
+    let nodes = t.elapsed();
+    let t = Instant::now();
+    lazy.lists.value_info.keep_all()?;
+    let value_info = t.elapsed();
+    let t = Instant::now();
+    lazy.lists.initializer.keep_all()?;
+    println!(
+        "first touch: nodes {nodes:?}, value_info {value_info:?}, initializers {:?}",
+        t.elapsed()
+    );
     let plain = InferOptions::default();
     infer_lazy(&lazy.model, &lazy.lists, &plain)?;
     for _ in 0..n {

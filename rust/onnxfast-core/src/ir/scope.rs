@@ -40,6 +40,13 @@ impl<'a> Scope<'a> {
         }
     }
 
+    /// Removes from the innermost level.
+    pub fn remove(&mut self, name: &'a str) {
+        if let Some(level) = self.levels.last_mut() {
+            level.remove(&Name(name));
+        }
+    }
+
     pub fn in_innermost(&self, name: &str) -> bool {
         self.levels.last().is_some_and(|l| l.contains(&Name(name)))
     }
