@@ -683,3 +683,83 @@ def test_symbolic_expressions_of_a_small_model() -> None:
     plain = shapes(onnxfast.infer_shapes(m, data_prop=True))
     assert plain["kv"][1].startswith("unk__")
     assert plain["c"][2].startswith("unk__")
+
+
+def _relu_branch(name: str, source: str) -> onnx.GraphProto:
+    """A subgraph computing Relu of an outer value, its output untyped."""
+    return helper.make_graph(
+        [helper.make_node("Relu", [source], [name])],
+        name,
+        [],
+        [helper.make_tensor_value_info(name, TensorProto.FLOAT, None)],
+    )
+
+
+def _long_graph(n: int) -> onnx.ModelProto:
+    """n nodes, every third output declared (typed, untyped, or with a
+    symbol inference can refine), a NonZero every 97 nodes (fresh names),
+    an If every 211 nodes (subgraphs written back), one shared weight."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4])
+    w = numpy_helper.from_array(np.ones(4, dtype=np.float32), "w")
+    nodes, value_info, prev = [], [], "x"
+    for i in range(n):
+        out = f"v{i}"
+        if i % 97 == 50:
+            nodes.append(helper.make_node("NonZero", [prev], [f"nz{i}"]))
+            nodes.append(helper.make_node("Cast", [f"nz{i}"], [f"c{i}"], to=TensorProto.FLOAT))
+            nodes.append(helper.make_node("ReduceSum", [f"c{i}"], [f"s{i}"], keepdims=0))
+            nodes.append(helper.make_node("Add", [prev, f"s{i}"], [out]))
+        elif i % 211 == 100:
+            nodes.append(helper.make_node("ReduceMax", [prev], [f"m{i}"], keepdims=0))
+            nodes.append(helper.make_node("Greater", [f"m{i}", f"m{i}"], [f"b{i}"]))
+            then, other = _relu_branch(f"t{i}", prev), _relu_branch(f"e{i}", prev)
+            nodes.append(
+                helper.make_node("If", [f"b{i}"], [out], then_branch=then, else_branch=other)
+            )
+        else:
+            nodes.append(helper.make_node("Add" if i % 2 else "Mul", [prev, "w"], [out]))
+        if i % 3 == 0:
+            kind = (i // 3) % 3
+            if kind == 0:
+                value_info.append(helper.make_tensor_value_info(out, TensorProto.FLOAT, None))
+            elif kind == 1:
+                value_info.append(helper.ValueInfoProto(name=out))
+            else:
+                value_info.append(helper.make_tensor_value_info(out, TensorProto.FLOAT, ["N", "K"]))
+        prev = out
+    graph = helper.make_graph(
+        nodes,
+        "long",
+        [x],
+        [helper.make_tensor_value_info(prev, TensorProto.FLOAT, None)],
+        [w],
+        value_info=value_info,
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_a_long_graph_written_back_on_touch_equals_onnx(tmp_path) -> None:
+    """The result of a lazily loaded model: value_info entries are written as
+    they are decoded, 64 at a time; touched out of order, iterated, written
+    back twice, they are onnx's."""
+    model = _long_graph(3000)
+    path = tmp_path / "long.onnx"
+    onnx.save(model, path)
+    theirs = onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True)
+    given = _gen.model_symbols(model)
+    expected = _forget_fresh(theirs, given)
+    ours = onnxfast.infer_shapes(onnxfast.load(path))
+    entries = ours.graph.value_info
+    assert len(entries) == len(theirs.graph.value_info)
+    # Out of order first: the last chunk, an appended entry in the middle, the first.
+    for i in (len(entries) - 1, len(entries) // 2, 0, 1000):
+        mine = onnx.ValueInfoProto.FromString(entries[i].SerializeToString())
+        assert mine.name == theirs.graph.value_info[i].name
+        if not any(d.dim_param.startswith("unk__") for d in mine.type.tensor_type.shape.dim):
+            assert mine == theirs.graph.value_info[i]
+    assert [v.name for v in entries] == [v.name for v in theirs.graph.value_info]
+    assert _forget_fresh(ours.to_onnx(), given) == expected
+    # Written back again (edits of edited lists): onnx's result on onnx's result.
+    twice = onnxfast.infer_shapes(ours).to_onnx()
+    theirs_twice = onnx.shape_inference.infer_shapes(theirs, check_type=True, strict_mode=True)
+    assert _forget_fresh(twice, given) == _forget_fresh(theirs_twice, given)
