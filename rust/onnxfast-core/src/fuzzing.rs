@@ -74,6 +74,17 @@ pub fn decode_roundtrip(data: &[u8]) {
                 .unwrap_or_else(|e| panic!("name: {e}"));
             assert_eq!(read, t.name.as_deref(), "initializer {i}'s name differs");
         }
+        let table = lazy
+            .lists
+            .initializer
+            .name_table()
+            .unwrap_or_else(|e| panic!("name table: {e}"));
+        let decoded: Vec<Option<&str>> = g.initializer.iter().map(|t| t.name.as_deref()).collect();
+        assert_eq!(
+            table.iter().collect::<Vec<_>>(),
+            decoded,
+            "name table differs"
+        );
     }
     let encoded = model.encode_to_vec();
     let again: ModelProto = match decode(Bytes::from(encoded.clone()), &options(encoded.len())) {

@@ -466,12 +466,7 @@ pub(crate) fn check_main_lazy<'a>(
         return Ok(false);
     }
     let (names, nodes) = rayon::join(
-        || {
-            (0..lists.initializer.len())
-                .into_par_iter()
-                .map(|i| lists.initializer.name(i))
-                .collect::<Result<Vec<_>, _>>()
-        },
+        || lists.initializer.name_table(),
         || {
             (0..lists.node.len())
                 .into_par_iter()
@@ -485,7 +480,7 @@ pub(crate) fn check_main_lazy<'a>(
     let here = parent.child(Step::Graph(g.name().to_string()));
     let outputs: usize = nodes.iter().map(|n| n.outputs.len()).sum();
     graph_head(c, g, true, scope, &here, names.len() + outputs);
-    initializer_names(c, scope, &here, names.into_iter());
+    initializer_names(c, scope, &here, names.iter());
     let shared: &Checker<'_> = c;
     let proving: &mut Scope<'a> = scope;
     let (local, proven) = rayon::join(

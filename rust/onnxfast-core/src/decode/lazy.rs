@@ -99,12 +99,45 @@ impl<T> Edit<T> for Chain<T> {
     }
 }
 
+/// Names copied out of a list's elements, in one buffer.
+#[derive(Debug, Default)]
+pub struct NameTable {
+    text: String,
+    /// Where each name ends in `text`, and whether it was present.
+    ends: Vec<(usize, bool)>,
+}
+
+impl NameTable {
+    fn push(&mut self, name: Option<&str>) {
+        self.text.push_str(name.unwrap_or_default());
+        self.ends.push((self.text.len(), name.is_some()));
+    }
+
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    /// The names in order (`None`: the element has none).
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = Option<&str>> + '_ {
+        self.ends.iter().enumerate().map(|(i, &(end, present))| {
+            let start = if i == 0 { 0 } else { self.ends[i - 1].0 };
+            present.then(|| self.text.get(start..end).unwrap_or_default())
+        })
+    }
+}
+
 /// A repeated message field decoded on touch.
 pub struct LazyList<T> {
     source: Bytes,
     spans: Spans,
     /// Applied to every element decoded (see [`Edit`]).
     edit: Option<std::sync::Arc<dyn Edit<T>>>,
+    /// The elements' names, copied out on first use (tensor lists).
+    names: OnceLock<Result<NameTable, DecodeError>>,
     cache: Box<[Chunk<T>]>,
     max_depth: usize,
     /// Field path of the list from the model, for errors (`graph.node`).
@@ -143,6 +176,7 @@ impl<T: ListElement> LazyList<T> {
             source,
             spans,
             edit: None,
+            names: OnceLock::new(),
             cache: (0..chunks).map(|_| OnceLock::new()).collect(),
             max_depth,
             path: list.path(),
@@ -170,6 +204,7 @@ impl<T: ListElement> LazyList<T> {
             source: self.source.clone(),
             spans: self.spans.clone(),
             edit,
+            names: OnceLock::new(),
             cache: (0..len.div_ceil(CHUNK)).map(|_| OnceLock::new()).collect(),
             max_depth: self.max_depth,
             path: self.path,
@@ -757,6 +792,23 @@ impl<T: ListElement> LazyList<T> {
             })
     }
 
+    /// What releases the pages behind a pass over `range`: on a list of
+    /// weights (elements of 64 KiB or more on average), whose headers each
+    /// fault in a page-cache folio (2 MiB where the file is cached in huge
+    /// folios) that would otherwise stay mapped until the pass ends; on a
+    /// list of small elements nothing (its pages are read again by the
+    /// passes beside it, and re-faulting them costs more than they weigh).
+    fn behind(&self, range: &std::ops::Range<usize>) -> super::source::Behind<'_> {
+        let first = self.span(range.start).map(|(o, _)| o);
+        let last = range.end.checked_sub(1).and_then(|i| self.span(i));
+        let spread = match (first, last) {
+            (Some(a), Some((o, l))) => o.saturating_add(l).saturating_sub(a),
+            _ => 0,
+        };
+        let big = spread / range.len().max(1) >= 64 << 10;
+        super::source::Behind::new(self.pages.as_ref().filter(|_| big))
+    }
+
     /// Calls `f(i, element)` for each element of `range` in order: kept
     /// elements as they are, the others decoded for the call and dropped
     /// (one cursor for the run), so a pass costs no more memory than one
@@ -770,12 +822,17 @@ impl<T: ListElement> LazyList<T> {
             bytes: self.source.clone(),
             at: 0,
         };
+        let mut behind = self.behind(&range);
         for i in range {
+            if let Some((offset, len)) = self.span(i) {
+                behind.advance(offset, offset.saturating_add(len));
+            }
             match self.cached(i) {
                 Some(t) => f(i, t),
                 None => f(i, &self.decode_with(&mut cursor, i)?),
             }
         }
+        behind.finish();
         Ok(())
     }
 }
@@ -825,6 +882,47 @@ impl LazyList<NodeProto> {
 }
 
 impl LazyList<TensorProto> {
+    /// The names of tensors `range`, in order, copied out of the source
+    /// (see [`LazyList::name`]); the pages behind the pass are released a
+    /// window at a time, so small tensors' folios (2 MiB each where the
+    /// file is cached in huge folios) are never all mapped at once.
+    fn copy_names(&self, range: std::ops::Range<usize>) -> Result<NameTable, DecodeError> {
+        let mut behind = self.behind(&range);
+        let mut table = NameTable::default();
+        for i in range {
+            if let Some((offset, len)) = self.span(i) {
+                behind.advance(offset, offset.saturating_add(len));
+            }
+            table.push(self.name(i)?);
+        }
+        behind.finish();
+        Ok(table)
+    }
+
+    /// Every tensor's name, copied out of the source on first use (in
+    /// parallel runs) and kept: passes over the names (the checker's
+    /// scope, its SSA proof) then never touch the mapped pages, where
+    /// each name would fault in the folio its tensor starts in.
+    pub fn name_table(&self) -> Result<&NameTable, DecodeError> {
+        use rayon::prelude::*;
+        const RUN: usize = 1024;
+        let built = self.names.get_or_init(|| {
+            let n = self.len();
+            let runs = (0..n.div_ceil(RUN))
+                .into_par_iter()
+                .map(|r| self.copy_names(r * RUN..((r + 1) * RUN).min(n)))
+                .collect::<Result<Vec<_>, _>>()?;
+            let mut table = NameTable::default();
+            for run in &runs {
+                for name in run.iter() {
+                    table.push(name);
+                }
+            }
+            Ok(table)
+        });
+        built.as_ref().map_err(Clone::clone)
+    }
+
     /// The `name` of tensor `i` (None when absent), read from its bytes.
     pub fn name(&self, i: usize) -> Result<Option<&str>, DecodeError> {
         if i >= self.spans.len() {
