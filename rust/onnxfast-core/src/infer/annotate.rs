@@ -50,20 +50,7 @@ pub struct Annotated {
 pub fn annotate(model: &mut ModelProto, inference: &Inference) -> Annotated {
     let mut names = FreshNames::new(model, &inference.symbols);
     let mut done = Annotated::default();
-    // A graph inferred more than once (not expected) takes its last run.
-    let mut last: HashMap<&[(usize, String)], &GraphTypes> = HashMap::new();
-    let mut order = Vec::new();
-    for g in &inference.graphs {
-        if let Some(steps) = &g.steps {
-            if last.insert(steps.as_slice(), g).is_none() {
-                order.push(steps.as_slice());
-            }
-        }
-    }
-    for steps in order {
-        let Some(types) = last.get(steps) else {
-            continue;
-        };
+    for (steps, types) in written_graphs(&inference.graphs) {
         let Some(graph) = model.graph.as_mut().and_then(|g| graph_at(g, steps)) else {
             continue;
         };
@@ -71,6 +58,25 @@ pub fn annotate(model: &mut ModelProto, inference: &Inference) -> Annotated {
         done.graphs += 1;
     }
     done
+}
+
+/// The graphs to write back, in the order they were first inferred, each
+/// with its last run (a graph inferred more than once, not expected, takes
+/// its last), by their steps from the main graph.
+pub(super) fn written_graphs(graphs: &[GraphTypes]) -> Vec<(&[(usize, String)], &GraphTypes)> {
+    let mut last: HashMap<&[(usize, String)], &GraphTypes> = HashMap::new();
+    let mut order = Vec::new();
+    for g in graphs {
+        if let Some(steps) = &g.steps {
+            if last.insert(steps.as_slice(), g).is_none() {
+                order.push(steps.as_slice());
+            }
+        }
+    }
+    order
+        .into_iter()
+        .filter_map(|steps| Some((steps, *last.get(steps)?)))
+        .collect()
 }
 
 /// The subgraph `steps` lead to from `g`.
@@ -92,7 +98,7 @@ pub(super) fn graph_at<'g>(
 
 /// Where a name's type lives in a graph while writing back.
 #[derive(Clone, Copy)]
-enum Slot {
+pub(super) enum Slot {
     Info(usize),
     Input(usize),
     Output(usize),

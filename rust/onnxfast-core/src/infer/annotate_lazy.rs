@@ -15,8 +15,8 @@ use std::sync::Arc;
 
 use foldhash::{HashMap, HashMapExt};
 
-use super::annotate::{self, Annotated, FreshNames};
-use super::{GraphTypes, Inference, MainTypes};
+use super::annotate::{self, Annotated, FreshNames, Slot};
+use super::{Inference, MainTypes};
 use crate::decode::lazy::Edit;
 use crate::ir::types::{Dim, Symbols, Type};
 use crate::ir::view::GraphView;
@@ -177,15 +177,6 @@ fn needs_names(t: &Type, symbols: &Symbols) -> bool {
     })
 }
 
-/// Where a name's type lives in the main graph.
-#[derive(Clone, Copy)]
-enum Slot {
-    Info(usize),
-    Input(usize),
-    Output(usize),
-    Aside,
-}
-
 /// Writes the types `inference` collected (with
 /// [`super::InferOptions::compact_main`]) into `model`, whose main graph
 /// is `main` (the decoded part's graph with its kept lists): the decoded
@@ -211,20 +202,8 @@ pub fn annotate_lazy(
                 taken
             }),
         );
-        let mut last: HashMap<&[(usize, String)], &GraphTypes> = HashMap::new();
-        let mut order = Vec::new();
-        for g in &inference.graphs {
-            if let Some(steps) = &g.steps {
-                if last.insert(steps.as_slice(), g).is_none() {
-                    order.push(steps.as_slice());
-                }
-            }
-        }
         let mut plan = None;
-        for steps in order {
-            let Some(graph_types) = last.get(steps) else {
-                continue;
-            };
+        for (steps, graph_types) in annotate::written_graphs(&inference.graphs) {
             let Some(((index, attr), below)) = steps.split_first() else {
                 if plan.is_none() {
                     if let Some(g) = out.graph.as_mut() {
