@@ -1,4 +1,4 @@
-//! Large graphs (the parallel path: a read-only SSA proof beside the node
+//! Large graphs (the parallel path: a silent SSA proof beside the node
 //! checks) whose proof fails part-way: the exact walk that follows must
 //! report what it would have reported alone. The proof adds outputs to
 //! the scope as it goes and takes them back when it fails; a name left

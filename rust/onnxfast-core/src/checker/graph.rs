@@ -79,9 +79,10 @@ pub(crate) fn check_graph<'a>(
     }
 
     // Node-local checks (no scope involved) run in parallel on large graphs,
-    // beside a read-only pass that proves the graph's SSA form and order
-    // right; only a graph that fails it (or has subgraphs) takes the exact,
-    // sequential walk below.
+    // beside a pass that proves the graph's SSA form and order right
+    // (reporting nothing; the outputs it adds to the scope are taken back
+    // when it fails); only a graph that fails it (or has subgraphs) takes
+    // the exact, sequential walk below.
     let (Ok(local), proven) = if g.node.len() >= PARALLEL_NODES {
         let shared: &Checker<'_> = c;
         let proving: &mut Scope<'a> = scope;

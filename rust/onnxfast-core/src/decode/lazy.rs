@@ -113,6 +113,18 @@ impl NameTable {
         self.ends.push((self.text.len(), name.is_some()));
     }
 
+    /// Adds `other`'s names after these (its text copied once).
+    fn append(&mut self, other: NameTable) {
+        let base = self.text.len();
+        self.text.push_str(&other.text);
+        self.ends.extend(
+            other
+                .ends
+                .into_iter()
+                .map(|(end, present)| (base + end, present)),
+        );
+    }
+
     pub fn len(&self) -> usize {
         self.ends.len()
     }
@@ -913,10 +925,8 @@ impl LazyList<TensorProto> {
                 .map(|r| self.copy_names(r * RUN..((r + 1) * RUN).min(n)))
                 .collect::<Result<Vec<_>, _>>()?;
             let mut table = NameTable::default();
-            for run in &runs {
-                for name in run.iter() {
-                    table.push(name);
-                }
+            for run in runs {
+                table.append(run);
             }
             Ok(table)
         });
