@@ -88,7 +88,14 @@ pub(crate) fn check_graph<'a>(
         let proving: &mut Scope<'a> = scope;
         rayon::join(
             || node_findings(shared, g.node.as_slice(), opsets, is_main, &here),
-            || prove_ssa(g.node.iter().map(NodeNames::of), proving),
+            || {
+                prove_ssa(
+                    g.node
+                        .iter()
+                        .map(|n| Ok::<_, std::convert::Infallible>(NodeNames::of(n))),
+                    proving,
+                )
+            },
         )
     } else {
         (
@@ -296,14 +303,18 @@ fn node_findings<E: Elements<NodeProto> + ?Sized>(
 /// reporting anything: every input is in scope or an earlier node's
 /// output, every output is new. Outputs are added to the innermost scope
 /// level as they are proven, so one probe of one table answers both
-/// questions for a name. `Err(n)`: not proven, after adding the first `n`
+/// questions for a name; a node whose names cannot be read ends the proof
+/// (the exact walk then reports why). `Err(n)`: not proven, after adding the first `n`
 /// non-empty outputs (see [`unprove`]).
-fn prove_ssa<'a>(
-    nodes: impl IntoIterator<Item = NodeNames<'a>>,
+fn prove_ssa<'a, E>(
+    nodes: impl IntoIterator<Item = Result<NodeNames<'a>, E>>,
     scope: &mut Scope<'a>,
 ) -> Result<(), usize> {
     let mut added = 0;
     for n in nodes {
+        let Ok(n) = n else {
+            return Err(added);
+        };
         if n.has_subgraph {
             return Err(added);
         }
@@ -466,27 +477,25 @@ pub(crate) fn check_main_lazy<'a>(
     if !lists.sparse_initializer.is_empty() || !g.sparse_initializer.is_empty() {
         return Ok(false);
     }
-    let (names, nodes) = rayon::join(
-        || lists.initializer.name_table(),
-        || {
-            (0..lists.node.len())
-                .into_par_iter()
-                .map(|i| lists.node.names(i))
-                .collect::<Result<Vec<_>, _>>()
-        },
-    );
-    let (names, nodes) = (names?, nodes?);
+    let names = lists.initializer.name_table()?;
     // Rolled back if the fast path does not apply.
     let (kept, counts, tally) = (c.out.len(), c.counts, c.tally);
     let here = parent.child(Step::Graph(g.name().to_string()));
-    let outputs: usize = nodes.iter().map(|n| n.outputs.len()).sum();
-    graph_head(c, g, true, scope, &here, names.len() + outputs);
+    // Room for one output a node (the level grows past that).
+    graph_head(c, g, true, scope, &here, names.len() + lists.node.len());
     initializer_names(c, scope, &here, names.iter());
     let shared: &Checker<'_> = c;
     let proving: &mut Scope<'a> = scope;
-    let (local, proven) = rayon::join(
-        || node_findings(shared, &lists.node, opsets, true, &here),
-        || prove_ssa(nodes, proving),
+    // Node checks and initializer checks (parallel runs) beside the proof
+    // (sequential); their findings are kept only when the proof holds.
+    let ((local, init_diags), proven) = rayon::join(
+        || {
+            rayon::join(
+                || node_findings(shared, &lists.node, opsets, true, &here),
+                || tensor_checks(shared, &lists.initializer, &here),
+            )
+        },
+        || prove_ssa((0..lists.node.len()).map(|i| lists.node.names(i)), proving),
     );
     if proven.is_err() {
         c.out.truncate(kept);
@@ -496,8 +505,7 @@ pub(crate) fn check_main_lazy<'a>(
         return Ok(false);
     };
     policy::nodes(c, lists.node.len());
-    let init_diags = tensor_checks(c, &lists.initializer, &here)?;
-    c.absorb(init_diags);
+    c.absorb(init_diags?);
     for (_, diags) in local? {
         c.absorb(diags);
     }
