@@ -325,3 +325,121 @@ fn budget_bounds_the_whole_tree_before_anything_is_decoded() {
     .expect_err("bomb");
     assert!(matches!(err.kind, DecodeErrorKind::MemoryBudget { .. }));
 }
+
+/// Node views (checks over a node's bytes, without decoding it) read what
+/// the decoded node holds, stand for every node but those with fields they
+/// do not read or already decoded, and the streamed check through them
+/// reports what the eager one does, attribute tensors small (copied) and
+/// large (slices of the source) included.
+#[test]
+fn node_views_stand_for_decoded_nodes() {
+    use onnxfast_core::decode::lazy::NodeRef;
+    use onnxfast_core::proto::{
+        AttributeProto, NodeExtras, NodeFields, OperatorSetIdProto, StringStringEntryProto,
+    };
+    let tensor_attribute = |bytes: usize| AttributeProto {
+        name: Some("value".into()),
+        r#type: Some(4),
+        t: Some(Box::new(TensorProto {
+            data_type: Some(1),
+            // Four floats declared: a defect unless `bytes` is 16.
+            dims: vec![4],
+            raw_data: Some(Bytes::from(vec![7u8; bytes])),
+            ..TensorProto::default()
+        })),
+        ..AttributeProto::default()
+    };
+    let mut g = GraphProto {
+        name: Some("g".into()),
+        node: (0..700).map(node).collect(),
+        input: vec![ValueInfoProto {
+            name: Some("v0".into()),
+            ..ValueInfoProto::default()
+        }],
+        output: vec![ValueInfoProto {
+            name: Some("v700".into()),
+            ..ValueInfoProto::default()
+        }],
+        ..GraphProto::default()
+    };
+    for (i, n) in g.node.iter_mut().enumerate() {
+        n.name = Some(format!("node {i}").as_str().into());
+        match i % 6 {
+            0 => n.extras_mut().doc_string = Some("from layer".into()),
+            1 => n.extras_mut().overload = Some("o".into()),
+            2 => {
+                n.extras = Some(Box::new(NodeExtras {
+                    metadata_props: vec![StringStringEntryProto {
+                        key: Some("k".into()),
+                        value: Some("v".into()),
+                    }],
+                    ..NodeExtras::default()
+                }))
+            }
+            3 => n.attribute.push(tensor_attribute(8)),
+            4 => n.attribute.push(tensor_attribute(4096)),
+            _ => n.domain = Some(String::new().as_str().into()),
+        }
+    }
+    let bytes = ModelProto {
+        ir_version: Some(10),
+        opset_import: vec![OperatorSetIdProto {
+            domain: Some(String::new()),
+            version: Some(21),
+        }],
+        graph: Some(g.clone()),
+        ..ModelProto::default()
+    }
+    .encode_to_vec();
+    checks_as_eager(&bytes);
+
+    let lazy = decode_lazy(Bytes::from(bytes), &DecodeOptions::default()).expect("lazy");
+    // Touching node 100 decodes and keeps its chunk (nodes 64..128).
+    lazy.lists.node.get(100).expect("node 100");
+    let mut seen = 0;
+    lazy.lists
+        .node
+        .for_each_node_in(0..g.node.len(), |i, n| {
+            let want = &g.node[i];
+            let kept = (64..128).contains(&i);
+            let (name, op, domain, inputs, outputs, attributes) = match n {
+                NodeRef::View(v) => {
+                    assert!(!kept && i % 6 != 2, "node {i} viewed");
+                    (
+                        v.node_name().to_string(),
+                        v.node_op_type().to_string(),
+                        v.node_domain().to_string(),
+                        v.inputs().map(String::from).collect::<Vec<_>>(),
+                        v.outputs().map(String::from).collect::<Vec<_>>(),
+                        v.attributes().to_vec(),
+                    )
+                }
+                NodeRef::Decoded(d) => {
+                    assert!(kept || i % 6 == 2, "node {i} decoded");
+                    assert_eq!(d.encode_to_vec(), want.encode_to_vec());
+                    return;
+                }
+            };
+            assert_eq!(name, want.name());
+            assert_eq!(op, want.op_type());
+            assert_eq!(domain, want.domain());
+            assert_eq!(
+                inputs,
+                want.input.iter().map(|s| s.to_string()).collect::<Vec<_>>()
+            );
+            assert_eq!(
+                outputs,
+                want.output
+                    .iter()
+                    .map(|s| s.to_string())
+                    .collect::<Vec<_>>()
+            );
+            assert_eq!(attributes, want.attribute);
+            seen += 1;
+        })
+        .expect("pass");
+    let viewed = (0..700)
+        .filter(|i| !(64..128).contains(i) && i % 6 != 2)
+        .count();
+    assert_eq!(seen, viewed);
+}

@@ -6,12 +6,12 @@ use rayon::prelude::*;
 use super::node;
 use super::tensor;
 use super::{policy, q, Checker, Findings, OpsetMap};
-use crate::decode::lazy::{GraphLists, LazyList, ListElement, NodeNames};
+use crate::decode::lazy::{GraphLists, LazyList, ListElement, NodeNames, NodeRef};
 use crate::diag::{closest, Location, Step};
 use crate::error::DecodeError;
 use crate::ir::{DefUse, Scope};
 use crate::names::{Name, NameSet};
-use crate::proto::{type_proto, GraphProto, NodeProto, TensorProto, ValueInfoProto};
+use crate::proto::{type_proto, GraphProto, NodeFields, NodeProto, TensorProto, ValueInfoProto};
 
 /// Undefined inputs per graph that get a spelling suggestion.
 const MAX_SUGGESTIONS: usize = 20;
@@ -258,8 +258,18 @@ fn runs<T, E: Elements<T> + ?Sized, R: Send>(
     run: impl Fn(&mut dyn FnMut(&mut dyn FnMut(usize, &T)) -> Result<(), E::Error>) -> Result<R, E::Error>
         + Sync,
 ) -> Result<Vec<R>, E::Error> {
-    let n = list.count();
-    let one = |r: usize| run(&mut |f| list.each(r * RUN..((r + 1) * RUN).min(n), f));
+    over_runs(list.count(), |range| {
+        run(&mut |f| list.each(range.clone(), f))
+    })
+}
+
+/// Runs `one` on each run of [`RUN`] indexes of `0..n` (in parallel when
+/// `n` is large) and returns what it gave, in order.
+fn over_runs<R: Send, Er: Send>(
+    n: usize,
+    one: impl Fn(std::ops::Range<usize>) -> Result<R, Er> + Sync,
+) -> Result<Vec<R>, Er> {
+    let one = |r: usize| one(r * RUN..((r + 1) * RUN).min(n));
     if n >= PARALLEL_NODES {
         (0..n.div_ceil(RUN)).into_par_iter().map(one).collect()
     } else {
@@ -289,14 +299,45 @@ fn node_findings<E: Elements<NodeProto> + ?Sized>(
     is_main: bool,
     here: &Location,
 ) -> Result<Vec<(usize, Findings)>, E::Error> {
-    each_checked(nodes, |i, n| {
-        let mut fork = c.fork();
-        node::check_node_local(&mut fork, n, opsets, is_main, &|| {
-            here.child(node_step(i, n))
-        });
-        let found = fork.into_findings();
-        (!found.is_empty()).then_some((i, found))
-    })
+    each_checked(nodes, |i, n| local_findings(c, i, n, opsets, is_main, here))
+}
+
+/// [`node_findings`] of a lazily loaded main graph: nodes not decoded yet
+/// are checked through views over their bytes, not decoded.
+fn node_findings_lazy(
+    c: &Checker<'_>,
+    nodes: &LazyList<NodeProto>,
+    opsets: &OpsetMap<'_>,
+    here: &Location,
+) -> Result<Vec<(usize, Findings)>, DecodeError> {
+    let parts = over_runs(nodes.len(), |range| {
+        let mut out = Vec::new();
+        nodes.for_each_node_in(range, |i, n| {
+            out.extend(match n {
+                NodeRef::View(v) => local_findings(c, i, v, opsets, true, here),
+                NodeRef::Decoded(d) => local_findings(c, i, d, opsets, true, here),
+            });
+        })?;
+        Ok(out)
+    })?;
+    Ok(parts.into_iter().flatten().collect())
+}
+
+/// The node-local findings of node `i`, if it has any.
+fn local_findings<N: NodeFields + ?Sized>(
+    c: &Checker<'_>,
+    i: usize,
+    n: &N,
+    opsets: &OpsetMap<'_>,
+    is_main: bool,
+    here: &Location,
+) -> Option<(usize, Findings)> {
+    let mut fork = c.fork();
+    node::check_node_local(&mut fork, n, opsets, is_main, &|| {
+        here.child(node_step(i, n))
+    });
+    let found = fork.into_findings();
+    (!found.is_empty()).then_some((i, found))
 }
 
 /// Proves a graph's nodes in SSA form and topological order without
@@ -491,7 +532,7 @@ pub(crate) fn check_main_lazy<'a>(
     let ((local, init_diags), proven) = rayon::join(
         || {
             rayon::join(
-                || node_findings(shared, &lists.node, opsets, true, &here),
+                || node_findings_lazy(shared, &lists.node, opsets, &here),
                 || tensor_checks(shared, &lists.initializer, &here),
             )
         },
@@ -522,11 +563,11 @@ pub(crate) fn item(field: &'static str, index: usize, name: &str) -> Step {
     }
 }
 
-pub(crate) fn node_step(index: usize, n: &NodeProto) -> Step {
+pub(crate) fn node_step<N: NodeFields + ?Sized>(index: usize, n: &N) -> Step {
     Step::Node {
         index,
-        name: n.name().to_string(),
-        op_type: n.op_type().to_string(),
+        name: n.node_name().to_string(),
+        op_type: n.node_op_type().to_string(),
     }
 }
 

@@ -9,17 +9,17 @@ use crate::ir::Scope;
 use crate::names::{same, Name, NameSet};
 use crate::opset::{OpSchema, ParamOption};
 use crate::proto::attribute_proto::AttributeType;
-use crate::proto::{AttributeProto, NodeProto};
+use crate::proto::{AttributeProto, NodeFields, NodeProto};
 
 /// Domains whose unknown operators are errors even without check_custom_domain.
 const BUILTIN_DOMAINS: &[&str] = &["", "ai.onnx.ml", "ai.onnx", "ai.onnx.training"];
 
 /// Operators onnx treats as experimental: no schema check. (A `match` on
 /// the name: this runs for every node.)
-pub(crate) fn is_experimental(n: &NodeProto) -> bool {
-    matches!(n.domain(), "" | "ai.onnx")
+pub(crate) fn is_experimental<N: NodeFields + ?Sized>(n: &N) -> bool {
+    matches!(n.node_domain(), "" | "ai.onnx")
         && matches!(
-            n.op_type(),
+            n.node_op_type(),
             "ATen"
                 | "Affine"
                 | "ConstantFill"
@@ -41,11 +41,11 @@ pub(crate) fn declared_type(a: &AttributeProto) -> Option<AttributeType> {
 }
 
 /// The opset version a node's domain resolves to.
-pub(crate) fn domain_version(n: &NodeProto, opsets: &OpsetMap<'_>) -> Option<i64> {
+pub(crate) fn domain_version<N: NodeFields + ?Sized>(n: &N, opsets: &OpsetMap<'_>) -> Option<i64> {
     opsets
-        .get(&Name(n.domain()))
+        .get(&Name(n.node_domain()))
         .or_else(|| {
-            if n.domain().is_empty() {
+            if n.node_domain().is_empty() {
                 opsets.get(&Name("ai.onnx"))
             } else {
                 None
@@ -56,18 +56,18 @@ pub(crate) fn domain_version(n: &NodeProto, opsets: &OpsetMap<'_>) -> Option<i64
 
 /// Everything about one node that does not depend on the names defined
 /// around it (so nodes can be checked in parallel).
-pub(crate) fn check_node_local(
+pub(crate) fn check_node_local<N: NodeFields + ?Sized>(
     c: &mut Checker<'_>,
-    n: &NodeProto,
+    n: &N,
     opsets: &OpsetMap<'_>,
     is_main: bool,
     loc: &dyn Fn() -> Location,
 ) {
-    if n.op_type().is_empty() {
+    if n.node_op_type().is_empty() {
         c.emit(codes::NO_OP_TYPE, &loc(), "the node has no op_type".into());
     }
     super::policy::node(c, n, loc);
-    if n.input.is_empty() && n.output.is_empty() {
+    if n.inputs().len() == 0 && n.outputs().len() == 0 {
         c.emit(
             codes::NO_INPUTS_OR_OUTPUTS,
             &loc(),
@@ -82,13 +82,13 @@ pub(crate) fn check_node_local(
             &loc(),
             format!(
                 "the node's domain {} is not imported by the model (opset_import)",
-                q(n.domain())
+                q(n.node_domain())
             ),
             Some(format!("imported domains: {}", imported.join(", "))),
         );
     }
     let mut seen = NameSet::default();
-    for a in &n.attribute {
+    for a in n.attributes() {
         let aloc = || loc().child(Step::Attribute(a.name().to_string()));
         if !seen.insert(Name(a.name())) {
             c.emit(
@@ -102,22 +102,22 @@ pub(crate) fn check_node_local(
     let Some(version) = version else {
         return;
     };
-    if is_experimental(n) || n.op_type().is_empty() {
+    if is_experimental(n) || n.node_op_type().is_empty() {
         return;
     }
-    let Some(schema) = c.schemas.get(n.op_type(), version, n.domain()) else {
-        if BUILTIN_DOMAINS.contains(&n.domain()) || c.options.check_custom_domain {
+    let Some(schema) = c.schemas.get(n.node_op_type(), version, n.node_domain()) else {
+        if BUILTIN_DOMAINS.contains(&n.node_domain()) || c.options.check_custom_domain {
             let hint = unknown_op_hint(c, n, version);
             c.emit_hint(
                 codes::UNKNOWN_OPERATOR,
                 &loc(),
                 format!(
                     "no operator {} in domain {} at opset version {version}",
-                    q(n.op_type()),
-                    q(if n.domain().is_empty() {
+                    q(n.node_op_type()),
+                    q(if n.node_domain().is_empty() {
                         "ai.onnx"
                     } else {
-                        n.domain()
+                        n.node_domain()
                     })
                 ),
                 hint,
@@ -131,7 +131,7 @@ pub(crate) fn check_node_local(
             &loc(),
             format!(
                 "operator {} is deprecated at opset version {version} (since version {})",
-                q(n.op_type()),
+                q(n.node_op_type()),
                 schema.since_version
             ),
         );
@@ -140,25 +140,31 @@ pub(crate) fn check_node_local(
     verify(c, n, schema, loc);
 }
 
-fn unknown_op_hint(c: &Checker<'_>, n: &NodeProto, version: i64) -> Option<String> {
-    if n.domain() == "ai.onnx" {
+fn unknown_op_hint<N: NodeFields + ?Sized>(c: &Checker<'_>, n: &N, version: i64) -> Option<String> {
+    let (op_type, domain) = (n.node_op_type(), n.node_domain());
+    if domain == "ai.onnx" {
         return Some(
             "onnx only finds ai.onnx operators when the node's domain is '' (empty)".into(),
         );
     }
-    let versions = c.schemas.versions(n.op_type(), n.domain());
+    let versions = c.schemas.versions(op_type, domain);
     if let Some(first) = versions.first() {
         return Some(format!(
             "{} exists from opset {} on; this model imports opset {version}",
-            q(n.op_type()),
+            q(op_type),
             first.since_version
         ));
     }
-    closest(n.op_type(), c.schemas.op_names(n.domain())).map(|s| format!("did you mean {}?", q(s)))
+    closest(op_type, c.schemas.op_names(domain)).map(|s| format!("did you mean {}?", q(s)))
 }
 
 /// onnx's OpSchema::Verify.
-fn verify(c: &mut Checker<'_>, n: &NodeProto, s: &OpSchema, loc: &dyn Fn() -> Location) {
+fn verify<N: NodeFields + ?Sized>(
+    c: &mut Checker<'_>,
+    n: &N,
+    s: &OpSchema,
+    loc: &dyn Fn() -> Location,
+) {
     let who = || {
         format!(
             "{} (opset {} version {})",
@@ -180,7 +186,7 @@ fn verify(c: &mut Checker<'_>, n: &NodeProto, s: &OpSchema, loc: &dyn Fn() -> Lo
             format!("{min} to {max}")
         }
     };
-    let n_in = n.input.len();
+    let n_in = n.inputs().len();
     if n_in < s.min_input as usize || n_in > s.max_input as usize {
         c.emit(
             codes::INPUT_COUNT,
@@ -192,7 +198,7 @@ fn verify(c: &mut Checker<'_>, n: &NodeProto, s: &OpSchema, loc: &dyn Fn() -> Lo
             ),
         );
     }
-    let n_out = n.output.len();
+    let n_out = n.outputs().len();
     if n_out < s.min_output as usize || n_out > s.max_output as usize {
         c.emit(
             codes::OUTPUT_COUNT,
@@ -215,11 +221,12 @@ fn verify(c: &mut Checker<'_>, n: &NodeProto, s: &OpSchema, loc: &dyn Fn() -> Lo
             );
         }
     }
-    for (kind, names, formals) in [
-        ("input", n.input.as_slice(), &s.inputs),
-        ("output", n.output.as_slice(), &s.outputs),
-    ] {
-        for (i, name) in names.iter().enumerate() {
+    let params: [(_, &mut dyn Iterator<Item = &str>, _); 2] = [
+        ("input", &mut n.inputs(), &s.inputs),
+        ("output", &mut n.outputs(), &s.outputs),
+    ];
+    for (kind, names, formals) in params {
+        for (i, name) in names.enumerate() {
             let formal = match formals.get(i) {
                 Some(f) => f,
                 None => match formals.last() {
@@ -245,7 +252,7 @@ fn verify(c: &mut Checker<'_>, n: &NodeProto, s: &OpSchema, loc: &dyn Fn() -> Lo
         }
     }
     let unchecked = s.domain.is_empty() && s.name == "LayerNormalization" && s.since_version == 17;
-    for a in &n.attribute {
+    for a in n.attributes() {
         let aloc = || loc().child(Step::Attribute(a.name().to_string()));
         let Some(spec) = s.attribute(a.name()) else {
             if unchecked || a.name().starts_with("__") {
@@ -307,7 +314,7 @@ fn verify(c: &mut Checker<'_>, n: &NodeProto, s: &OpSchema, loc: &dyn Fn() -> Lo
         }
     }
     for spec in s.attributes.iter().filter(|x| x.required) {
-        if !n.attribute.iter().any(|a| same(a.name(), &spec.name)) {
+        if !n.attributes().iter().any(|a| same(a.name(), &spec.name)) {
             c.emit(
                 codes::MISSING_ATTRIBUTE,
                 &loc(),

@@ -17,7 +17,7 @@ use std::hash::BuildHasher;
 use super::{q, Checker};
 use crate::diag::codes::{self, Code};
 use crate::diag::{Location, Step};
-use crate::proto::{ModelProto, NodeProto, OperatorSetIdProto, TensorProto};
+use crate::proto::{ModelProto, NodeFields, OperatorSetIdProto, TensorProto};
 
 /// A policy. The default allows everything; each rule set narrows it.
 /// Domains are as in `NodeProto.domain`, with `""` and `"ai.onnx"` the same
@@ -253,12 +253,12 @@ fn active<'c>(c: &Checker<'c>) -> Option<&'c Compiled> {
 
 /// The domain and operator rules for one node (one finding at most: a
 /// domain's rule first, then the operator's).
-pub(crate) fn node(c: &mut Checker<'_>, n: &NodeProto, loc: &dyn Fn() -> Location) {
+pub(crate) fn node<N: NodeFields + ?Sized>(c: &mut Checker<'_>, n: &N, loc: &dyn Fn() -> Location) {
     let Some(p) = active(c) else {
         return;
     };
-    let domain = domain_key(n.domain());
-    let op = n.op_type();
+    let domain = domain_key(n.node_domain());
+    let op = n.node_op_type();
     let found: Option<(Code, String)> = if p
         .allowed_domains
         .as_ref()

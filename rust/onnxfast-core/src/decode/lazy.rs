@@ -22,7 +22,8 @@ use super::{Cursor, DecodeOptions, Malformed, SpanMerge};
 use crate::error::{DecodeError, DecodeErrorKind};
 use crate::proto::schema::{fields, ids, wire_type, MESSAGES};
 use crate::proto::{
-    GraphProto, ModelProto, NodeProto, SparseTensorProto, TensorProto, ValueInfoProto,
+    AttributeProto, GraphProto, ModelProto, NodeFields, NodeProto, SparseTensorProto, TensorProto,
+    ValueInfoProto,
 };
 
 /// Elements are decoded and cached in chunks of this many: touching one
@@ -715,6 +716,55 @@ impl<'a> NodeNames<'a> {
     }
 }
 
+/// A node as checks read it ([`NodeFields`]): its names are slices of the
+/// source bytes, its attributes decoded (zero-copy for tensor bytes). Made
+/// by [`LazyList::for_each_node_in`] for nodes not decoded yet: a decoded
+/// node costs ~3× the reading of its names (its strings are copied into
+/// the node), and a pass over a graph drops it at once.
+#[derive(Debug, Default)]
+pub struct NodeView<'a> {
+    name: &'a str,
+    op_type: &'a str,
+    domain: &'a str,
+    input: smallvec::SmallVec<[&'a str; 2]>,
+    output: smallvec::SmallVec<[&'a str; 1]>,
+    attribute: Vec<AttributeProto>,
+}
+
+impl NodeFields for NodeView<'_> {
+    fn node_name(&self) -> &str {
+        self.name
+    }
+    fn node_op_type(&self) -> &str {
+        self.op_type
+    }
+    fn node_domain(&self) -> &str {
+        self.domain
+    }
+    fn inputs(&self) -> impl ExactSizeIterator<Item = &str> {
+        self.input.iter().copied()
+    }
+    fn outputs(&self) -> impl ExactSizeIterator<Item = &str> {
+        self.output.iter().copied()
+    }
+    fn attributes(&self) -> &[AttributeProto] {
+        &self.attribute
+    }
+}
+
+/// Attributes of at most this many bytes are decoded by a view from a plain
+/// slice (their bytes fields copied); larger ones share the source's bytes.
+const COPY_ATTRIBUTE_BELOW: usize = 1024;
+
+/// A node of a pass ([`LazyList::for_each_node_in`]): a view over its
+/// bytes, or the decoded node (kept, edited, or holding fields a view does
+/// not read).
+#[derive(Debug)]
+pub enum NodeRef<'r, 'a> {
+    View(&'r NodeView<'a>),
+    Decoded(&'r NodeProto),
+}
+
 /// Calls `f(number, wire type, value)` for each field of `buf` (the value's
 /// bytes for length-delimited fields, empty otherwise). Groups (unknown
 /// fields the scan let through) are skipped whole, as when decoding.
@@ -850,6 +900,117 @@ impl<T: ListElement> LazyList<T> {
 }
 
 impl LazyList<NodeProto> {
+    /// Calls `f(i, node)` for each node of `range`, in order, as
+    /// [`LazyList::for_each_in`] does, but without decoding the nodes that
+    /// a view can stand for: those not kept, in a list without edits,
+    /// whose fields are names, attributes, doc_string and overload (a node
+    /// with metadata_props or device_configurations, or whose bytes a view
+    /// cannot read, is decoded, and decoding reports what is wrong).
+    pub fn for_each_node_in(
+        &self,
+        range: std::ops::Range<usize>,
+        mut f: impl FnMut(usize, NodeRef<'_, '_>),
+    ) -> Result<(), DecodeError> {
+        if self.edit.is_some() {
+            return self.for_each_in(range, |i, n| f(i, NodeRef::Decoded(n)));
+        }
+        let mut cursor = Cursor {
+            bytes: self.source.clone(),
+            at: 0,
+        };
+        let mut behind = self.behind(&range);
+        for i in range {
+            if let Some((offset, len)) = self.span(i) {
+                behind.advance(offset, offset.saturating_add(len));
+            }
+            if let Some(t) = self.cached(i) {
+                f(i, NodeRef::Decoded(t));
+            } else if let Some(view) = self.view(i) {
+                f(i, NodeRef::View(&view));
+                if let Some((offset, len)) = self.span(i) {
+                    self.release_after_read(offset, len);
+                }
+            } else {
+                f(i, NodeRef::Decoded(&self.decode_with(&mut cursor, i)?));
+            }
+        }
+        behind.finish();
+        Ok(())
+    }
+
+    /// Node `i` as a [`NodeView`], or `None` when a view cannot stand for
+    /// it (see [`LazyList::for_each_node_in`]).
+    fn view(&self, i: usize) -> Option<NodeView<'_>> {
+        use fields::node_proto as F;
+        let (offset, body) = self.body(i).ok()?;
+        let mut view = NodeView::default();
+        for_each_field(body, |number, wire, value| {
+            let known = matches!(
+                number,
+                F::INPUT
+                    | F::OUTPUT
+                    | F::NAME
+                    | F::OP_TYPE
+                    | F::ATTRIBUTE
+                    | F::DOC_STRING
+                    | F::DOMAIN
+                    | F::OVERLOAD
+                    | F::METADATA_PROPS
+                    | F::DEVICE_CONFIGURATIONS
+            );
+            if known && wire != wire_type::LEN {
+                return Err(Malformed("a node field of the wrong wire type".into()));
+            }
+            match number {
+                F::INPUT => view.input.push(text(value)?),
+                F::OUTPUT => view.output.push(text(value)?),
+                F::NAME => view.name = text(value)?,
+                F::OP_TYPE => view.op_type = text(value)?,
+                F::DOMAIN => view.domain = text(value)?,
+                F::DOC_STRING | F::OVERLOAD => {
+                    text(value)?;
+                }
+                F::ATTRIBUTE => {
+                    // `value` lies inside `body`, which starts at `offset`.
+                    let start = offset + (value.as_ptr() as usize - body.as_ptr() as usize);
+                    let end = start
+                        .checked_add(value.len())
+                        .filter(|&e| e <= self.source.len())
+                        .ok_or_else(|| Malformed("attribute past the source".into()))?;
+                    // A small attribute is decoded from the plain slice (its
+                    // few bytes fields copied): slicing the shared source
+                    // costs two atomic updates of its count, which threads
+                    // checking in parallel contend for. A large one (a
+                    // tensor's bytes) stays a slice of the source.
+                    let a = if value.len() <= COPY_ATTRIBUTE_BELOW {
+                        AttributeProto::decode(value)
+                    } else {
+                        AttributeProto::decode(self.source.slice(start..end))
+                    }
+                    .map_err(|e| Malformed(e.to_string()))?;
+                    if view.attribute.capacity() == 0 {
+                        // Room for exactly the node's attributes (a Vec
+                        // grows to four 336-byte slots for its first one).
+                        let mut count = 0;
+                        for_each_field(body, |n, _, _| {
+                            count += usize::from(n == F::ATTRIBUTE);
+                            Ok(())
+                        })?;
+                        view.attribute.reserve_exact(count);
+                    }
+                    view.attribute.push(a);
+                }
+                F::METADATA_PROPS | F::DEVICE_CONFIGURATIONS => {
+                    return Err(Malformed("fields a view does not read".into()));
+                }
+                _ => {}
+            }
+            Ok(())
+        })
+        .ok()?;
+        Some(view)
+    }
+
     /// The names of node `i`, read from its bytes (an appended node's from
     /// the node, built and kept).
     pub fn names(&self, i: usize) -> Result<NodeNames<'_>, DecodeError> {

@@ -7,7 +7,7 @@
 mod node;
 pub mod schema;
 pub(crate) use node::is_string_field;
-pub use node::{Inputs, NodeExtras, NodeProto, Outputs, Str};
+pub use node::{Inputs, NodeExtras, NodeFields, NodeProto, Outputs, Str};
 
 include!(concat!(env!("OUT_DIR"), "/onnx.rs"));
 

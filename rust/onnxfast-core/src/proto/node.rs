@@ -141,6 +141,49 @@ impl NodeProto {
     }
 }
 
+/// What node checks read of a node: its names and attributes. Implemented
+/// by a decoded [`NodeProto`] and by a view over a node's bytes
+/// (`decode::lazy::NodeView`), so a graph can be checked without decoding
+/// (and copying) every node.
+pub trait NodeFields {
+    /// `name`, or "" when absent.
+    fn node_name(&self) -> &str;
+    /// `op_type`, or "" when absent.
+    fn node_op_type(&self) -> &str;
+    /// `domain`, or "" when absent.
+    fn node_domain(&self) -> &str;
+    /// The input names, in order.
+    fn inputs(&self) -> impl ExactSizeIterator<Item = &str>;
+    /// The output names, in order.
+    fn outputs(&self) -> impl ExactSizeIterator<Item = &str>;
+    /// The attributes, decoded.
+    fn attributes(&self) -> &[AttributeProto];
+}
+
+impl NodeFields for NodeProto {
+    #[inline]
+    fn node_name(&self) -> &str {
+        self.name()
+    }
+    #[inline]
+    fn node_op_type(&self) -> &str {
+        self.op_type()
+    }
+    #[inline]
+    fn node_domain(&self) -> &str {
+        self.domain()
+    }
+    fn inputs(&self) -> impl ExactSizeIterator<Item = &str> {
+        self.input.iter().map(|s| s.as_str())
+    }
+    fn outputs(&self) -> impl ExactSizeIterator<Item = &str> {
+        self.output.iter().map(|s| s.as_str())
+    }
+    fn attributes(&self) -> &[AttributeProto] {
+        &self.attribute
+    }
+}
+
 /// Whether `number` is one of NodeProto's string fields: 1 input and
 /// 2 output (repeated), 3 name, 4 op_type, 6 doc_string, 7 domain,
 /// 8 overload. The scanner's and the decoder's fast paths read exactly these.
