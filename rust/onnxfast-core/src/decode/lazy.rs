@@ -880,6 +880,23 @@ impl<T: ListElement> LazyList<T> {
         range: std::ops::Range<usize>,
         mut f: impl FnMut(usize, &T),
     ) -> Result<(), DecodeError> {
+        self.pass(range, |i, cursor| {
+            match self.cached(i) {
+                Some(t) => f(i, t),
+                None => f(i, &self.decode_with(cursor, i)?),
+            }
+            Ok(())
+        })
+    }
+
+    /// The frame of a pass over `range`: `step(i, cursor)` for each
+    /// element in order, with one cursor for the run and the pages behind
+    /// the pass released as it goes (see [`LazyList::behind`]).
+    fn pass(
+        &self,
+        range: std::ops::Range<usize>,
+        mut step: impl FnMut(usize, &mut Cursor) -> Result<(), DecodeError>,
+    ) -> Result<(), DecodeError> {
         let mut cursor = Cursor {
             bytes: self.source.clone(),
             at: 0,
@@ -889,10 +906,7 @@ impl<T: ListElement> LazyList<T> {
             if let Some((offset, len)) = self.span(i) {
                 behind.advance(offset, offset.saturating_add(len));
             }
-            match self.cached(i) {
-                Some(t) => f(i, t),
-                None => f(i, &self.decode_with(&mut cursor, i)?),
-            }
+            step(i, &mut cursor)?;
         }
         behind.finish();
         Ok(())
@@ -914,15 +928,7 @@ impl LazyList<NodeProto> {
         if self.edit.is_some() {
             return self.for_each_in(range, |i, n| f(i, NodeRef::Decoded(n)));
         }
-        let mut cursor = Cursor {
-            bytes: self.source.clone(),
-            at: 0,
-        };
-        let mut behind = self.behind(&range);
-        for i in range {
-            if let Some((offset, len)) = self.span(i) {
-                behind.advance(offset, offset.saturating_add(len));
-            }
+        self.pass(range, |i, cursor| {
             if let Some(t) = self.cached(i) {
                 f(i, NodeRef::Decoded(t));
             } else if let Some(view) = self.view(i) {
@@ -931,11 +937,10 @@ impl LazyList<NodeProto> {
                     self.release_after_read(offset, len);
                 }
             } else {
-                f(i, NodeRef::Decoded(&self.decode_with(&mut cursor, i)?));
+                f(i, NodeRef::Decoded(&self.decode_with(cursor, i)?));
             }
-        }
-        behind.finish();
-        Ok(())
+            Ok(())
+        })
     }
 
     /// Node `i` as a [`NodeView`], or `None` when a view cannot stand for
