@@ -752,10 +752,6 @@ impl NodeFields for NodeView<'_> {
     }
 }
 
-/// Attributes of at most this many bytes are decoded by a view from a plain
-/// slice (their bytes fields copied); larger ones share the source's bytes.
-const COPY_ATTRIBUTE_BELOW: usize = 1024;
-
 /// A node of a pass ([`LazyList::for_each_node_in`]): a view over its
 /// bytes, or the decoded node (kept, edited, or holding fields a view does
 /// not read).
@@ -982,17 +978,9 @@ impl LazyList<NodeProto> {
                         .checked_add(value.len())
                         .filter(|&e| e <= self.source.len())
                         .ok_or_else(|| Malformed("attribute past the source".into()))?;
-                    // A small attribute is decoded from the plain slice (its
-                    // few bytes fields copied): slicing the shared source
-                    // costs two atomic updates of its count, which threads
-                    // checking in parallel contend for. A large one (a
-                    // tensor's bytes) stays a slice of the source.
-                    let a = if value.len() <= COPY_ATTRIBUTE_BELOW {
-                        AttributeProto::decode(value)
-                    } else {
-                        AttributeProto::decode(self.source.slice(start..end))
-                    }
-                    .map_err(|e| Malformed(e.to_string()))?;
+                    // A slice of the source: tensor bytes are not copied.
+                    let a = AttributeProto::decode(self.source.slice(start..end))
+                        .map_err(|e| Malformed(e.to_string()))?;
                     if view.attribute.capacity() == 0 {
                         // Room for exactly the node's attributes (a Vec
                         // grows to four 336-byte slots for its first one).
