@@ -30,6 +30,17 @@ fn options(len: usize) -> DecodeOptions {
 /// and decode on touch agrees with the eager decoder (both accept or both
 /// refuse, and give the same model).
 pub fn decode_roundtrip(data: &[u8]) {
+    // The scan's shortcuts (list runs, plain nodes, remembered children)
+    // count exactly what its generic steps count, and agree on the verdict.
+    {
+        use crate::decode::scan::{scan, scan_reference, DEFAULT_MAX_DEPTH};
+        use crate::proto::schema::ids::MODEL_PROTO;
+        assert_eq!(
+            scan(data, MODEL_PROTO, DEFAULT_MAX_DEPTH).ok(),
+            scan_reference(data, MODEL_PROTO, DEFAULT_MAX_DEPTH),
+            "the scan's shortcuts and its generic steps disagree"
+        );
+    }
     let lazy = crate::decode::lazy::decode_lazy(Bytes::copy_from_slice(data), &options(data.len()));
     let Ok(model) = decode::<ModelProto>(Bytes::copy_from_slice(data), &options(data.len())) else {
         if let Ok(lazy) = lazy {

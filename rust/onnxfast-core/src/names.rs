@@ -13,7 +13,12 @@ use std::hash::{Hash, Hasher};
 /// Equal strings, compared without calling `memcmp`.
 #[inline]
 pub(crate) fn same(a: &str, b: &str) -> bool {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
+    same_bytes(a.as_bytes(), b.as_bytes())
+}
+
+/// Equal byte strings, compared a word at a time without calling `memcmp`.
+#[inline]
+pub(crate) fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     if a.len() != b.len() {
         return false;
     }

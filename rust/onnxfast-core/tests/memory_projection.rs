@@ -15,7 +15,7 @@ use prost::Message;
 
 use onnxfast_core::decode::lazy::decode_lazy;
 use onnxfast_core::decode::projected_memory;
-use onnxfast_core::decode::scan::{scan, DEFAULT_MAX_DEPTH};
+use onnxfast_core::decode::scan::{scan, scan_reference, DEFAULT_MAX_DEPTH};
 use onnxfast_core::opset::SchemaRegistry;
 use onnxfast_core::proto::schema::ids;
 use onnxfast_core::proto::{
@@ -272,6 +272,11 @@ fn projection_is_a_close_upper_bound_on_graph_shapes() {
     for n in [1_000usize, 30_000, 100_000] {
         for &(label, vi, init, docs) in &shapes {
             let file = exporter_graph(n, vi, init, docs);
+            assert_eq!(
+                scan(&file, ids::MODEL_PROTO, DEFAULT_MAX_DEPTH).ok(),
+                scan_reference(&file, ids::MODEL_PROTO, DEFAULT_MAX_DEPTH),
+                "{n} nodes, {label}: the scan's shortcuts count differently"
+            );
             check(&format!("{n} nodes, {label}"), &file, 1.5);
         }
     }
@@ -298,6 +303,11 @@ fn projection_bounds_every_corpus_model() {
         };
         let m = measure(&file);
         let name = case.path().display().to_string();
+        assert_eq!(
+            scan(&file, ids::MODEL_PROTO, DEFAULT_MAX_DEPTH).ok(),
+            scan_reference(&file, ids::MODEL_PROTO, DEFAULT_MAX_DEPTH),
+            "{name}: the scan's shortcuts count differently from its generic steps"
+        );
         assert!(m.projected >= m.eager_peak, "{name}: under the eager peak");
         assert!(m.projected >= m.lazy_peak, "{name}: under the lazy peak");
         // Beyond the fixed working allowance (16 KiB), close to the tree.

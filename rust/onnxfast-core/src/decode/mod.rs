@@ -3,6 +3,7 @@
 
 mod diagnose;
 pub mod lazy;
+mod repeats;
 pub mod scan;
 pub mod source;
 pub mod spans;

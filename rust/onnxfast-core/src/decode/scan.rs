@@ -24,7 +24,7 @@ use crate::proto::schema::{ids, MESSAGES};
 pub const DEFAULT_MAX_DEPTH: usize = 100;
 
 /// What the scan counted.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ScanStats {
     /// Messages of each type (indexed like [`MESSAGES`]), the root included.
     pub messages: Vec<u64>,
@@ -96,7 +96,7 @@ pub(crate) fn scan_deferring(
     pages: Option<&PageReleaser>,
     budget: Option<u64>,
 ) -> Result<(ScanStats, Deferred), DecodeError> {
-    match fast_scan(buf, root, max_depth, pages, budget) {
+    match fast_scan::<false>(buf, root, max_depth, pages, budget) {
         Ok((stats, deferred)) => match budget {
             Some(budget) if stats.heap > budget => Err(DecodeError {
                 offset: 0,
@@ -129,10 +129,22 @@ pub(super) const LIST_DEPTH: usize = 2;
 /// Elements scanned by one task, at least.
 const MIN_RUN: usize = 512;
 
+/// [`scan`] by the generic steps alone: every field walked one at a time
+/// (no short loop for list elements or plain nodes, no remembered
+/// children). The reference the shortcuts are tested against: the same
+/// verdict, the same counts.
+#[doc(hidden)]
+pub fn scan_reference(buf: &[u8], root: usize, max_depth: usize) -> Option<ScanStats> {
+    fast_scan::<true>(buf, root, max_depth, None, None)
+        .ok()
+        .map(|(stats, _)| stats)
+}
+
 /// The fast scan; `None` on any fault. For a model, the elements of the
 /// main graph's lists (the bulk of big graphs) are deferred by the walk and
-/// then scanned in parallel, each as a root of its own.
-fn fast_scan(
+/// then scanned in parallel, each as a root of its own. `PLAIN` takes the
+/// generic steps only (the walk's diagnose mode: [`scan_reference`]).
+fn fast_scan<const PLAIN: bool>(
     buf: &[u8],
     root: usize,
     max_depth: usize,
@@ -153,7 +165,7 @@ fn fast_scan(
     let mut stats = ScanStats::new();
     let mut deferred = Deferred::default();
     let defer = root == ids::MODEL_PROTO && max_depth >= LIST_DEPTH;
-    walk::<false>(
+    walk::<PLAIN>(
         buf,
         (root, Root::Plain),
         max_depth,
@@ -173,23 +185,27 @@ fn fast_scan(
     // already in `stats`. Releases the pages the run walked.
     let scan_run = |list: List, range: std::ops::Range<usize>| -> Option<ScanStats> {
         let spans = &deferred.lists[list as usize];
-        let (id, kind) = match list {
-            List::Node => (ids::NODE_PROTO, Root::MainNode),
-            List::Initializer => (ids::TENSOR_PROTO, Root::Plain),
-            List::ValueInfo => (ids::VALUE_INFO_PROTO, Root::Plain),
-            List::SparseInitializer => (ids::SPARSE_TENSOR_PROTO, Root::Plain),
+        let id = list.field_and_message().1;
+        let kind = if list == List::Node {
+            Root::MainNode
+        } else {
+            Root::Plain
         };
         let mut acc = ScanStats::new();
-        let mut stack = Stack::default();
+        let mut stack = if PLAIN {
+            Stack::default()
+        } else {
+            Stack::remembering()
+        };
         let mut behind = Behind::new(pages);
         for i in range.clone() {
             let (start, len) = spans.get(i, buf)?;
             let element = buf.get(start..start + len)?;
             behind.advance(start, start + len);
-            if list == List::Node && scan_plain_node(element, &mut acc) {
+            if !PLAIN && list == List::Node && scan_plain_node(element, &mut acc) {
                 continue;
             }
-            walk::<false>(
+            walk::<PLAIN>(
                 element,
                 (id, kind),
                 inner_depth,

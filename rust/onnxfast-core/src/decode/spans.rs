@@ -34,6 +34,21 @@ impl List {
         }
     }
 
+    /// The list's field number in `GraphProto` and its elements' message
+    /// type (an index into the schema table).
+    pub const fn field_and_message(self) -> (u32, usize) {
+        use crate::proto::schema::ids;
+        match self {
+            List::Node => (fields::graph_proto::NODE, ids::NODE_PROTO),
+            List::Initializer => (fields::graph_proto::INITIALIZER, ids::TENSOR_PROTO),
+            List::ValueInfo => (fields::graph_proto::VALUE_INFO, ids::VALUE_INFO_PROTO),
+            List::SparseInitializer => (
+                fields::graph_proto::SPARSE_INITIALIZER,
+                ids::SPARSE_TENSOR_PROTO,
+            ),
+        }
+    }
+
     /// Field path from the model, for error messages.
     pub fn path(self) -> &'static str {
         match self {

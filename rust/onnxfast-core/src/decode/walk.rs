@@ -3,6 +3,7 @@
 //! driven by the generated schema table, counting what the decoder will
 //! allocate; in diagnose mode it also tracks the field path.
 
+use super::repeats::Repeats;
 use super::scan::{Deferred, ScanStats, LIST_DEPTH};
 use crate::decode::source::{PageReleaser, RELEASE_WINDOW};
 use crate::decode::spans::List;
@@ -26,9 +27,27 @@ struct Saved {
 /// how many values each of its containers holds so far. Reused across
 /// walks so that scanning many small messages allocates nothing.
 #[derive(Default)]
-pub(super) struct Stack {
+pub(super) struct Stack<'a> {
     saved: Vec<Saved>,
     counts: Vec<u64>,
+    /// Children of the root already walked (scans of main-graph list
+    /// elements only; see [`Repeats`]).
+    repeats: Option<Repeats<'a>>,
+}
+
+impl Stack<'_> {
+    /// A stack whose walks account a child of the root that repeats an
+    /// earlier one without walking it again: for walks whose roots are
+    /// main-graph list elements (where a child's accounting depends only on
+    /// its type and bytes), all under one depth limit and counted into the
+    /// same [`ScanStats`] (a repeat then cannot reach deeper than what was
+    /// already counted).
+    pub(super) fn remembering() -> Self {
+        Stack {
+            repeats: Some(Repeats::new()),
+            ..Stack::default()
+        }
+    }
 }
 
 /// How a walk's root is decoded.
@@ -83,6 +102,67 @@ fn grow(
         added = added.saturating_add(slot.heap(*count, exact).saturating_sub(before));
     }
     added
+}
+
+/// Elements of the main graph's lists indexed by one [`defer_run`] at
+/// most, so the projection is checked against the budget as it grows.
+const DEFER_RUN: u64 = 4096;
+
+/// The keys of the main graph's four list fields (each one byte).
+const LIST_KEYS: [u8; 4] = {
+    let mut keys = [0u8; 4];
+    let mut i = 0;
+    while i < 4 {
+        let key = crate::proto::schema::key(List::ALL[i].field_and_message().0, wire_type::LEN);
+        assert!(key < 0x80, "a list field's key is one byte");
+        keys[i] = key as u8;
+        i += 1;
+    }
+    keys
+};
+
+/// Indexes consecutive elements of the main graph's lists starting at
+/// `*pos` (inside the graph, which ends at `end`): each one's length prefix
+/// offset goes to `deferred`, `release` is told where each starts. Stops
+/// before anything else (another field, a fault, the end; the walk then
+/// takes it) or after [`DEFER_RUN`] elements. Returns how many elements of
+/// each list it indexed and where the last one's key lies.
+#[inline]
+fn defer_run(
+    buf: &[u8],
+    pos: &mut usize,
+    end: usize,
+    deferred: &mut Deferred,
+    release: &mut impl FnMut(usize),
+) -> ([u64; 4], usize) {
+    let mut found = [0u64; 4];
+    let mut last = *pos;
+    let mut total = 0u64;
+    while *pos < end && total < DEFER_RUN {
+        let Some(&key) = buf.get(*pos) else {
+            break;
+        };
+        let Some(list) = LIST_KEYS.iter().position(|&k| k == key) else {
+            break;
+        };
+        let len_at = *pos + 1;
+        let mut at = len_at;
+        let Ok(len) = super::varint::read(buf, &mut at, end) else {
+            break;
+        };
+        match usize::try_from(len) {
+            Ok(len) if len <= end - at => {
+                release(at);
+                deferred.lists[list].push(len_at);
+                last = *pos;
+                *pos = at + len;
+                found[list] += 1;
+                total += 1;
+            }
+            _ => break,
+        }
+    }
+    (found, last)
 }
 
 /// Where a nested message sits in its parent (diagnose mode only).
@@ -174,8 +254,8 @@ fn wire_expectation(field: &FieldSchema, expected: u8) -> &'static str {
 }
 
 #[allow(clippy::too_many_arguments)]
-pub(super) fn walk<const DIAG: bool>(
-    buf: &[u8],
+pub(super) fn walk<'a, const DIAG: bool>(
+    buf: &'a [u8],
     (root, root_kind): (usize, Root),
     max_depth: usize,
     path: &mut Vec<PathStep>,
@@ -183,7 +263,7 @@ pub(super) fn walk<const DIAG: bool>(
     mut defer: Option<&mut Deferred>,
     budget: Option<u64>,
     stats: &mut ScanStats,
-    stack: &mut Stack,
+    stack: &mut Stack<'a>,
 ) -> Result<(), DiagFault> {
     // The projection so far, checked against the budget as the walk goes,
     // so a memory bomb is refused before the walk itself allocates much
@@ -192,7 +272,16 @@ pub(super) fn walk<const DIAG: bool>(
     let mut released = 0usize;
     let mut next_release = RELEASE_WINDOW;
     stats.messages[root] += 1;
-    let Stack { saved, counts } = stack;
+    let Stack {
+        saved,
+        counts,
+        repeats,
+    } = stack;
+    // Never in diagnose mode: a diagnosis tracks every field's path.
+    let mut repeats = repeats.as_mut().filter(|_| !DIAG);
+    if let Some(repeats) = repeats.as_deref_mut() {
+        repeats.begin(max_depth);
+    }
     saved.clear();
     counts.clear();
     counts.resize(MESSAGES[root].slots.len(), 0);
@@ -319,6 +408,40 @@ pub(super) fn walk<const DIAG: bool>(
                     if DIAG {
                         path.pop();
                     }
+                    if saved.is_empty() {
+                        if let Some(repeats) = repeats.as_deref_mut() {
+                            repeats.close(heap, stats);
+                        }
+                    }
+                    continue;
+                }
+            }
+        }
+        if !DIAG && saved.len() == 1 && msg == ids::GRAPH_PROTO {
+            if let Some(deferred) = defer.as_deref_mut() {
+                // A run of list elements: indexed by a short loop, counted
+                // in bulk (what the generic steps below do one at a time).
+                let mut release = |start: usize| {
+                    if start >= next_release {
+                        if let Some(pages) = pages {
+                            pages.release(released, start);
+                        }
+                        released = start;
+                        next_release = start.saturating_add(RELEASE_WINDOW);
+                    }
+                };
+                let (found, at) = defer_run(buf, &mut pos, end, deferred, &mut release);
+                for (list, &n) in List::ALL.iter().zip(&found) {
+                    if n == 0 {
+                        continue;
+                    }
+                    let (number, id) = list.field_and_message();
+                    if let Some((_, field)) = schema.field(u64::from(number)) {
+                        grow!(field, n, at);
+                    }
+                    stats.messages[id] += n;
+                }
+                if pos >= end {
                     continue;
                 }
             }
@@ -463,6 +586,18 @@ pub(super) fn walk<const DIAG: bool>(
                         if let Some(list) = List::of_graph_field(number) {
                             // Scanned later (in parallel) as a root of its own.
                             deferred.lists[list as usize].push(len_at);
+                            pos = stop;
+                            continue;
+                        }
+                    }
+                }
+                if saved.is_empty() {
+                    if let (Some(repeats), Some(bytes)) =
+                        (repeats.as_deref_mut(), buf.get(start..stop))
+                    {
+                        if let Some(known) = repeats.enter(id, bytes, heap, stats) {
+                            known.count(stats);
+                            charge!(known.heap, key_at);
                             pos = stop;
                             continue;
                         }
