@@ -17,7 +17,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .nth(2)
         .and_then(|v| v.parse().ok())
         .unwrap_or(5);
-    let buf = source::map_file(path.as_ref())?.bytes;
+    let mapped = source::map_file(path.as_ref())?;
+    let buf = mapped.bytes;
+    // As the binding loads a path: pages behind the walk are released
+    // (`KEEP_PAGES=1` keeps them, to see what that costs).
+    let options = DecodeOptions {
+        pages: mapped
+            .pages
+            .filter(|_| std::env::var_os("KEEP_PAGES").is_none()),
+        ..DecodeOptions::default()
+    };
     for _ in 0..n {
         let t = Instant::now();
         let stats = onnxfast_core::decode::scan::scan(
@@ -27,7 +36,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         )?;
         let scan = t.elapsed();
         let t = Instant::now();
-        let lazy = decode_lazy(buf.clone(), &DecodeOptions::default())?;
+        let lazy = decode_lazy(buf.clone(), &options)?;
         let load = t.elapsed();
         let t = Instant::now();
         let mut inputs = 0;

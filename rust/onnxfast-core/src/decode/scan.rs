@@ -14,9 +14,9 @@
 //! multi-gigabyte model touches only its small fields.
 
 use super::diagnose;
-use super::walk::{scan_plain_node, walk, DiagFault, Root, Stack};
+use super::walk::{scan_plain_node, walk, Deferring, DiagFault, Root, Stack};
 use crate::decode::source::{Behind, PageReleaser};
-use crate::decode::spans::{List, Lists};
+use crate::decode::spans::{List, Lists, Spans};
 use crate::error::{DecodeError, DecodeErrorKind};
 use crate::proto::schema::{ids, MESSAGES};
 
@@ -151,7 +151,6 @@ fn fast_scan<const PLAIN: bool>(
     pages: Option<&PageReleaser>,
     budget: Option<u64>,
 ) -> Result<(ScanStats, Deferred), Option<DecodeError>> {
-    use rayon::prelude::*;
     // A memory-budget fault is final (no need to diagnose); others are located by `diagnose`.
     let fault = |(offset, kind, _, _): DiagFault| match kind {
         DecodeErrorKind::MemoryBudget { .. } => Some(DecodeError {
@@ -165,83 +164,137 @@ fn fast_scan<const PLAIN: bool>(
     let mut stats = ScanStats::new();
     let mut deferred = Deferred::default();
     let defer = root == ids::MODEL_PROTO && max_depth >= LIST_DEPTH;
+    // What the deferred elements add, scanned a release window at a time
+    // while their pages are still mapped.
+    let mut inner = ScanStats::new();
+    let mut done = [0usize; 4];
+    let mut flush = |lists: &Lists| -> bool {
+        let depth = max_depth.saturating_sub(LIST_DEPTH);
+        match scan_deferred::<PLAIN>(buf, lists, &done, depth, pages) {
+            Some(found) => {
+                inner = std::mem::replace(&mut inner, ScanStats::new()).merged(found);
+                for (done, list) in done.iter_mut().zip(lists) {
+                    *done = list.len();
+                }
+                true
+            }
+            None => false,
+        }
+    };
     walk::<PLAIN>(
         buf,
         (root, Root::Plain),
         max_depth,
         &mut Vec::new(),
         pages,
-        defer.then_some(&mut deferred),
+        defer.then_some(Deferring {
+            deferred: &mut deferred,
+            flush: &mut flush,
+        }),
         budget,
         &mut stats,
         &mut Stack::default(),
     )
     .map_err(fault)?;
-    if !defer {
-        return Ok((stats, deferred));
-    }
-    let inner_depth = max_depth - LIST_DEPTH;
-    // Scans elements `range` of `list`, each as a root; their own count is
-    // already in `stats`. Releases the pages the run walked.
-    let scan_run = |list: List, range: std::ops::Range<usize>| -> Option<ScanStats> {
-        let spans = &deferred.lists[list as usize];
-        let id = list.field_and_message().1;
-        let kind = if list == List::Node {
-            Root::MainNode
-        } else {
-            Root::Plain
-        };
-        let mut acc = ScanStats::new();
-        let mut stack = if PLAIN {
-            Stack::default()
-        } else {
-            Stack::remembering()
-        };
-        let mut behind = Behind::new(pages);
-        for i in range.clone() {
-            let (start, len) = spans.get(i, buf)?;
-            let element = buf.get(start..start + len)?;
-            behind.advance(start, start + len);
-            if !PLAIN && list == List::Node && scan_plain_node(element, &mut acc) {
-                continue;
-            }
-            walk::<PLAIN>(
-                element,
-                (id, kind),
-                inner_depth,
-                &mut Vec::new(),
-                None,
-                None,
-                None,
-                &mut acc,
-                &mut stack,
-            )
-            .ok()?;
-        }
-        behind.finish();
-        acc.messages[id] -= range.len() as u64;
-        acc.max_depth += LIST_DEPTH;
-        Some(acc)
+    Ok((stats.merged(inner), deferred))
+}
+
+/// Pending elements below which they are scanned on the calling thread.
+const PARALLEL_PENDING: usize = 2048;
+
+/// Scans the elements of `lists` past `done` (each list's count already
+/// scanned), each as a root under the depth limit `depth`; in parallel runs
+/// when there are many. Their own count is already in the model walk's.
+fn scan_deferred<const PLAIN: bool>(
+    buf: &[u8],
+    lists: &Lists,
+    done: &[usize; 4],
+    depth: usize,
+    pages: Option<&PageReleaser>,
+) -> Option<ScanStats> {
+    use rayon::prelude::*;
+    let pending: usize = lists
+        .iter()
+        .zip(done)
+        .map(|(list, &done)| list.len().saturating_sub(done))
+        .sum();
+    let threads = if pending < PARALLEL_PENDING {
+        1
+    } else {
+        rayon::current_num_threads()
     };
-    let threads = rayon::current_num_threads();
     let mut runs = Vec::new();
-    for list in List::ALL {
-        let n = deferred.lists[list as usize].len();
-        let step = n.div_ceil(threads * 4).max(MIN_RUN);
+    for (list, &from) in List::ALL.into_iter().zip(done) {
+        let n = lists[list as usize].len();
+        let step = n.saturating_sub(from).div_ceil(threads * 4).max(MIN_RUN);
         runs.extend(
-            (0..n)
+            (from..n)
                 .step_by(step)
                 .map(|start| (list, start..(start + step).min(n))),
         );
     }
-    let inner = runs
-        .into_par_iter()
+    let run = |(list, range): (List, std::ops::Range<usize>)| {
+        scan_run::<PLAIN>(buf, &lists[list as usize], list, range, depth, pages)
+    };
+    if runs.len() <= 1 {
+        return runs
+            .into_iter()
+            .try_fold(ScanStats::new(), |acc, r| Some(acc.merged(run(r)?)));
+    }
+    runs.into_par_iter()
         .with_max_len(1)
-        .map(|(list, range)| scan_run(list, range))
+        .map(run)
         .try_reduce(ScanStats::new, |a, b| Some(a.merged(b)))
-        .ok_or(None)?;
-    stats = stats.merged(inner);
-    Ok((stats, deferred))
+}
+
+/// Scans elements `range` of `list` (whose offsets are `spans`), each as a
+/// root; their own count is already in the model walk's. Releases the
+/// pages the run walked.
+fn scan_run<const PLAIN: bool>(
+    buf: &[u8],
+    spans: &Spans,
+    list: List,
+    range: std::ops::Range<usize>,
+    depth: usize,
+    pages: Option<&PageReleaser>,
+) -> Option<ScanStats> {
+    let id = list.field_and_message().1;
+    let kind = if list == List::Node {
+        Root::MainNode
+    } else {
+        Root::Plain
+    };
+    let mut acc = ScanStats::new();
+    let mut stack = if PLAIN {
+        Stack::default()
+    } else {
+        Stack::remembering()
+    };
+    let mut behind = Behind::new(pages);
+    for i in range.clone() {
+        let (start, len) = spans.get(i, buf)?;
+        let element = buf.get(start..start + len)?;
+        behind.advance(start, start + len);
+        if !PLAIN && list == List::Node && scan_plain_node(element, &mut acc) {
+            continue;
+        }
+        walk::<PLAIN>(
+            element,
+            (id, kind),
+            depth,
+            &mut Vec::new(),
+            None,
+            None,
+            None,
+            &mut acc,
+            &mut stack,
+        )
+        .ok()?;
+    }
+    behind.finish();
+    acc.messages[id] -= range.len() as u64;
+    acc.max_depth += LIST_DEPTH;
+    Some(acc)
 }
 #[cfg(test)]
 mod tests {

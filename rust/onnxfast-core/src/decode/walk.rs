@@ -6,7 +6,7 @@
 use super::repeats::Repeats;
 use super::scan::{Deferred, ScanStats, LIST_DEPTH};
 use crate::decode::source::{PageReleaser, RELEASE_WINDOW};
-use crate::decode::spans::List;
+use crate::decode::spans::{List, Lists};
 use crate::error::DecodeErrorKind;
 use crate::proto::schema::{
     fields, ids, wire_type, FieldSchema, Growth, Kind, MessageSchema, MAX_FIELDS, MESSAGES,
@@ -58,6 +58,15 @@ pub(super) enum Root {
     /// A node of a model's main graph, decoded by the span decoder, which
     /// reserves its attribute list exactly.
     MainNode,
+}
+
+/// A model walk's deferral of its main graph's list elements: where they
+/// go, and what scans those deferred so far (called as the walk crosses a
+/// release window and at its end, before the pages behind are released, so
+/// each page is faulted in once; false when an element is unsound).
+pub(super) struct Deferring<'d> {
+    pub(super) deferred: &'d mut Deferred,
+    pub(super) flush: &'d mut dyn FnMut(&Lists) -> bool,
 }
 
 /// Whether the container of `field` in a message of type `msg` is
@@ -123,18 +132,19 @@ const LIST_KEYS: [u8; 4] = {
 
 /// Indexes consecutive elements of the main graph's lists starting at
 /// `*pos` (inside the graph, which ends at `end`): each one's length prefix
-/// offset goes to `deferred`, `release` is told where each starts. Stops
-/// before anything else (another field, a fault, the end; the walk then
-/// takes it) or after [`DEFER_RUN`] elements. Returns how many elements of
-/// each list it indexed and where the last one's key lies.
+/// offset goes to `deferred`. Stops before anything else (another field, a
+/// fault, the end; the walk then takes it), after [`DEFER_RUN`] elements,
+/// or before an element starting at or past `window` (returned: the walk
+/// releases pages there first). Returns how many elements of each list it
+/// indexed and where the last one's key lies.
 #[inline]
 fn defer_run(
     buf: &[u8],
     pos: &mut usize,
     end: usize,
     deferred: &mut Deferred,
-    release: &mut impl FnMut(usize),
-) -> ([u64; 4], usize) {
+    window: usize,
+) -> ([u64; 4], usize, Option<usize>) {
     let mut found = [0u64; 4];
     let mut last = *pos;
     let mut total = 0u64;
@@ -151,8 +161,8 @@ fn defer_run(
             break;
         };
         match usize::try_from(len) {
+            Ok(_) if at >= window => return (found, last, Some(at)),
             Ok(len) if len <= end - at => {
-                release(at);
                 deferred.lists[list].push(len_at);
                 last = *pos;
                 *pos = at + len;
@@ -162,7 +172,7 @@ fn defer_run(
             _ => break,
         }
     }
-    (found, last)
+    (found, last, None)
 }
 
 /// Where a nested message sits in its parent (diagnose mode only).
@@ -260,7 +270,7 @@ pub(super) fn walk<'a, const DIAG: bool>(
     max_depth: usize,
     path: &mut Vec<PathStep>,
     pages: Option<&PageReleaser>,
-    mut defer: Option<&mut Deferred>,
+    mut defer: Option<Deferring<'_>>,
     budget: Option<u64>,
     stats: &mut ScanStats,
     stack: &mut Stack<'a>,
@@ -389,10 +399,42 @@ pub(super) fn walk<'a, const DIAG: bool>(
         }};
     }
 
+    // Scans the list elements deferred so far (a model walk).
+    macro_rules! flush {
+        ($at:expr) => {{
+            if let Some(deferring) = defer.as_mut() {
+                if !(deferring.flush)(&deferring.deferred.lists) {
+                    fail!(
+                        $at,
+                        DecodeErrorKind::Internal {
+                            detail: "a deferred list element is unsound".to_string(),
+                        }
+                    );
+                }
+            }
+        }};
+    }
+    // At a message starting at `$start`, a window or more past the last
+    // release: scans what was deferred, then releases the pages behind.
+    macro_rules! release_to {
+        ($start:expr, $at:expr) => {{
+            let start = $start;
+            if start >= next_release {
+                flush!($at);
+                if let Some(pages) = pages {
+                    pages.release(released, start);
+                }
+                released = start;
+                next_release = start.saturating_add(RELEASE_WINDOW);
+            }
+        }};
+    }
+
     loop {
         if pos >= end {
             match saved.pop() {
                 None => {
+                    flush!(pos);
                     if let Some(pages) = pages {
                         pages.release(released, buf.len());
                     }
@@ -418,19 +460,11 @@ pub(super) fn walk<'a, const DIAG: bool>(
             }
         }
         if !DIAG && saved.len() == 1 && msg == ids::GRAPH_PROTO {
-            if let Some(deferred) = defer.as_deref_mut() {
+            if let Some(deferring) = defer.as_mut() {
                 // A run of list elements: indexed by a short loop, counted
                 // in bulk (what the generic steps below do one at a time).
-                let mut release = |start: usize| {
-                    if start >= next_release {
-                        if let Some(pages) = pages {
-                            pages.release(released, start);
-                        }
-                        released = start;
-                        next_release = start.saturating_add(RELEASE_WINDOW);
-                    }
-                };
-                let (found, at) = defer_run(buf, &mut pos, end, deferred, &mut release);
+                let (found, at, window) =
+                    defer_run(buf, &mut pos, end, deferring.deferred, next_release);
                 for (list, &n) in List::ALL.iter().zip(&found) {
                     if n == 0 {
                         continue;
@@ -440,6 +474,10 @@ pub(super) fn walk<'a, const DIAG: bool>(
                         grow!(field, n, at);
                     }
                     stats.messages[id] += n;
+                }
+                if let Some(start) = window {
+                    release_to!(start, pos);
+                    continue;
                 }
                 if pos >= end {
                     continue;
@@ -536,8 +574,8 @@ pub(super) fn walk<'a, const DIAG: bool>(
         };
 
         if saved.len() == 1 && msg == ids::GRAPH_PROTO && List::of_graph_field(number).is_none() {
-            if let Some(deferred) = defer.as_deref_mut() {
-                deferred.graph_fields.push(key_at);
+            if let Some(deferring) = defer.as_mut() {
+                deferring.deferred.graph_fields.push(key_at);
             }
         }
         let mut elem = 0u32;
@@ -574,18 +612,12 @@ pub(super) fn walk<'a, const DIAG: bool>(
                 stats.messages[id] += 1;
                 // Release mapped pages behind us at message boundaries (where
                 // a walk over weights jumps from one tensor to the next).
-                if start >= next_release {
-                    if let Some(pages) = pages {
-                        pages.release(released, start);
-                    }
-                    released = start;
-                    next_release = start.saturating_add(RELEASE_WINDOW);
-                }
+                release_to!(start, key_at);
                 if depth == LIST_DEPTH && msg == ids::GRAPH_PROTO {
-                    if let Some(deferred) = defer.as_deref_mut() {
+                    if let Some(deferring) = defer.as_mut() {
                         if let Some(list) = List::of_graph_field(number) {
                             // Scanned later (in parallel) as a root of its own.
-                            deferred.lists[list as usize].push(len_at);
+                            deferring.deferred.lists[list as usize].push(len_at);
                             pos = stop;
                             continue;
                         }
