@@ -169,7 +169,18 @@ impl<'a> Checker<'a> {
 
 /// Quotes an untrusted name for a message.
 pub(crate) fn q(name: &str) -> String {
-    format!("'{}'", crate::diag::clean(name))
+    Quoted(name).to_string()
+}
+
+/// An untrusted name, quoted (and cleaned) only if a message is formatted:
+/// for checks that name their subject in many messages but usually emit none.
+#[derive(Clone, Copy)]
+pub(crate) struct Quoted<'a>(pub(crate) &'a str);
+
+impl std::fmt::Display for Quoted<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "'{}'", crate::diag::clean(self.0))
+    }
 }
 
 /// Checks a decoded model.

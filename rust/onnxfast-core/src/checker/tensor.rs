@@ -4,7 +4,7 @@ use crate::diag::codes;
 use std::path::{Component, Path, PathBuf};
 
 use super::graph::item;
-use super::{q, Checker};
+use super::{q, Checker, Quoted};
 use crate::diag::{Location, Step};
 use crate::proto::{tensor_proto::DataLocation, SparseTensorProto, TensorProto};
 
@@ -47,7 +47,7 @@ pub(crate) fn check_tensor(
 }
 
 fn check_tensor_inner(c: &mut Checker<'_>, t: &TensorProto, loc: &dyn Fn() -> Location) {
-    let name = q(t.name());
+    let name = Quoted(t.name());
     let Some(dt) = t.data_type else {
         c.emit(
             codes::NO_DATA_TYPE,
