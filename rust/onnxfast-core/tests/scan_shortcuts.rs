@@ -207,16 +207,8 @@ fn model(g: GraphProto) -> Vec<u8> {
     .encode_to_vec()
 }
 
-fn varint(mut v: u64, out: &mut Vec<u8>) {
-    loop {
-        let byte = (v & 0x7f) as u8;
-        v >>= 7;
-        if v == 0 {
-            out.push(byte);
-            return;
-        }
-        out.push(byte | 0x80);
-    }
+fn varint(v: u64, out: &mut Vec<u8>) {
+    prost::encoding::encode_varint(v, out);
 }
 
 fn field(number: u64, payload: &[u8], out: &mut Vec<u8>) {
