@@ -32,16 +32,12 @@ const ENTRIES: usize = 64;
 /// Types of message a remembered child may hold below itself.
 const MAX_TYPES: usize = 6;
 
-/// What walking one child added.
+/// A child walked before: its type and bytes, and what walking it added.
 #[derive(Clone, Copy)]
 struct Seen<'a> {
     id: usize,
     bytes: &'a [u8],
-    heap: u64,
-    /// Messages below the child, by type (the child itself is counted by
-    /// the walk at the place it is met).
-    below: [(u16, u32); MAX_TYPES],
-    types: u8,
+    added: Known,
 }
 
 /// A child being walked, to be remembered when the walk leaves it.
@@ -61,9 +57,13 @@ pub(super) struct Repeats<'a> {
     max_depth: usize,
 }
 
-/// A child met before: what to add instead of walking it.
+/// What walking a child added, to be added again instead of walking a
+/// byte-identical one.
+#[derive(Clone, Copy)]
 pub(super) struct Known {
     pub(super) heap: u64,
+    /// Messages below the child, by type (the child itself is counted by
+    /// the walk at the place it is met).
     below: [(u16, u32); MAX_TYPES],
     types: u8,
 }
@@ -119,11 +119,7 @@ impl<'a> Repeats<'a> {
         let entry = slot(id, bytes);
         if let Some(Some(seen)) = self.seen.get(entry) {
             if seen.id == id && same_bytes(seen.bytes, bytes) {
-                return Some(Known {
-                    heap: seen.heap,
-                    below: seen.below,
-                    types: seen.types,
-                });
+                return Some(seen.added);
             }
         }
         self.before.clear();
@@ -163,9 +159,11 @@ impl<'a> Repeats<'a> {
             *entry = Some(Seen {
                 id: open.id,
                 bytes: open.bytes,
-                heap: heap.saturating_sub(open.heap_before),
-                below,
-                types: types as u8,
+                added: Known {
+                    heap: heap.saturating_sub(open.heap_before),
+                    below,
+                    types: types as u8,
+                },
             });
         }
     }

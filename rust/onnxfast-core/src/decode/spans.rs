@@ -25,13 +25,9 @@ impl List {
     /// The list `GraphProto`'s field `number` is, if it is one.
     #[inline]
     pub fn of_graph_field(number: u64) -> Option<List> {
-        match u32::try_from(number).ok()? {
-            fields::graph_proto::NODE => Some(List::Node),
-            fields::graph_proto::INITIALIZER => Some(List::Initializer),
-            fields::graph_proto::VALUE_INFO => Some(List::ValueInfo),
-            fields::graph_proto::SPARSE_INITIALIZER => Some(List::SparseInitializer),
-            _ => None,
-        }
+        List::ALL
+            .into_iter()
+            .find(|list| u64::from(list.field_and_message().0) == number)
     }
 
     /// The list's field number in `GraphProto` and its elements' message
