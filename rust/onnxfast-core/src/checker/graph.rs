@@ -11,6 +11,10 @@ use crate::diag::{closest, Location, Step};
 use crate::error::DecodeError;
 use crate::ir::{DefUse, Scope};
 use crate::names::{Name, NameSet};
+use std::collections::VecDeque;
+
+/// How many nodes ahead the SSA proof reads (see [`prove_ssa`]).
+const SSA_AHEAD: usize = 4;
 use crate::proto::{type_proto, GraphProto, NodeFields, NodeProto, TensorProto, ValueInfoProto};
 
 /// Undefined inputs per graph that get a spelling suggestion.
@@ -352,9 +356,28 @@ fn prove_ssa<'a, E>(
     scope: &mut Scope<'a>,
 ) -> Result<(), usize> {
     let mut added = 0;
-    for n in nodes {
-        let Ok(n) = n else {
-            return Err(added);
+    // Nodes are read a few ahead: the probes of their names start (in a
+    // large graph each is a cache miss) while earlier nodes are proven.
+    let mut nodes = nodes.into_iter();
+    let mut ahead: VecDeque<NodeNames<'a>> = VecDeque::with_capacity(SSA_AHEAD + 1);
+    // (more to read, a node could not be read)
+    let (mut open, mut broken) = (true, false);
+    loop {
+        while open && ahead.len() <= SSA_AHEAD {
+            match nodes.next() {
+                Some(Ok(n)) => {
+                    for name in n.inputs.iter().chain(&n.outputs) {
+                        scope.prefetch(name);
+                    }
+                    ahead.push_back(n);
+                }
+                // Proven up to the node that could not be read, not past it.
+                Some(Err(_)) => (open, broken) = (false, true),
+                None => open = false,
+            }
+        }
+        let Some(n) = ahead.pop_front() else {
+            return if broken { Err(added) } else { Ok(()) };
         };
         if n.has_subgraph {
             return Err(added);
@@ -374,7 +397,6 @@ fn prove_ssa<'a, E>(
             added += 1;
         }
     }
-    Ok(())
 }
 
 /// Takes back the first `added` non-empty outputs of `nodes` that

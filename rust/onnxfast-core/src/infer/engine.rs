@@ -28,7 +28,7 @@ use crate::diag::{Diagnostic, Location, Severity, Step};
 use crate::external::ExternalStore;
 use crate::ir::types::{Dim, Dims, Symbols, Type};
 use crate::ir::view::GraphView;
-use crate::names::{Name, NameMap, NameSet};
+use crate::names::{Name, NameMap, NameSet, NameTable};
 use crate::opset::{OpSchema, ParamOption, SchemaRegistry};
 use crate::proto::attribute_proto::AttributeType;
 use crate::proto::{
@@ -158,6 +158,9 @@ impl Entry {
 /// recorded are looked up first, without touching the (large) hash table.
 const RECENT: usize = 8;
 
+/// How many nodes ahead the value table's probes of outputs are started.
+const PREFETCH_AHEAD: usize = 4;
+
 /// The types of a run, each distinct type stored once: most values of a
 /// graph share a few types, so a value costs a name and two indexes.
 #[derive(Default)]
@@ -198,7 +201,7 @@ impl TypeArena {
 /// One graph (or one function-body call) being inferred.
 pub(crate) struct Run<'m, 'o> {
     outer: Option<&'o Run<'m, 'o>>,
-    values: NameMap<'m, Entry>,
+    values: NameTable<'m, Entry>,
     arena: TypeArena,
     consts: Vec<Const<'m>>,
     /// The last values recorded, newest at `recent_next - 1` (a ring).
@@ -245,7 +248,7 @@ impl<'m, 'o> Run<'m, 'o> {
     fn new(outer: Option<&'o Run<'m, 'o>>, loc: Location, path: String) -> Self {
         Run {
             outer,
-            values: NameMap::default(),
+            values: NameTable::default(),
             arena: TypeArena::default(),
             consts: Vec::new(),
             recent: [("", Entry::new(POISONED)); RECENT],
@@ -328,11 +331,11 @@ impl<'m, 'o> Run<'m, 'o> {
                 return Some(e);
             }
         }
-        self.values.get(&Name(name)).copied()
+        self.values.get(name).copied()
     }
 
     fn put(&mut self, name: &'m str, e: Entry) {
-        self.values.insert(Name(name), e);
+        self.values.insert(name, e);
         self.remember(name, e);
     }
 
@@ -361,7 +364,7 @@ impl<'m, 'o> Run<'m, 'o> {
         }
         let mut run: Option<&'s Run<'m, 'o>> = self.outer;
         while let Some(r) = run {
-            if let Some(e) = r.values.get(&Name(name)) {
+            if let Some(e) = r.values.get(name) {
                 return (r.input_type(*e), None);
             }
             run = r.outer;
@@ -407,7 +410,7 @@ impl<'m, 'o> Run<'m, 'o> {
         symbols: &Symbols,
     ) -> Result<(), merge::Conflict> {
         let Run { values, arena, .. } = self;
-        let slot = values.entry(Name(name)).or_insert(Entry::new(POISONED));
+        let (slot, _) = values.get_or_insert_with(name, || Entry::new(POISONED));
         match arena.get(slot.ty) {
             Some(existing) => {
                 merge::check(&inferred, existing, symbols)?;
@@ -802,6 +805,13 @@ impl<'m> Engine<'m> {
             );
         }
         for (i, n) in g.node.iter().enumerate() {
+            // The table's probes for a node a few ahead start now: most
+            // outputs are new names, at random places of a large table.
+            if let Some(ahead) = g.node.get(i + PREFETCH_AHEAD) {
+                for o in &ahead.output {
+                    run.values.prefetch(o);
+                }
+            }
             let start = run.capture.as_ref().map_or(0, |c| c.ty.len());
             self.process_node(run, i, n);
             run.capture_align(start, n.output.len());

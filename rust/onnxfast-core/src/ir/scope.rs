@@ -1,13 +1,13 @@
 //! Lexical scopes of names: a graph sees its own names and those its
 //! enclosing graphs had defined when the node holding it was reached.
 
-use crate::names::{Name, NameSet};
+use crate::names::NameTable;
 
 /// Lexical scopes, innermost last: the names each enclosing graph had
 /// defined when the node holding the current subgraph was reached.
 #[derive(Default)]
 pub struct Scope<'a> {
-    levels: Vec<NameSet<'a>>,
+    levels: Vec<NameTable<'a, ()>>,
 }
 
 impl<'a> Scope<'a> {
@@ -16,9 +16,7 @@ impl<'a> Scope<'a> {
     }
 
     pub fn push_with_capacity(&mut self, capacity: usize) {
-        let mut level = NameSet::default();
-        level.reserve(capacity);
-        self.levels.push(level);
+        self.levels.push(NameTable::with_capacity(capacity));
     }
 
     /// Room for `more` names in the innermost level.
@@ -35,7 +33,7 @@ impl<'a> Scope<'a> {
     /// Adds to the innermost level; false if it was already there.
     pub fn add(&mut self, name: &'a str) -> bool {
         match self.levels.last_mut() {
-            Some(level) => level.insert(Name(name)),
+            Some(level) => level.insert(name, ()),
             None => true,
         }
     }
@@ -43,29 +41,34 @@ impl<'a> Scope<'a> {
     /// Removes from the innermost level.
     pub fn remove(&mut self, name: &'a str) {
         if let Some(level) = self.levels.last_mut() {
-            level.remove(&Name(name));
+            level.remove(name);
+        }
+    }
+
+    /// Starts loading what a lookup of `name` in the innermost level reads
+    /// (see [`NameTable::prefetch`]).
+    pub fn prefetch(&self, name: &str) {
+        if let Some(level) = self.levels.last() {
+            level.prefetch(name);
         }
     }
 
     pub fn in_innermost(&self, name: &str) -> bool {
-        self.levels.last().is_some_and(|l| l.contains(&Name(name)))
+        self.levels.last().is_some_and(|l| l.contains(name))
     }
 
     /// In an enclosing level (not the innermost)?
     pub fn in_outer(&self, name: &str) -> bool {
         let n = self.levels.len().saturating_sub(1);
-        self.levels[..n]
-            .iter()
-            .rev()
-            .any(|l| l.contains(&Name(name)))
+        self.levels[..n].iter().rev().any(|l| l.contains(name))
     }
 
     pub fn in_any(&self, name: &str) -> bool {
-        self.levels.iter().rev().any(|l| l.contains(&Name(name)))
+        self.levels.iter().rev().any(|l| l.contains(name))
     }
 
     /// Every visible name (for suggestions).
     pub fn names(&self) -> impl Iterator<Item = &'a str> + '_ {
-        self.levels.iter().flat_map(|l| l.iter().map(|n| n.0))
+        self.levels.iter().flat_map(|l| l.iter().map(|(n, ())| n))
     }
 }

@@ -10,6 +10,10 @@
 
 use std::hash::{Hash, Hasher};
 
+mod table;
+
+pub(crate) use table::NameTable;
+
 /// Equal strings, compared without calling `memcmp`.
 #[inline]
 pub(crate) fn same(a: &str, b: &str) -> bool {
