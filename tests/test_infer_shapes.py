@@ -763,3 +763,38 @@ def test_a_long_graph_written_back_on_touch_equals_onnx(tmp_path) -> None:
     twice = onnxfast.infer_shapes(ours).to_onnx()
     theirs_twice = onnx.shape_inference.infer_shapes(theirs, check_type=True, strict_mode=True)
     assert _forget_fresh(twice, given) == _forget_fresh(theirs_twice, given)
+
+
+@pytest.mark.parametrize("bad_node", [0, 2500, 4999])
+def test_undecodable_node_while_nodes_decode_ahead(tmp_path, bad_node):
+    """Inference of a lazily loaded graph reads nodes while another thread
+    decodes them ahead: a node that cannot be decoded (anywhere in the list)
+    is reported by infer_shapes and the full check, with its field path and
+    byte offset, as load + touch reports it."""
+    nodes, prev = [], "x"
+    for i in range(5000):
+        nodes.append(helper.make_node("Relu", [prev], [f"t{i}"], name=f"n{i:04d}"))
+        prev = f"t{i}"
+    vi = helper.make_tensor_value_info
+    graph = helper.make_graph(
+        nodes, "g", [vi("x", TensorProto.FLOAT, [2])], [vi(prev, TensorProto.FLOAT, [2])]
+    )
+    data = bytearray(
+        helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)]).SerializeToString()
+    )
+    at = data.find(f"n{bad_node:04d}".encode())
+    data[at + 1] = 0xFF  # not UTF-8
+    path = tmp_path / "bad.onnx"
+    path.write_bytes(bytes(data))
+    expected = f"graph.node[{bad_node}].name (byte {at})"
+    with pytest.raises(onnxfast.DecodeError) as touched:
+        list(onnxfast.load(path).graph.node)
+    assert expected in str(touched.value)
+    for call in (
+        lambda: onnxfast.infer_shapes(path),
+        lambda: onnxfast.infer_shapes(onnxfast.load(path)),
+        lambda: onnxfast.check(path, full=True),
+    ):
+        with pytest.raises(onnxfast.DecodeError) as raised:
+            call()
+        assert expected in str(raised.value)

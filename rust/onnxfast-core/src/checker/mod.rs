@@ -251,6 +251,9 @@ pub fn check_lazy(
     // structural checks read the kept elements beside inference.
     if let Some(g) = &model.graph {
         crate::ir::view::GraphView::kept(g, lists)?;
+        // Nodes too, before both start (inference alone decodes them
+        // ahead of itself on the other thread; here that thread checks).
+        lists.node.keep_all()?;
     }
     let limit = options.max_diagnostics.unwrap_or(DEFAULT_MAX_DIAGNOSTICS);
     let store = crate::external::ExternalStore::new(options.model_dir.clone(), Default::default());

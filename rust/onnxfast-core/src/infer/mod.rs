@@ -191,7 +191,10 @@ pub fn infer_shapes_lazy(
         Some(g) => Some(GraphView::kept(g, lists)?),
         None => None,
     };
-    let mut inference = infer_graph_of(model, main, &lazy_options);
+    let mut inference = match main {
+        Some(g) => g.read_nodes(|| infer_graph_of(model, main, &lazy_options))?,
+        None => infer_graph_of(model, main, &lazy_options),
+    };
     let Some(main) = main else {
         let done = annotate::Annotated::default();
         return Ok((
@@ -232,7 +235,10 @@ pub fn infer_lazy<'m>(
         Some(g) => Some(GraphView::kept(g, lists)?),
         None => None,
     };
-    Ok(infer_graph_of(model, main, options))
+    match main {
+        Some(g) => g.read_nodes(|| infer_graph_of(model, main, options)),
+        None => Ok(infer_graph_of(model, main, options)),
+    }
 }
 
 fn infer_graph_of<'m>(

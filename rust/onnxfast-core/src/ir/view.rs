@@ -9,7 +9,7 @@ use crate::error::DecodeError;
 use crate::proto::{GraphProto, NodeProto, SparseTensorProto, TensorProto, ValueInfoProto};
 
 /// The elements of one list: a slice, or a decode-on-touch list whose
-/// elements are all kept (see [`GraphView::kept`]).
+/// elements are decoded (and kept) when first read (see [`GraphView::kept`]).
 pub enum Seq<'a, T> {
     Slice(&'a [T]),
     Kept(&'a LazyList<T>),
@@ -35,15 +35,17 @@ impl<'a, T: ListElement> Seq<'a, T> {
         self.len() == 0
     }
 
-    /// Element `i` (for a kept list: `None` if it was not decoded).
+    /// Element `i` (of a decode-on-touch list: decoded now if it was not;
+    /// `None` past the end or if it cannot be decoded).
     pub fn get(&self, i: usize) -> Option<&'a T> {
         match *self {
             Seq::Slice(s) => s.get(i),
-            Seq::Kept(l) => l.cached(i),
+            Seq::Kept(l) => l.get(i).ok(),
         }
     }
 
-    /// The elements in order.
+    /// The elements in order (of a decode-on-touch list: up to the first
+    /// that cannot be decoded; [`GraphView::kept`]'s caller finds out).
     pub fn iter(&self) -> impl Iterator<Item = &'a T> + 'a {
         let (slice, kept) = match *self {
             Seq::Slice(s) => (Some(s), None),
@@ -51,7 +53,7 @@ impl<'a, T: ListElement> Seq<'a, T> {
         };
         slice.into_iter().flatten().chain(
             kept.into_iter()
-                .flat_map(|l| (0..l.len()).filter_map(move |i| l.cached(i))),
+                .flat_map(|l| (0..l.len()).map_while(move |i| l.get(i).ok())),
         )
     }
 }
@@ -87,10 +89,11 @@ impl<'a> GraphView<'a> {
     }
 
     /// `graph` (a lazily loaded model's main graph, its lists empty) with
-    /// `lists`, every element of which is decoded now (in parallel) and
-    /// kept by the lists.
+    /// `lists`: initializers and value_info decoded now (in parallel) and
+    /// kept by the lists; nodes decoded as they are read, or ahead of the
+    /// reader by [`GraphView::read_nodes`]. Nodes that cannot be decoded
+    /// end [`Seq::iter`]: check `lists.node.keep_all()` after reading.
     pub fn kept(graph: &'a GraphProto, lists: &'a GraphLists) -> Result<Self, DecodeError> {
-        lists.node.keep_all()?;
         lists.initializer.keep_all()?;
         lists.value_info.keep_all()?;
         lists.sparse_initializer.keep_all()?;
@@ -101,6 +104,23 @@ impl<'a> GraphView<'a> {
             value_info: Seq::Kept(&lists.value_info),
             sparse_initializer: Seq::Kept(&lists.sparse_initializer),
         })
+    }
+}
+
+impl GraphView<'_> {
+    /// Runs `read` (which reads the nodes in order) while the thread pool
+    /// decodes them ahead of it, then reports a node that could not be
+    /// decoded (the reader met the end of the list there).
+    pub fn read_nodes<R: Send>(&self, read: impl FnOnce() -> R + Send) -> Result<R, DecodeError> {
+        match self.node {
+            Seq::Slice(_) => Ok(read()),
+            Seq::Kept(list) => {
+                let next = std::sync::atomic::AtomicUsize::new(0);
+                let ((), r) = rayon::join(|| list.decode_ahead(&next), read);
+                list.keep_all()?;
+                Ok(r)
+            }
+        }
     }
 }
 

@@ -23,30 +23,42 @@ pub(crate) fn same(a: &str, b: &str) -> bool {
 /// Equal byte strings, compared a word at a time without calling `memcmp`.
 #[inline]
 pub(crate) fn same_bytes(a: &[u8], b: &[u8]) -> bool {
-    if a.len() != b.len() {
+    let n = a.len();
+    if n != b.len() {
         return false;
+    }
+    // Short strings (most names) as two overlapping loads each: no loop
+    // over their bytes.
+    if n < 8 {
+        return match n {
+            4..=7 => {
+                load::<4>(a, 0) == load::<4>(b, 0) && load::<4>(a, n - 4) == load::<4>(b, n - 4)
+            }
+            2..=3 => {
+                load::<2>(a, 0) == load::<2>(b, 0) && load::<2>(a, n - 2) == load::<2>(b, n - 2)
+            }
+            1 => a[0] == b[0],
+            _ => true,
+        };
     }
     let mut x = a.chunks_exact(8);
     let mut y = b.chunks_exact(8);
     for (p, q) in (&mut x).zip(&mut y) {
-        if word(p) != word(q) {
+        if load::<8>(p, 0) != load::<8>(q, 0) {
             return false;
         }
     }
-    // At most seven bytes left: one partial word each.
-    tail(x.remainder()) == tail(y.remainder())
+    // The last eight bytes (overlapping the words before) cover the rest.
+    load::<8>(a, n - 8) == load::<8>(b, n - 8)
 }
 
+/// `N` bytes of `s` from `at` as an integer's bytes (`at + N <= s.len()`
+/// at every call above; out of range reads as zeros, never panics).
 #[inline]
-fn word(chunk: &[u8]) -> u64 {
-    <[u8; 8]>::try_from(chunk).map_or(0, u64::from_le_bytes)
-}
-
-#[inline]
-fn tail(rest: &[u8]) -> u64 {
-    rest.iter()
-        .enumerate()
-        .fold(0, |acc, (i, &b)| acc | (u64::from(b) << (8 * i)))
+fn load<const N: usize>(s: &[u8], at: usize) -> [u8; N] {
+    s.get(at..at + N)
+        .and_then(|w| <[u8; N]>::try_from(w).ok())
+        .unwrap_or([0; N])
 }
 
 /// A borrowed name usable as a hash key: hashes as the `str`, compares with
@@ -101,6 +113,20 @@ mod tests {
             for b in words {
                 assert_eq!(same(a, b), a == b, "{a:?} vs {b:?}");
             }
+        }
+    }
+
+    #[test]
+    fn same_finds_a_difference_at_every_position() {
+        for n in 0..40 {
+            let base: Vec<u8> = (0..n).map(|i| b'a' + (i % 26) as u8).collect();
+            assert!(same_bytes(&base, &base.clone()));
+            for at in 0..n {
+                let mut other = base.clone();
+                other[at] ^= 0x20;
+                assert!(!same_bytes(&base, &other), "length {n}, byte {at}");
+            }
+            assert!(!same_bytes(&base, &base[..n.saturating_sub(1)]) || n == 0);
         }
     }
 
