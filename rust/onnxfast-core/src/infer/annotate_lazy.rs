@@ -20,7 +20,12 @@ use super::{Inference, MainTypes};
 use crate::decode::lazy::Edit;
 use crate::ir::types::{Dim, Symbols, Type};
 use crate::ir::view::GraphView;
-use crate::names::{Name, NameMap};
+use crate::names::NameTable;
+
+/// How many outputs ahead the planner starts its table probes.
+const PREFETCH_AHEAD: usize = 4;
+/// Declared names from which the planner's table is probed ahead.
+const PREFETCH_FROM: usize = 4096;
 use crate::proto::{GraphProto, ModelProto, NodeProto, TypeProto, ValueInfoProto};
 
 /// What [`annotate_lazy`] gives: the model's decoded part and the edits of
@@ -287,9 +292,9 @@ fn plan_main(
     // Declared entries by name (later kinds win), as write_back does, and
     // whether a node output the name yet.
     let declared = main.value_info.len() + main.graph.input.len() + main.graph.output.len();
-    let mut typed: NameMap<'_, (Slot, bool)> =
-        NameMap::with_capacity(declared + main.initializer.len());
-    let mut untyped: NameMap<'_, (Slot, bool)> = NameMap::default();
+    let mut typed: NameTable<'_, (Slot, bool)> =
+        NameTable::with_capacity(declared + main.initializer.len());
+    let mut untyped: NameTable<'_, (Slot, bool)> = NameTable::default();
     // A type without a value case: inference did not see the declaration,
     // so a name new to it may still be declared.
     let mut unseen_typed = false;
@@ -297,11 +302,11 @@ fn plan_main(
         match &vi.r#type {
             Some(t) => {
                 unseen_typed |= t.value.is_none();
-                typed.insert(Name(vi.name()), (Slot::Info(i), false));
+                typed.insert(vi.name(), (Slot::Info(i), false));
             }
             None => {
                 set_fill(&mut plan.fills, i, Fill::Empty);
-                untyped.insert(Name(vi.name()), (Slot::Info(i), false));
+                untyped.insert(vi.name(), (Slot::Info(i), false));
             }
         }
     }
@@ -318,7 +323,7 @@ fn plan_main(
                 }
                 None => &mut untyped,
             };
-            map.insert(Name(vi.name()), (slot(i), false));
+            map.insert(vi.name(), (slot(i), false));
         }
     }
     for vi in graph.input.iter_mut().chain(graph.output.iter_mut()) {
@@ -330,10 +335,21 @@ fn plan_main(
             .filter_map(|s| s.values.as_ref().map(|v| v.name())),
     );
     for name in aside {
-        typed.entry(Name(name)).or_insert((Slot::Aside, false));
+        typed.get_or_insert_with(name, || (Slot::Aside, false));
     }
     let outputs = main.node.iter().flat_map(|n| n.output.iter());
+    // The probes of names a few outputs ahead start early (see NameTable),
+    // when the table is too large for the caches.
+    let mut ahead = (typed.len() > PREFETCH_FROM).then(|| {
+        main.node
+            .iter()
+            .flat_map(|n| n.output.iter())
+            .skip(PREFETCH_AHEAD)
+    });
     for (p, out) in outputs.enumerate() {
+        if let Some(next) = ahead.as_mut().and_then(Iterator::next) {
+            typed.prefetch(next);
+        }
         let out = out.as_str();
         if out.is_empty() {
             continue;
@@ -351,7 +367,7 @@ fn plan_main(
         let declared = if first && !unseen_typed {
             None
         } else {
-            typed.get_mut(&Name(out))
+            typed.get_mut(out)
         };
         if let Some((slot, seen)) = declared {
             if std::mem::replace(seen, true) && !matches!(slot, Slot::Aside) {
@@ -394,7 +410,7 @@ fn plan_main(
         let untyped_slot = if untyped.is_empty() {
             None
         } else {
-            untyped.get_mut(&Name(out))
+            untyped.get_mut(out)
         };
         let untyped_slot = match untyped_slot {
             Some((slot, seen)) => {

@@ -751,7 +751,10 @@ impl<'m> Engine<'m> {
                 + g.value_info.len()
                 + g.graph.output.len(),
         );
-        for vi in g.value_info.iter() {
+        for (i, vi) in g.value_info.iter().enumerate() {
+            if let Some(ahead) = g.value_info.get(i + PREFETCH_AHEAD) {
+                run.values.prefetch(ahead.name());
+            }
             declare(run, vi, &mut self.symbols);
         }
         for (i, vi) in g.graph.input.iter().enumerate() {

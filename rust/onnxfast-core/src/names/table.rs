@@ -71,12 +71,10 @@ impl<'a, V> NameTable<'a, V> {
     }
 
     /// Names in the table.
-    #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
         self.entries.len() - self.removed
     }
 
-    #[cfg(test)]
     pub(crate) fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -150,6 +148,11 @@ impl<'a, V> NameTable<'a, V> {
     pub(crate) fn get(&self, name: &str) -> Option<&V> {
         let i = self.find(name)?;
         self.entries.get(i).map(|(_, v)| v)
+    }
+
+    pub(crate) fn get_mut(&mut self, name: &str) -> Option<&mut V> {
+        let i = self.find(name)?;
+        self.entries.get_mut(i).map(|(_, v)| v)
     }
 
     /// The entry index of `name`, or where it goes (slot, hash); with room
