@@ -2,6 +2,7 @@
 
 use crate::diag::codes;
 use rayon::prelude::*;
+use std::collections::VecDeque;
 
 use super::node;
 use super::tensor;
@@ -10,11 +11,7 @@ use crate::decode::lazy::{GraphLists, LazyList, ListElement, NodeNames, NodeRef}
 use crate::diag::{closest, Location, Step};
 use crate::error::DecodeError;
 use crate::ir::{DefUse, Scope};
-use crate::names::{Name, NameSet};
-use std::collections::VecDeque;
-
-/// How many nodes ahead the SSA proof reads (see [`prove_ssa`]).
-const SSA_AHEAD: usize = 4;
+use crate::names::{Name, NameSet, PROBE_AHEAD};
 use crate::proto::{type_proto, GraphProto, NodeFields, NodeProto, TensorProto, ValueInfoProto};
 
 /// Undefined inputs per graph that get a spelling suggestion.
@@ -359,11 +356,11 @@ fn prove_ssa<'a, E>(
     // Nodes are read a few ahead: the probes of their names start (in a
     // large graph each is a cache miss) while earlier nodes are proven.
     let mut nodes = nodes.into_iter();
-    let mut ahead: VecDeque<NodeNames<'a>> = VecDeque::with_capacity(SSA_AHEAD + 1);
+    let mut ahead: VecDeque<NodeNames<'a>> = VecDeque::with_capacity(PROBE_AHEAD + 1);
     // (more to read, a node could not be read)
     let (mut open, mut broken) = (true, false);
     loop {
-        while open && ahead.len() <= SSA_AHEAD {
+        while open && ahead.len() <= PROBE_AHEAD {
             match nodes.next() {
                 Some(Ok(n)) => {
                     for name in n.inputs.iter().chain(&n.outputs) {

@@ -20,13 +20,11 @@ use super::{Inference, MainTypes};
 use crate::decode::lazy::Edit;
 use crate::ir::types::{Dim, Symbols, Type};
 use crate::ir::view::GraphView;
-use crate::names::NameTable;
+use crate::names::{NameTable, PROBE_AHEAD};
+use crate::proto::{GraphProto, ModelProto, NodeProto, TypeProto, ValueInfoProto};
 
-/// How many outputs ahead the planner starts its table probes.
-const PREFETCH_AHEAD: usize = 4;
 /// Declared names from which the planner's table is probed ahead.
 const PREFETCH_FROM: usize = 4096;
-use crate::proto::{GraphProto, ModelProto, NodeProto, TypeProto, ValueInfoProto};
 
 /// What [`annotate_lazy`] gives: the model's decoded part and the edits of
 /// its main graph's lists.
@@ -337,16 +335,11 @@ fn plan_main(
     for name in aside {
         typed.get_or_insert_with(name, || (Slot::Aside, false));
     }
-    let outputs = main.node.iter().flat_map(|n| n.output.iter());
+    let outputs = || main.node.iter().flat_map(|n| n.output.iter());
     // The probes of names a few outputs ahead start early (see NameTable),
     // when the table is too large for the caches.
-    let mut ahead = (typed.len() > PREFETCH_FROM).then(|| {
-        main.node
-            .iter()
-            .flat_map(|n| n.output.iter())
-            .skip(PREFETCH_AHEAD)
-    });
-    for (p, out) in outputs.enumerate() {
+    let mut ahead = (typed.len() > PREFETCH_FROM).then(|| outputs().skip(PROBE_AHEAD));
+    for (p, out) in outputs().enumerate() {
         if let Some(next) = ahead.as_mut().and_then(Iterator::next) {
             typed.prefetch(next);
         }

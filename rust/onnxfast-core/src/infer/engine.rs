@@ -28,7 +28,7 @@ use crate::diag::{Diagnostic, Location, Severity, Step};
 use crate::external::ExternalStore;
 use crate::ir::types::{Dim, Dims, Symbols, Type};
 use crate::ir::view::GraphView;
-use crate::names::{Name, NameMap, NameSet, NameTable};
+use crate::names::{Name, NameMap, NameSet, NameTable, PROBE_AHEAD};
 use crate::opset::{OpSchema, ParamOption, SchemaRegistry};
 use crate::proto::attribute_proto::AttributeType;
 use crate::proto::{
@@ -157,9 +157,6 @@ impl Entry {
 /// Most node inputs were produced a few nodes before: the last values a run
 /// recorded are looked up first, without touching the (large) hash table.
 const RECENT: usize = 8;
-
-/// How many nodes ahead the value table's probes of outputs are started.
-const PREFETCH_AHEAD: usize = 4;
 
 /// The types of a run, each distinct type stored once: most values of a
 /// graph share a few types, so a value costs a name and two indexes.
@@ -752,7 +749,7 @@ impl<'m> Engine<'m> {
                 + g.graph.output.len(),
         );
         for (i, vi) in g.value_info.iter().enumerate() {
-            if let Some(ahead) = g.value_info.get(i + PREFETCH_AHEAD) {
+            if let Some(ahead) = g.value_info.get(i + PROBE_AHEAD) {
                 run.values.prefetch(ahead.name());
             }
             declare(run, vi, &mut self.symbols);
@@ -812,7 +809,7 @@ impl<'m> Engine<'m> {
         for (i, n) in g.node.iter().enumerate() {
             // The table's probes for a node a few ahead start now: most
             // outputs are new names, at random places of a large table.
-            if let Some(ahead) = g.node.get(i + PREFETCH_AHEAD) {
+            if let Some(ahead) = g.node.get(i + PROBE_AHEAD) {
                 for o in &ahead.output {
                     run.values.prefetch(o);
                 }

@@ -26,6 +26,11 @@ const REMOVED: u64 = INDEX_MASK;
 /// Slots per table at least (one cache line).
 const MIN_SLOTS: usize = 8;
 
+/// How far ahead (nodes, entries) callers start probes with
+/// [`NameTable::prefetch`]: far enough for a load from memory to land
+/// (a node's rules take ~200 ns), near enough to stay in the caches.
+pub(crate) const PROBE_AHEAD: usize = 4;
+
 /// Names (borrowed from the model) to values, with [`NameTable::prefetch`].
 #[derive(Clone)]
 pub(crate) struct NameTable<'a, V> {
