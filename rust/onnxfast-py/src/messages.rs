@@ -10,7 +10,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
 use onnxfast_core::proto;
-use onnxfast_core::proto::{tensor_shape_proto, type_proto};
+use onnxfast_core::proto::type_proto;
 
 use crate::lists::{MessageList, Wrap};
 use crate::repr::Repr;
@@ -96,19 +96,47 @@ macro_rules! field_name {
     };
 }
 
+/// A Python class for an onnx.proto message:
+/// `message! { /// doc \n Name(proto::Type) = "Name", onnx "TypeInOnnx"; methods }`.
+/// Its field getters, repr fields and `WhichOneof` come from the field table
+/// build.rs generates from onnx.proto (`onnxfast_core::onnx_fields!`); the
+/// methods after the `;` are the class's own.
 macro_rules! message {
     (
         $(#[$doc:meta])*
-        $py:ident($proto:ty) = $pyname:literal, onnx $onnx:literal {
+        $py:ident($proto:ty) = $pyname:literal, onnx $onnx:tt;
+        $($extra:tt)*
+    ) => {
+        onnxfast_core::onnx_fields! {
+            $onnx,
+            message_class,
+            { $(#[$doc])* $py($proto) = $pyname, onnx $onnx }
+            { $($extra)* }
+        }
+    };
+}
+
+/// The class of [`message!`], given the message's fields by category.
+macro_rules! message_class {
+    (
+        $(#[$doc:meta])*
+        $py:ident($proto:ty) = $pyname:literal, onnx $onnx:literal
+        {
             scalars: [$($sc:ident: $sct:ty),* $(,)?],
+            enums: [$($en:ident),* $(,)?],
             strs: [$($st:ident),* $(,)?],
             bytes: [$($by:ident),* $(,)?],
             str_lists: [$($sl:ident),* $(,)?],
             num_lists: [$($nl:ident: $nlt:ty),* $(,)?],
             bytes_lists: [$($bl:ident),* $(,)?],
-            messages: [$($me:ident: $met:ident),* $(,)?],
+            messages: [$($me:ident: ($($met:tt)*)),* $(,)?],
             lists: [$($li:ident),* $(,)?],
-            $(method_lists: [$($ml:ident),* $(,)?],)?
+            method_lists: [$($ml:ident),* $(,)?],
+            graph_lists: [$($gl:ident),* $(,)?],
+            oneof_scalars: [$($os:ident: $ost:ty => $osg:ident: ($($osv:tt)*)),* $(,)?],
+            oneof_strs: [$($ot:ident => $otg:ident: ($($otv:tt)*)),* $(,)?],
+            oneof_messages: [$($om:ident: ($($omt:tt)*) => $omg:ident: ($($omv:tt)*)),* $(,)?],
+            oneofs: [$($og:ident: [$($of:ident ($($ofv:tt)*)),* $(,)?]),* $(,)?],
         }
         $($extra:tt)*
     ) => {
@@ -133,7 +161,7 @@ macro_rules! message {
                 $( r.nums(field_name!($nl), &self.0.$nl); )*
                 $( r.present(field_name!($me), self.0.$me.is_some()); )*
                 $( r.count(field_name!($li), self.0.$li.len()); )*
-                $($( r.count(field_name!($ml), self.0.$ml().len()); )*)?
+                $( r.count(field_name!($ml), self.0.$ml().len()); )*
                 r.finish()
             }
         }
@@ -144,6 +172,13 @@ macro_rules! message {
                 #[getter]
                 fn $sc(&self) -> $sct {
                     self.0.$sc()
+                }
+            )*
+            $(
+                /// The enum's code (the default when absent or unknown).
+                #[getter]
+                fn $en(&self) -> i32 {
+                    self.0.$en() as i32
                 }
             )*
             $(
@@ -178,10 +213,15 @@ macro_rules! message {
             )*
             $(
                 #[getter]
-                fn $me(&self) -> Option<$met> {
+                fn $me(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
                     self.0
-                        .try_project(|m| m.$me.as_ref().map(::std::borrow::Borrow::borrow))
-                        .map($met)
+                        .try_project(|m| {
+                            m.$me
+                                .as_ref()
+                                .map(::std::borrow::Borrow::<proto::$($met)*>::borrow)
+                        })
+                        .map(|p| Wrap::wrap(p, py))
+                        .transpose()
                 }
             )*
             $(
@@ -190,12 +230,72 @@ macro_rules! message {
                     MessageList::new(self.0.project(|m| &m.$li))
                 }
             )*
-            $($(
+            $(
+                /// (Kept out of line by the core type: few messages have it.)
                 #[getter]
                 fn $ml(&self) -> MessageList {
                     MessageList::new(self.0.project(|m| m.$ml()))
                 }
-            )*)?
+            )*
+            $(
+                /// (Decoded on touch for a model's main graph.)
+                #[getter]
+                fn $gl(&self) -> MessageList {
+                    MessageList::of_graph(&self.0, |g| &g.$gl, |l| &l.$gl)
+                }
+            )*
+            $(
+                /// A member of a oneof (the default when another is set).
+                #[getter]
+                fn $os(&self) -> $ost {
+                    match &self.0.$osg {
+                        Some(proto::$($osv)*(v)) => *v,
+                        _ => Default::default(),
+                    }
+                }
+            )*
+            $(
+                /// A member of a oneof ("" when another is set).
+                #[getter]
+                fn $ot(&self) -> &str {
+                    match &self.0.$otg {
+                        Some(proto::$($otv)*(v)) => v,
+                        _ => "",
+                    }
+                }
+            )*
+            $(
+                /// A member of a oneof (None when another is set).
+                #[getter]
+                fn $om(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
+                    self.0
+                        .try_project(|m| match &m.$omg {
+                            Some(proto::$($omv)*(v)) => {
+                                Some(::std::borrow::Borrow::<proto::$($omt)*>::borrow(v))
+                            }
+                            _ => None,
+                        })
+                        .map(|p| Wrap::wrap(p, py))
+                        .transpose()
+                }
+            )*
+
+            /// Which member of oneof `group` is set, or None (as protobuf's
+            /// `WhichOneof`; ValueError for a group the message does not have).
+            #[allow(non_snake_case, unused_variables)]
+            fn WhichOneof(&self, group: &str) -> PyResult<Option<&'static str>> {
+                $(
+                    if group == field_name!($og) {
+                        return Ok(match &self.0.$og {
+                            $( Some(proto::$($ofv)*(_)) => Some(field_name!($of)), )*
+                            None => None,
+                        });
+                    }
+                )*
+                Err(PyValueError::new_err(format!(
+                    "{} has no oneof {group:?}", $pyname
+                )))
+            }
 
             /// Whether an optional field is present (as protobuf's `HasField`).
             #[allow(non_snake_case)]
@@ -235,16 +335,7 @@ macro_rules! message {
 
 message! {
     /// A model (`onnx.ModelProto`): metadata, opsets, the main graph, functions.
-    Model(proto::ModelProto) = "Model", onnx "ModelProto" {
-        scalars: [ir_version: i64, model_version: i64],
-        strs: [producer_name, producer_version, domain, doc_string],
-        bytes: [],
-        str_lists: [],
-        num_lists: [],
-        bytes_lists: [],
-        messages: [graph: Graph],
-        lists: [opset_import, metadata_props, training_info, functions, configuration],
-    }
+    Model(proto::ModelProto) = "Model", onnx "ModelProto";
 
     /// The external files this model's tensors use: a list of
     /// `ExternalFile(location, size, tensors, error)` in first-use order.
@@ -330,37 +421,7 @@ message! {
 
 message! {
     /// A dataflow graph (`onnx.GraphProto`).
-    Graph(proto::GraphProto) = "Graph", onnx "GraphProto" {
-        scalars: [],
-        strs: [name, doc_string],
-        bytes: [],
-        str_lists: [],
-        num_lists: [],
-        bytes_lists: [],
-        messages: [],
-        lists: [input, output, quantization_annotation, metadata_props],
-    }
-
-    // The long lists: decoded on touch for a model's main graph.
-    #[getter]
-    fn node(&self) -> MessageList {
-        MessageList::of_graph(&self.0, |g| &g.node, |l| &l.node)
-    }
-
-    #[getter]
-    fn initializer(&self) -> MessageList {
-        MessageList::of_graph(&self.0, |g| &g.initializer, |l| &l.initializer)
-    }
-
-    #[getter]
-    fn value_info(&self) -> MessageList {
-        MessageList::of_graph(&self.0, |g| &g.value_info, |l| &l.value_info)
-    }
-
-    #[getter]
-    fn sparse_initializer(&self) -> MessageList {
-        MessageList::of_graph(&self.0, |g| &g.sparse_initializer, |l| &l.sparse_initializer)
-    }
+    Graph(proto::GraphProto) = "Graph", onnx "GraphProto";
 
     /// Initializers by name (a new dict; values are lazy `Tensor`s).
     #[getter]
@@ -473,18 +534,7 @@ pub(crate) fn node_at(py: Python<'_>, graph: &Ptr<proto::GraphProto>, i: usize) 
 
 message! {
     /// One operator invocation (`onnx.NodeProto`).
-    Node(proto::NodeProto) = "Node", onnx "NodeProto" {
-        scalars: [],
-        strs: [name, op_type, domain, overload, doc_string],
-        bytes: [],
-        str_lists: [input, output],
-        num_lists: [],
-        bytes_lists: [],
-        messages: [],
-        lists: [attribute],
-        // Kept out of line by the core type (few nodes have them).
-        method_lists: [metadata_props, device_configurations],
-    }
+    Node(proto::NodeProto) = "Node", onnx "NodeProto";
 
     /// Attribute values by name, as `onnx.helper.get_attribute_value` gives
     /// them (bytes for strings; `Tensor`, `Graph`, ... objects for messages).
@@ -505,22 +555,7 @@ message! {
 
 message! {
     /// A named attribute of a node or function (`onnx.AttributeProto`).
-    Attribute(proto::AttributeProto) = "Attribute", onnx "AttributeProto" {
-        scalars: [f: f32, i: i64],
-        strs: [name, ref_attr_name, doc_string],
-        bytes: [s],
-        str_lists: [],
-        num_lists: [floats: f32, ints: i64],
-        bytes_lists: [strings],
-        messages: [t: Tensor, g: Graph, sparse_tensor: SparseTensor, tp: Type],
-        lists: [tensors, graphs, sparse_tensors, type_protos],
-    }
-
-    /// `AttributeProto.AttributeType` code (0 when absent or unknown).
-    #[getter(r#type)]
-    fn attr_type(&self) -> i32 {
-        self.0.r#type() as i32
-    }
+    Attribute(proto::AttributeProto) = "Attribute", onnx "AttributeProto";
 
     /// The attribute's value (see `Node.attrs`).
     #[getter]
@@ -554,16 +589,7 @@ message! {
 
 message! {
     /// The name and type of a value (`onnx.ValueInfoProto`).
-    ValueInfo(proto::ValueInfoProto) = "ValueInfo", onnx "ValueInfoProto" {
-        scalars: [],
-        strs: [name, doc_string],
-        bytes: [],
-        str_lists: [],
-        num_lists: [],
-        bytes_lists: [],
-        messages: [r#type: Type],
-        lists: [metadata_props],
-    }
+    ValueInfo(proto::ValueInfoProto) = "ValueInfo", onnx "ValueInfoProto";
 
     fn __repr__(&self) -> String {
         let v = &*self.0;
@@ -578,16 +604,7 @@ message! {
 
 message! {
     /// A key/value pair (`onnx.StringStringEntryProto`).
-    StringStringEntry(proto::StringStringEntryProto) = "StringStringEntry", onnx "StringStringEntryProto" {
-        scalars: [],
-        strs: [key, value],
-        bytes: [],
-        str_lists: [],
-        num_lists: [],
-        bytes_lists: [],
-        messages: [],
-        lists: [],
-    }
+    StringStringEntry(proto::StringStringEntryProto) = "StringStringEntry", onnx "StringStringEntryProto";
     fn __repr__(&self) -> String {
         self.generic_repr()
     }
@@ -595,16 +612,7 @@ message! {
 
 message! {
     /// An opset import (`onnx.OperatorSetIdProto`).
-    OperatorSetId(proto::OperatorSetIdProto) = "OperatorSetId", onnx "OperatorSetIdProto" {
-        scalars: [version: i64],
-        strs: [domain],
-        bytes: [],
-        str_lists: [],
-        num_lists: [],
-        bytes_lists: [],
-        messages: [],
-        lists: [],
-    }
+    OperatorSetId(proto::OperatorSetIdProto) = "OperatorSetId", onnx "OperatorSetIdProto";
     fn __repr__(&self) -> String {
         self.generic_repr()
     }
@@ -612,16 +620,7 @@ message! {
 
 message! {
     /// Quantization parameters of a tensor (`onnx.TensorAnnotation`).
-    TensorAnnotation(proto::TensorAnnotation) = "TensorAnnotation", onnx "TensorAnnotation" {
-        scalars: [],
-        strs: [tensor_name],
-        bytes: [],
-        str_lists: [],
-        num_lists: [],
-        bytes_lists: [],
-        messages: [],
-        lists: [quant_parameter_tensor_names],
-    }
+    TensorAnnotation(proto::TensorAnnotation) = "TensorAnnotation", onnx "TensorAnnotation";
     fn __repr__(&self) -> String {
         self.generic_repr()
     }
@@ -629,16 +628,7 @@ message! {
 
 message! {
     /// Training information (`onnx.TrainingInfoProto`).
-    TrainingInfo(proto::TrainingInfoProto) = "TrainingInfo", onnx "TrainingInfoProto" {
-        scalars: [],
-        strs: [],
-        bytes: [],
-        str_lists: [],
-        num_lists: [],
-        bytes_lists: [],
-        messages: [initialization: Graph, algorithm: Graph],
-        lists: [initialization_binding, update_binding],
-    }
+    TrainingInfo(proto::TrainingInfoProto) = "TrainingInfo", onnx "TrainingInfoProto";
     fn __repr__(&self) -> String {
         self.generic_repr()
     }
@@ -646,16 +636,7 @@ message! {
 
 message! {
     /// A model-local function (`onnx.FunctionProto`).
-    Function(proto::FunctionProto) = "Function", onnx "FunctionProto" {
-        scalars: [],
-        strs: [name, doc_string, domain, overload],
-        bytes: [],
-        str_lists: [input, output, attribute],
-        num_lists: [],
-        bytes_lists: [],
-        messages: [],
-        lists: [attribute_proto, node, opset_import, value_info, metadata_props],
-    }
+    Function(proto::FunctionProto) = "Function", onnx "FunctionProto";
     fn __repr__(&self) -> String {
         self.generic_repr()
     }
@@ -665,23 +646,7 @@ message! {
 
 message! {
     /// A dense tensor (`onnx.TensorProto`).
-    Tensor(proto::TensorProto) = "Tensor", onnx "TensorProto" {
-        scalars: [data_type: i32],
-        strs: [name, doc_string],
-        bytes: [raw_data],
-        str_lists: [],
-        num_lists: [dims: i64, float_data: f32, int32_data: i32, int64_data: i64,
-                    double_data: f64, uint64_data: u64],
-        bytes_lists: [string_data],
-        messages: [segment: TensorSegment],
-        lists: [external_data, metadata_props],
-    }
-
-    /// `TensorProto.DataLocation` code: 0 DEFAULT, 1 EXTERNAL.
-    #[getter]
-    fn data_location(&self) -> i32 {
-        self.0.data_location() as i32
-    }
+    Tensor(proto::TensorProto) = "Tensor", onnx "TensorProto";
 
     /// True when the data lives in an external file.
     #[getter]
@@ -745,16 +710,7 @@ message! {
 
 message! {
     /// The [begin, end) slice a segmented tensor covers (`onnx.TensorProto.Segment`).
-    TensorSegment(proto::tensor_proto::Segment) = "TensorSegment", onnx "TensorProto.Segment" {
-        scalars: [begin: i64, end: i64],
-        strs: [],
-        bytes: [],
-        str_lists: [],
-        num_lists: [],
-        bytes_lists: [],
-        messages: [],
-        lists: [],
-    }
+    TensorSegment(proto::tensor_proto::Segment) = "TensorSegment", onnx "TensorProto.Segment";
     fn __repr__(&self) -> String {
         self.generic_repr()
     }
@@ -762,16 +718,7 @@ message! {
 
 message! {
     /// A sparse tensor in coordinate form (`onnx.SparseTensorProto`).
-    SparseTensor(proto::SparseTensorProto) = "SparseTensor", onnx "SparseTensorProto" {
-        scalars: [],
-        strs: [],
-        bytes: [],
-        str_lists: [],
-        num_lists: [dims: i64],
-        bytes_lists: [],
-        messages: [values: Tensor, indices: Tensor],
-        lists: [],
-    }
+    SparseTensor(proto::SparseTensorProto) = "SparseTensor", onnx "SparseTensorProto";
     fn __repr__(&self) -> String {
         self.generic_repr()
     }
@@ -781,16 +728,7 @@ message! {
 
 message! {
     /// A shape: a list of dimensions (`onnx.TensorShapeProto`).
-    TensorShape(proto::TensorShapeProto) = "TensorShape", onnx "TensorShapeProto" {
-        scalars: [],
-        strs: [],
-        bytes: [],
-        str_lists: [],
-        num_lists: [],
-        bytes_lists: [],
-        messages: [],
-        lists: [dim],
-            }
+    TensorShape(proto::TensorShapeProto) = "TensorShape", onnx "TensorShapeProto";
 
     fn __repr__(&self) -> String {
         format!("TensorShape({})", crate::values::describe_shape(&self.0))
@@ -800,45 +738,7 @@ message! {
 message! {
     /// One dimension: a value, a symbolic name, or unknown
     /// (`onnx.TensorShapeProto.Dimension`).
-    Dimension(proto::tensor_shape_proto::Dimension) = "Dimension", onnx "TensorShapeProto.Dimension" {
-        scalars: [],
-        strs: [denotation],
-        bytes: [],
-        str_lists: [],
-        num_lists: [],
-        bytes_lists: [],
-        messages: [],
-        lists: [],
-    }
-
-    #[getter]
-    fn dim_value(&self) -> i64 {
-        match &self.0.value {
-            Some(tensor_shape_proto::dimension::Value::DimValue(v)) => *v,
-            _ => 0,
-        }
-    }
-
-    #[getter]
-    fn dim_param(&self) -> &str {
-        match &self.0.value {
-            Some(tensor_shape_proto::dimension::Value::DimParam(p)) => p,
-            _ => "",
-        }
-    }
-
-    /// Which member of the `value` oneof is set: `'dim_value'`, `'dim_param'` or None.
-    #[allow(non_snake_case)]
-    fn WhichOneof(&self, group: &str) -> PyResult<Option<&'static str>> {
-        if group != "value" {
-            return Err(PyValueError::new_err(format!("Dimension has no oneof {group:?}")));
-        }
-        Ok(match &self.0.value {
-            Some(tensor_shape_proto::dimension::Value::DimValue(_)) => Some("dim_value"),
-            Some(tensor_shape_proto::dimension::Value::DimParam(_)) => Some("dim_param"),
-            None => None,
-        })
-    }
+    Dimension(proto::tensor_shape_proto::Dimension) = "Dimension", onnx "TensorShapeProto.Dimension";
 
     fn __repr__(&self) -> String {
         format!("Dimension({})", crate::values::describe_dim(&self.0))
@@ -849,92 +749,7 @@ message! {
     /// The type of a value (`onnx.TypeProto`): exactly one of `tensor_type`,
     /// `sequence_type`, `map_type`, `optional_type`, `sparse_tensor_type`,
     /// `opaque_type` is set; the others read as None.
-    Type(proto::TypeProto) = "Type", onnx "TypeProto" {
-        scalars: [],
-        strs: [denotation],
-        bytes: [],
-        str_lists: [],
-        num_lists: [],
-        bytes_lists: [],
-        messages: [],
-        lists: [],
-    }
-
-    #[getter]
-    fn tensor_type(&self) -> Option<TensorType> {
-        self.0
-            .try_project(|t| match &t.value {
-                Some(type_proto::Value::TensorType(v)) => Some(v),
-                _ => None,
-            })
-            .map(TensorType)
-    }
-
-    #[getter]
-    fn sequence_type(&self) -> Option<SequenceType> {
-        self.0
-            .try_project(|t| match &t.value {
-                Some(type_proto::Value::SequenceType(v)) => Some(&**v),
-                _ => None,
-            })
-            .map(SequenceType)
-    }
-
-    #[getter]
-    fn map_type(&self) -> Option<MapType> {
-        self.0
-            .try_project(|t| match &t.value {
-                Some(type_proto::Value::MapType(v)) => Some(&**v),
-                _ => None,
-            })
-            .map(MapType)
-    }
-
-    #[getter]
-    fn optional_type(&self) -> Option<OptionalType> {
-        self.0
-            .try_project(|t| match &t.value {
-                Some(type_proto::Value::OptionalType(v)) => Some(&**v),
-                _ => None,
-            })
-            .map(OptionalType)
-    }
-
-    #[getter]
-    fn sparse_tensor_type(&self) -> Option<SparseTensorType> {
-        self.0
-            .try_project(|t| match &t.value {
-                Some(type_proto::Value::SparseTensorType(v)) => Some(v),
-                _ => None,
-            })
-            .map(SparseTensorType)
-    }
-
-    #[getter]
-    fn opaque_type(&self) -> Option<OpaqueType> {
-        self.0
-            .try_project(|t| match &t.value {
-                Some(type_proto::Value::OpaqueType(v)) => Some(v),
-                _ => None,
-            })
-            .map(OpaqueType)
-    }
-
-    /// Which member of the `value` oneof is set, or None.
-    #[allow(non_snake_case)]
-    fn WhichOneof(&self, group: &str) -> PyResult<Option<&'static str>> {
-        if group != "value" {
-            return Err(PyValueError::new_err(format!("Type has no oneof {group:?}")));
-        }
-        Ok(self.0.value.as_ref().map(|v| match v {
-            type_proto::Value::TensorType(_) => "tensor_type",
-            type_proto::Value::SequenceType(_) => "sequence_type",
-            type_proto::Value::MapType(_) => "map_type",
-            type_proto::Value::OptionalType(_) => "optional_type",
-            type_proto::Value::SparseTensorType(_) => "sparse_tensor_type",
-            type_proto::Value::OpaqueType(_) => "opaque_type",
-        }))
-    }
+    Type(proto::TypeProto) = "Type", onnx "TypeProto";
 
     fn __repr__(&self) -> String {
         format!("Type({})", crate::values::describe_type(&self.0))
@@ -944,16 +759,7 @@ message! {
 message! {
     /// A tensor type: element type and optional shape (`onnx.TypeProto.Tensor`).
     /// `shape is None` means unknown rank; an empty shape is a scalar.
-    TensorType(type_proto::Tensor) = "TensorType", onnx "TypeProto.Tensor" {
-        scalars: [elem_type: i32],
-        strs: [],
-        bytes: [],
-        str_lists: [],
-        num_lists: [],
-        bytes_lists: [],
-        messages: [shape: TensorShape],
-        lists: [],
-    }
+    TensorType(type_proto::Tensor) = "TensorType", onnx "TypeProto.Tensor";
     fn __repr__(&self) -> String {
         self.generic_repr()
     }
@@ -961,16 +767,7 @@ message! {
 
 message! {
     /// A sparse tensor type (`onnx.TypeProto.SparseTensor`).
-    SparseTensorType(type_proto::SparseTensor) = "SparseTensorType", onnx "TypeProto.SparseTensor" {
-        scalars: [elem_type: i32],
-        strs: [],
-        bytes: [],
-        str_lists: [],
-        num_lists: [],
-        bytes_lists: [],
-        messages: [shape: TensorShape],
-        lists: [],
-    }
+    SparseTensorType(type_proto::SparseTensor) = "SparseTensorType", onnx "TypeProto.SparseTensor";
     fn __repr__(&self) -> String {
         self.generic_repr()
     }
@@ -978,16 +775,7 @@ message! {
 
 message! {
     /// A sequence type (`onnx.TypeProto.Sequence`).
-    SequenceType(type_proto::Sequence) = "SequenceType", onnx "TypeProto.Sequence" {
-        scalars: [],
-        strs: [],
-        bytes: [],
-        str_lists: [],
-        num_lists: [],
-        bytes_lists: [],
-        messages: [elem_type: Type],
-        lists: [],
-    }
+    SequenceType(type_proto::Sequence) = "SequenceType", onnx "TypeProto.Sequence";
     fn __repr__(&self) -> String {
         self.generic_repr()
     }
@@ -995,16 +783,7 @@ message! {
 
 message! {
     /// A map type (`onnx.TypeProto.Map`).
-    MapType(type_proto::Map) = "MapType", onnx "TypeProto.Map" {
-        scalars: [key_type: i32],
-        strs: [],
-        bytes: [],
-        str_lists: [],
-        num_lists: [],
-        bytes_lists: [],
-        messages: [value_type: Type],
-        lists: [],
-    }
+    MapType(type_proto::Map) = "MapType", onnx "TypeProto.Map";
     fn __repr__(&self) -> String {
         self.generic_repr()
     }
@@ -1012,16 +791,7 @@ message! {
 
 message! {
     /// An optional type (`onnx.TypeProto.Optional`).
-    OptionalType(type_proto::Optional) = "OptionalType", onnx "TypeProto.Optional" {
-        scalars: [],
-        strs: [],
-        bytes: [],
-        str_lists: [],
-        num_lists: [],
-        bytes_lists: [],
-        messages: [elem_type: Type],
-        lists: [],
-    }
+    OptionalType(type_proto::Optional) = "OptionalType", onnx "TypeProto.Optional";
     fn __repr__(&self) -> String {
         self.generic_repr()
     }
@@ -1029,16 +799,7 @@ message! {
 
 message! {
     /// An opaque type (`onnx.TypeProto.Opaque`).
-    OpaqueType(type_proto::Opaque) = "OpaqueType", onnx "TypeProto.Opaque" {
-        scalars: [],
-        strs: [domain, name],
-        bytes: [],
-        str_lists: [],
-        num_lists: [],
-        bytes_lists: [],
-        messages: [],
-        lists: [],
-    }
+    OpaqueType(type_proto::Opaque) = "OpaqueType", onnx "TypeProto.Opaque";
     fn __repr__(&self) -> String {
         self.generic_repr()
     }
@@ -1048,16 +809,7 @@ message! {
 
 message! {
     /// A device configuration of the model (`onnx.DeviceConfigurationProto`).
-    DeviceConfiguration(proto::DeviceConfigurationProto) = "DeviceConfiguration", onnx "DeviceConfigurationProto" {
-        scalars: [num_devices: i32],
-        strs: [name],
-        bytes: [],
-        str_lists: [device],
-        num_lists: [],
-        bytes_lists: [],
-        messages: [],
-        lists: [],
-    }
+    DeviceConfiguration(proto::DeviceConfigurationProto) = "DeviceConfiguration", onnx "DeviceConfigurationProto";
     fn __repr__(&self) -> String {
         self.generic_repr()
     }
@@ -1066,16 +818,7 @@ message! {
 message! {
     /// How a node runs under a device configuration (`onnx.NodeDeviceConfigurationProto`).
     NodeDeviceConfiguration(proto::NodeDeviceConfigurationProto) = "NodeDeviceConfiguration",
-        onnx "NodeDeviceConfigurationProto" {
-        scalars: [pipeline_stage: i32],
-        strs: [configuration_id],
-        bytes: [],
-        str_lists: [],
-        num_lists: [],
-        bytes_lists: [],
-        messages: [],
-        lists: [sharding_spec],
-    }
+        onnx "NodeDeviceConfigurationProto";
     fn __repr__(&self) -> String {
         self.generic_repr()
     }
@@ -1083,16 +826,7 @@ message! {
 
 message! {
     /// Sharding of one tensor (`onnx.ShardingSpecProto`).
-    ShardingSpec(proto::ShardingSpecProto) = "ShardingSpec", onnx "ShardingSpecProto" {
-        scalars: [],
-        strs: [tensor_name],
-        bytes: [],
-        str_lists: [],
-        num_lists: [device: i64],
-        bytes_lists: [],
-        messages: [],
-        lists: [index_to_device_group_map, sharded_dim],
-    }
+    ShardingSpec(proto::ShardingSpecProto) = "ShardingSpec", onnx "ShardingSpecProto";
     fn __repr__(&self) -> String {
         self.generic_repr()
     }
@@ -1100,16 +834,7 @@ message! {
 
 message! {
     /// A key and a list of ints (`onnx.IntIntListEntryProto`).
-    IntIntListEntry(proto::IntIntListEntryProto) = "IntIntListEntry", onnx "IntIntListEntryProto" {
-        scalars: [key: i64],
-        strs: [],
-        bytes: [],
-        str_lists: [],
-        num_lists: [value: i64],
-        bytes_lists: [],
-        messages: [],
-        lists: [],
-    }
+    IntIntListEntry(proto::IntIntListEntryProto) = "IntIntListEntry", onnx "IntIntListEntryProto";
     fn __repr__(&self) -> String {
         self.generic_repr()
     }
@@ -1117,16 +842,7 @@ message! {
 
 message! {
     /// Sharding along one axis (`onnx.ShardedDimProto`).
-    ShardedDim(proto::ShardedDimProto) = "ShardedDim", onnx "ShardedDimProto" {
-        scalars: [axis: i64],
-        strs: [],
-        bytes: [],
-        str_lists: [],
-        num_lists: [],
-        bytes_lists: [],
-        messages: [],
-        lists: [simple_sharding],
-    }
+    ShardedDim(proto::ShardedDimProto) = "ShardedDim", onnx "ShardedDimProto";
     fn __repr__(&self) -> String {
         self.generic_repr()
     }
@@ -1134,32 +850,7 @@ message! {
 
 message! {
     /// One simple sharding of a dimension (`onnx.SimpleShardedDimProto`).
-    SimpleShardedDim(proto::SimpleShardedDimProto) = "SimpleShardedDim", onnx "SimpleShardedDimProto" {
-        scalars: [num_shards: i64],
-        strs: [],
-        bytes: [],
-        str_lists: [],
-        num_lists: [],
-        bytes_lists: [],
-        messages: [],
-        lists: [],
-    }
-
-    #[getter]
-    fn dim_value(&self) -> i64 {
-        match &self.0.dim {
-            Some(proto::simple_sharded_dim_proto::Dim::DimValue(v)) => *v,
-            _ => 0,
-        }
-    }
-
-    #[getter]
-    fn dim_param(&self) -> &str {
-        match &self.0.dim {
-            Some(proto::simple_sharded_dim_proto::Dim::DimParam(p)) => p,
-            _ => "",
-        }
-    }
+    SimpleShardedDim(proto::SimpleShardedDimProto) = "SimpleShardedDim", onnx "SimpleShardedDimProto";
 
     fn __repr__(&self) -> String {
         self.generic_repr()
@@ -1170,16 +861,7 @@ message! {
 
 message! {
     /// A sequence value (`onnx.SequenceProto`, test data).
-    SequenceValue(proto::SequenceProto) = "SequenceValue", onnx "SequenceProto" {
-        scalars: [elem_type: i32],
-        strs: [name],
-        bytes: [],
-        str_lists: [],
-        num_lists: [],
-        bytes_lists: [],
-        messages: [],
-        lists: [tensor_values, sparse_tensor_values, sequence_values, map_values, optional_values],
-    }
+    SequenceValue(proto::SequenceProto) = "SequenceValue", onnx "SequenceProto";
     fn __repr__(&self) -> String {
         self.generic_repr()
     }
@@ -1187,16 +869,7 @@ message! {
 
 message! {
     /// A map value (`onnx.MapProto`, test data).
-    MapValue(proto::MapProto) = "MapValue", onnx "MapProto" {
-        scalars: [key_type: i32],
-        strs: [name],
-        bytes: [],
-        str_lists: [],
-        num_lists: [keys: i64],
-        bytes_lists: [string_keys],
-        messages: [values: SequenceValue],
-        lists: [],
-    }
+    MapValue(proto::MapProto) = "MapValue", onnx "MapProto";
     fn __repr__(&self) -> String {
         self.generic_repr()
     }
@@ -1204,17 +877,7 @@ message! {
 
 message! {
     /// An optional value (`onnx.OptionalProto`, test data).
-    OptionalValue(proto::OptionalProto) = "OptionalValue", onnx "OptionalProto" {
-        scalars: [elem_type: i32],
-        strs: [name],
-        bytes: [],
-        str_lists: [],
-        num_lists: [],
-        bytes_lists: [],
-        messages: [tensor_value: Tensor, sparse_tensor_value: SparseTensor,
-                   sequence_value: SequenceValue, map_value: MapValue, optional_value: OptionalValue],
-        lists: [],
-    }
+    OptionalValue(proto::OptionalProto) = "OptionalValue", onnx "OptionalProto";
     fn __repr__(&self) -> String {
         self.generic_repr()
     }

@@ -22,6 +22,9 @@ pub trait Presence {
 
 include!(concat!(env!("OUT_DIR"), "/presence.rs"));
 
+// `onnx_fields!`: every message's fields by category, for the binding's classes.
+include!(concat!(env!("OUT_DIR"), "/field_table.rs"));
+
 #[cfg(test)]
 mod presence_tests {
     use super::*;
