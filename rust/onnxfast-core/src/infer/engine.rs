@@ -81,7 +81,7 @@ pub(crate) struct Engine<'m> {
     schema_cache: [SchemaCacheEntry<'m>; SCHEMA_CACHE],
     schema_next: usize,
     /// Type checks that passed (see [`type_check_key`]).
-    checked: foldhash::HashSet<CheckKey>,
+    checked: PassedChecks,
     /// Follow the values of shape computations ([`propagate`]).
     pub(crate) data_prop: bool,
     pub(crate) symbolic: bool,
@@ -99,9 +99,21 @@ const SCHEMA_CACHE: usize = 8;
 /// Type-check results kept at most (distinct schema and type combinations).
 const MAX_CHECKED: usize = 1 << 16;
 
-/// (schema id, element type of each input (-1: absent or untyped) and
-/// output): the key of a passed type check.
-type CheckKey = (usize, SmallVec<[i32; 6]>);
+/// The key of a passed type check: the schema id, the element type of each
+/// input (absent or untyped: one code for both) and output. Most fit in
+/// one word ([`CheckKey::Packed`]: 12 bits of schema id, 4 of input count,
+/// eight 6-bit element codes), hashed far faster than the general form.
+#[derive(Debug, PartialEq, Eq, Hash)]
+enum CheckKey {
+    Packed(u64),
+    Long(usize, SmallVec<[i32; 6]>),
+}
+
+/// Element codes a packed key holds (onnx's are below 32); the largest
+/// code stands for an absent or untyped input.
+const PACKED_ELEM_BITS: u32 = 6;
+const PACKED_ABSENT: u64 = (1 << PACKED_ELEM_BITS) - 1;
+const PACKED_SLOTS: usize = 8;
 
 /// The key of a type check whose inputs and outputs are all plain tensors
 /// of known element type (or absent inputs); `None` otherwise.
@@ -110,21 +122,82 @@ fn type_check_key(
     inputs: &[InputType<'_>],
     outputs: &[Option<Type>],
 ) -> Option<CheckKey> {
-    let mut key = SmallVec::new();
-    for t in inputs {
-        key.push(match t {
-            InputType::Known(Type::Tensor(x)) if x.elem != 0 => x.elem,
-            InputType::Known(_) => return None,
-            _ => -1,
-        });
-    }
-    for t in outputs {
-        match t {
-            Some(Type::Tensor(x)) if x.elem != 0 => key.push(x.elem),
-            _ => return None,
+    let code = |t: &InputType<'_>| match t {
+        InputType::Known(Type::Tensor(x)) if x.elem != 0 => Some(x.elem),
+        InputType::Known(_) => None,
+        _ => Some(-1),
+    };
+    let out_code = |t: &Option<Type>| match t {
+        Some(Type::Tensor(x)) if x.elem != 0 => Some(x.elem),
+        _ => None,
+    };
+    let fits = |elem: i32| elem == -1 || (0..PACKED_ABSENT as i32).contains(&elem);
+    if s.id < 1 << 12 && inputs.len() < 16 && inputs.len() + outputs.len() <= PACKED_SLOTS {
+        let mut key = (s.id as u64) | ((inputs.len() as u64) << 12);
+        let mut shift = 16;
+        let codes = inputs
+            .iter()
+            .map(code)
+            .chain(outputs.iter().map(|t| out_code(t)));
+        let mut packed = true;
+        for elem in codes {
+            let elem = elem?;
+            if !fits(elem) {
+                packed = false;
+                break;
+            }
+            let bits = if elem == -1 {
+                PACKED_ABSENT
+            } else {
+                elem as u64
+            };
+            key |= bits << shift;
+            shift += PACKED_ELEM_BITS;
+        }
+        if packed {
+            return Some(CheckKey::Packed(key));
         }
     }
-    Some((s.id, key))
+    let mut key = SmallVec::new();
+    for t in inputs {
+        key.push(code(t)?);
+    }
+    for t in outputs {
+        key.push(out_code(t)?);
+    }
+    Some(CheckKey::Long(s.id, key))
+}
+
+/// Passed type checks ([`type_check_key`]), packed keys in a set of words.
+#[derive(Default)]
+struct PassedChecks {
+    packed: foldhash::HashSet<u64>,
+    /// [`CheckKey::Long`] keys only.
+    long: foldhash::HashSet<CheckKey>,
+}
+
+impl PassedChecks {
+    fn contains(&self, key: &CheckKey) -> bool {
+        match key {
+            CheckKey::Packed(k) => self.packed.contains(k),
+            CheckKey::Long(..) => self.long.contains(key),
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.packed.len() + self.long.len()
+    }
+
+    fn insert(&mut self, key: CheckKey) {
+        match key {
+            CheckKey::Packed(k) => {
+                self.packed.insert(k);
+            }
+            long => {
+                self.long.insert(long);
+            }
+        }
+    }
 }
 
 /// (op_type, domain, opset version) → schema.
@@ -1747,4 +1820,58 @@ fn placeholder_schema() -> &'static OpSchema {
         inference: Default::default(),
         body: None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::opset::SchemaRegistry;
+
+    fn tensor(elem: i32) -> Type {
+        Type::Tensor(crate::ir::types::TensorType::new(elem, None))
+    }
+
+    #[test]
+    fn check_keys_pack_and_keep_their_distinctions() {
+        let reg = SchemaRegistry::global();
+        let add = reg.get("Add", 21, "").expect("Add");
+        let concat = reg.get("Concat", 13, "").expect("Concat");
+        let (f, h) = (tensor(1), tensor(10));
+        let key = |s: &OpSchema, ins: &[InputType<'_>], outs: &[Option<Type>]| {
+            type_check_key(s, ins, outs)
+        };
+        fn k<'a>(ins: &[&'a Type], outs: &[&Type]) -> (Vec<InputType<'a>>, Vec<Option<Type>>) {
+            let ins = ins.iter().map(|t| InputType::Known(t)).collect();
+            let outs = outs.iter().map(|t| Some((*t).clone())).collect();
+            (ins, outs)
+        }
+        let (i1, o1) = k(&[&f, &f], &[&f]);
+        let (i2, o2) = k(&[&f, &h], &[&f]);
+        let (i3, o3) = k(&[&f], &[&f, &f]);
+        let a = key(add, &i1, &o1).expect("packed");
+        assert!(matches!(a, CheckKey::Packed(_)));
+        assert_ne!(Some(&a), key(add, &i2, &o2).as_ref());
+        // The same codes split differently between inputs and outputs.
+        assert_ne!(Some(&a), key(add, &i3, &o3).as_ref());
+        // Another schema, the same types.
+        assert_ne!(Some(&a), key(concat, &i1, &o1).as_ref());
+        // Absent and untyped inputs share a code; a non-tensor input has no key.
+        let absent = key(add, &[InputType::Known(&f), InputType::Absent], &o1);
+        let untyped = key(add, &[InputType::Known(&f), InputType::Untyped], &o1);
+        assert!(absent.is_some() && absent == untyped);
+        let seq = Type::Sequence(Some(Box::new(f.clone())));
+        assert_eq!(key(add, &[InputType::Known(&seq)], &o1), None);
+        assert_eq!(key(add, &i1, &[None]), None);
+        // Beyond eight slots: the general key, still exact.
+        let many: Vec<InputType<'_>> = (0..9).map(|_| InputType::Known(&f)).collect();
+        let long = key(concat, &many, &o1).expect("long");
+        assert!(matches!(long, CheckKey::Long(..)));
+        let mut passed = PassedChecks::default();
+        passed.insert(long);
+        passed.insert(a);
+        assert!(passed.contains(&key(concat, &many, &o1).expect("long")));
+        assert!(passed.contains(&key(add, &i1, &o1).expect("packed")));
+        assert!(!passed.contains(&key(add, &i2, &o2).expect("packed")));
+        assert_eq!(passed.len(), 2);
+    }
 }
