@@ -138,7 +138,7 @@ fn type_check_key(
         let codes = inputs
             .iter()
             .map(code)
-            .chain(outputs.iter().map(|t| out_code(t)));
+            .chain(outputs.iter().map(out_code));
         let mut packed = true;
         for elem in codes {
             let elem = elem?;
