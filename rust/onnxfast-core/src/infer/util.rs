@@ -17,6 +17,18 @@ pub fn dims_of(values: &[i64]) -> Dims {
 /// (two different ones conflict), else the one symbol (several different
 /// ones give an unknown dim), else 1.
 pub fn broadcast(shapes: &[&[Dim]]) -> Result<Dims, String> {
+    // Equal shapes (most elementwise operators' inputs) broadcast to
+    // themselves: a value, a symbol or an unknown dim met alone.
+    if let Some((first, rest)) = shapes.split_first() {
+        if rest.iter().all(|s| s == first) {
+            return Ok(Dims::from_slice(first));
+        }
+    }
+    broadcast_dims(shapes)
+}
+
+/// [`broadcast`] dim by dim.
+fn broadcast_dims(shapes: &[&[Dim]]) -> Result<Dims, String> {
     let rank = shapes.iter().map(|s| s.len()).max().unwrap_or(0);
     let mut out = Dims::with_capacity(rank);
     for i in 0..rank {
@@ -259,6 +271,41 @@ pub fn product(dims: &[Dim]) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn equal_shapes_broadcast_as_dim_by_dim() {
+        let mut symbols = crate::ir::types::Symbols::default();
+        let (n, m) = (symbols.intern("N"), symbols.intern("M"));
+        let dims = [
+            Dim::Value(1),
+            Dim::Value(3),
+            Dim::Value(0),
+            n,
+            m,
+            Dim::Unknown,
+        ];
+        // Every shape of rank 0-2 over these dims, alone, twice and three
+        // times: the shortcut gives what the general rule gives.
+        let mut shapes: Vec<Vec<Dim>> = vec![vec![]];
+        for &a in &dims {
+            shapes.push(vec![a]);
+            for &b in &dims {
+                shapes.push(vec![a, b]);
+            }
+        }
+        for s in &shapes {
+            for k in 1..=3 {
+                let same: Vec<&[Dim]> = (0..k).map(|_| s.as_slice()).collect();
+                assert_eq!(broadcast(&same), broadcast_dims(&same), "{s:?} x{k}");
+            }
+        }
+        // Different shapes still take the general rule.
+        let (a, b) = ([Dim::Value(1), Dim::Value(3)], [Dim::Value(2), Dim::Value(1)]);
+        assert_eq!(
+            broadcast(&[&a, &b]).map(|d| d.to_vec()),
+            Ok(vec![Dim::Value(2), Dim::Value(3)])
+        );
+    }
 
     #[test]
     fn fatal_failures_are_not_hidden() {
