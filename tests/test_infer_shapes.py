@@ -195,6 +195,41 @@ def test_declared_entries_are_merged_and_untyped_outputs_filled() -> None:
     assert b.type.tensor_type.shape.dim[1].dim_param.startswith("unk__")
 
 
+def test_runs_of_equal_declarations_are_each_checked_and_merged() -> None:
+    # Exporters declare long runs of one type; each entry is still its own
+    # declaration: merged with what inference finds, or refused with it.
+    vi = helper.make_tensor_value_info
+    nodes = [
+        helper.make_node("Relu", ["x" if i == 0 else f"t{i - 1}"], [f"t{i}"]) for i in range(6)
+    ]
+    declared = [
+        vi("t0", TensorProto.FLOAT, ["b", 4]),
+        vi("t1", TensorProto.FLOAT, ["b", 4]),
+        vi("t2", TensorProto.FLOAT, ["b", None]),
+        vi("t3", TensorProto.FLOAT, ["b", None]),
+        vi("t4", TensorProto.FLOAT, ["b", 4]),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "runs",
+        [vi("x", TensorProto.FLOAT, ["b", 4])],
+        [vi("t5", TensorProto.FLOAT, None)],
+        value_info=declared,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+    assert _compare(model.SerializeToString(), "runs") is None
+    # The same run where one entry's element type conflicts: onnx refuses
+    # the model, and so does onnxfast, at that entry.
+    bad = onnx.ModelProto()
+    bad.CopyFrom(model)
+    bad.graph.value_info[3].type.tensor_type.elem_type = TensorProto.INT64
+    with pytest.raises(onnx.shape_inference.InferenceError):
+        onnx.shape_inference.infer_shapes(bad, check_type=True, strict_mode=True)
+    with pytest.raises(onnxfast.InferenceError) as refused:
+        onnxfast.infer_shapes(bad.SerializeToString(), strict=True)
+    assert "t3" in str(refused.value)
+
+
 def test_fresh_names_skip_the_models_own_symbols() -> None:
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["unk__0"])
     graph = helper.make_graph(

@@ -32,7 +32,7 @@ use crate::names::{Name, NameMap, NameSet, NameTable, PROBE_AHEAD};
 use crate::opset::{OpSchema, ParamOption, SchemaRegistry};
 use crate::proto::attribute_proto::AttributeType;
 use crate::proto::{
-    AttributeProto, FunctionProto, GraphProto, ModelProto, NodeProto, ValueInfoProto,
+    AttributeProto, FunctionProto, GraphProto, ModelProto, NodeProto, TypeProto, ValueInfoProto,
 };
 use smallvec::SmallVec;
 
@@ -135,10 +135,7 @@ fn type_check_key(
     if s.id < 1 << 12 && inputs.len() < 16 && inputs.len() + outputs.len() <= PACKED_SLOTS {
         let mut key = (s.id as u64) | ((inputs.len() as u64) << 12);
         let mut shift = 16;
-        let codes = inputs
-            .iter()
-            .map(code)
-            .chain(outputs.iter().map(out_code));
+        let codes = inputs.iter().map(code).chain(outputs.iter().map(out_code));
         let mut packed = true;
         for elem in codes {
             let elem = elem?;
@@ -449,6 +446,11 @@ impl<'m, 'o> Run<'m, 'o> {
 
     fn set_type(&mut self, name: &'m str, t: Type) {
         let ty = self.arena.intern(t);
+        self.set_type_id(name, ty);
+    }
+
+    /// [`Run::set_type`] by the type's index in the arena.
+    fn set_type_id(&mut self, name: &'m str, ty: u32) {
         let konst = self.entry(name).map_or(NO_CONST, |e| e.konst);
         self.put(name, Entry { ty, konst });
     }
@@ -821,11 +823,23 @@ impl<'m> Engine<'m> {
                 + g.value_info.len()
                 + g.graph.output.len(),
         );
+        // Exporters declare long runs of one type: a declaration equal to
+        // the one before reuses its converted type (the conversion is
+        // deterministic: the same symbols for the same names).
+        let mut last: Option<(&'m TypeProto, u32)> = None;
         for (i, vi) in g.value_info.iter().enumerate() {
             if let Some(ahead) = g.value_info.get(i + PROBE_AHEAD) {
                 run.values.prefetch(ahead.name());
             }
-            declare(run, vi, &mut self.symbols);
+            match (vi.r#type.as_ref(), last) {
+                (Some(t), Some((previous, ty))) if t == previous => run.set_type_id(vi.name(), ty),
+                (t, _) => {
+                    last = None;
+                    if declare(run, vi, &mut self.symbols) {
+                        last = t.zip(run.entry(vi.name()).map(|e| e.ty));
+                    }
+                }
+            }
         }
         for (i, vi) in g.graph.input.iter().enumerate() {
             let declared = declare(run, vi, &mut self.symbols);
