@@ -830,8 +830,10 @@ fn skip_group(buf: &[u8], pos: &mut usize, end: usize, number: u32) -> Result<()
     Ok(())
 }
 
+/// A name read by a view (the ASCII shortcut of decoding's [`super::utf8`]).
+#[inline]
 fn text(value: &[u8]) -> Result<&str, Malformed> {
-    std::str::from_utf8(value).map_err(|_| Malformed("invalid UTF-8".into()))
+    super::utf8(value)
 }
 
 impl<T: ListElement> LazyList<T> {

@@ -364,7 +364,7 @@ impl SpanMerge for proto::NodeProto {
 /// 200k-node graph: 63M instructions in `from_utf8` before); anything else
 /// takes the full UTF-8 check.
 #[inline]
-fn utf8(text: &[u8]) -> Result<&str, Malformed> {
+pub(crate) fn utf8(text: &[u8]) -> Result<&str, Malformed> {
     if text.is_ascii() {
         // SAFETY: every ASCII byte sequence is valid UTF-8.
         return Ok(unsafe { std::str::from_utf8_unchecked(text) });
