@@ -300,7 +300,10 @@ mod tests {
             }
         }
         // Different shapes still take the general rule.
-        let (a, b) = ([Dim::Value(1), Dim::Value(3)], [Dim::Value(2), Dim::Value(1)]);
+        let (a, b) = (
+            [Dim::Value(1), Dim::Value(3)],
+            [Dim::Value(2), Dim::Value(1)],
+        );
         assert_eq!(
             broadcast(&[&a, &b]).map(|d| d.to_vec()),
             Ok(vec![Dim::Value(2), Dim::Value(3)])
