@@ -371,6 +371,16 @@ impl<T: ListElement> LazyList<T> {
         }
     }
 
+    /// The elements in order, a decoded chunk at a time (decoded now where
+    /// not yet), up to the first chunk that cannot be decoded.
+    pub fn iter_decoded(&self) -> impl Iterator<Item = &T> + '_ {
+        self.cache
+            .iter()
+            .enumerate()
+            .map_while(|(k, chunk)| chunk.get_or_init(|| self.decode_chunk(k)).as_ref().ok())
+            .flat_map(|elements| elements.iter())
+    }
+
     /// Element `i` if its chunk has been decoded.
     pub fn cached(&self, i: usize) -> Option<&T> {
         self.cache

@@ -51,10 +51,10 @@ impl<'a, T: ListElement> Seq<'a, T> {
             Seq::Slice(s) => (Some(s), None),
             Seq::Kept(l) => (None, Some(l)),
         };
-        slice.into_iter().flatten().chain(
-            kept.into_iter()
-                .flat_map(|l| (0..l.len()).map_while(move |i| l.get(i).ok())),
-        )
+        slice
+            .into_iter()
+            .flatten()
+            .chain(kept.into_iter().flat_map(|l| l.iter_decoded()))
     }
 }
 
