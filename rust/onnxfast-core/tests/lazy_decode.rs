@@ -443,3 +443,128 @@ fn node_views_stand_for_decoded_nodes() {
         .count();
     assert_eq!(seen, viewed);
 }
+
+/// `value_info` entries read from their bytes by inference (not decoded)
+/// declare what the decoded entries declare: runs of one type, symbols,
+/// untyped entries, a conflicting one, and entries protobuf resolves by
+/// merging (a `type` or a `name` given twice), which are decoded.
+#[test]
+fn declarations_read_from_bytes_infer_as_decoded_ones() {
+    use onnxfast_core::proto::{
+        tensor_shape_proto::{dimension::Value, Dimension},
+        type_proto, OperatorSetIdProto, TensorShapeProto, TypeProto,
+    };
+    fn ld(field: u32, payload: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        prost::encoding::encode_key(field, prost::encoding::WireType::LengthDelimited, &mut out);
+        prost::encoding::encode_varint(payload.len() as u64, &mut out);
+        out.extend_from_slice(payload);
+        out
+    }
+    let tensor = |elem: i32, dims: Option<&[Value]>| TypeProto {
+        value: Some(type_proto::Value::TensorType(type_proto::Tensor {
+            elem_type: Some(elem),
+            shape: dims.map(|d| TensorShapeProto {
+                dim: d
+                    .iter()
+                    .map(|v| Dimension {
+                        value: Some(v.clone()),
+                        ..Dimension::default()
+                    })
+                    .collect(),
+            }),
+        })),
+        ..TypeProto::default()
+    };
+    let n = 3000;
+    let batch = [Value::DimParam("b".into()), Value::DimValue(4)];
+    let mut value_info = Vec::new();
+    for i in 1..n {
+        let ty = match i % 7 {
+            0 => None,
+            1 => Some(tensor(
+                1,
+                Some(&[Value::DimParam("k".into()), Value::DimValue(4)]),
+            )),
+            // A conflicting element type: a finding at this entry.
+            2 if i % 500 == 2 => Some(tensor(7, Some(&batch))),
+            _ => Some(tensor(1, Some(&batch))),
+        };
+        value_info.push(ValueInfoProto {
+            name: Some(format!("v{i}")),
+            r#type: ty,
+            ..ValueInfoProto::default()
+        });
+    }
+    let graph = GraphProto {
+        name: Some("g".into()),
+        node: (0..n).map(node).collect(),
+        input: vec![ValueInfoProto {
+            name: Some("v0".into()),
+            r#type: Some(tensor(1, Some(&batch))),
+            ..ValueInfoProto::default()
+        }],
+        output: vec![ValueInfoProto {
+            name: Some(format!("v{n}")),
+            ..ValueInfoProto::default()
+        }],
+        value_info,
+        ..GraphProto::default()
+    };
+    let mut graph_bytes = graph.encode_to_vec();
+    // Entries whose fields repeat: the type's two halves merged (an int64
+    // element type: a conflict only the merged type has), the later name
+    // kept.
+    let elem_only = TypeProto {
+        value: Some(type_proto::Value::TensorType(type_proto::Tensor {
+            elem_type: Some(7),
+            shape: None,
+        })),
+        ..TypeProto::default()
+    };
+    let shape_only = TypeProto {
+        value: Some(type_proto::Value::TensorType(type_proto::Tensor {
+            elem_type: None,
+            shape: tensor(1, Some(&batch)).value.and_then(|v| match v {
+                type_proto::Value::TensorType(t) => t.shape,
+                _ => None,
+            }),
+        })),
+        ..TypeProto::default()
+    };
+    let mut twice = ld(1, b"v1500");
+    twice.extend(ld(2, &elem_only.encode_to_vec()));
+    twice.extend(ld(2, &shape_only.encode_to_vec()));
+    graph_bytes.extend(ld(13, &twice));
+    let mut renamed = ld(1, b"nowhere");
+    renamed.extend(ld(2, &tensor(6, None).encode_to_vec()));
+    renamed.extend(ld(1, b"v2001"));
+    graph_bytes.extend(ld(13, &renamed));
+    let header = ModelProto {
+        ir_version: Some(10),
+        opset_import: vec![OperatorSetIdProto {
+            domain: Some(String::new()),
+            version: Some(21),
+        }],
+        ..ModelProto::default()
+    };
+    let mut bytes = header.encode_to_vec();
+    bytes.extend(ld(7, &graph_bytes));
+    same_as_eager(&bytes);
+    checks_as_eager(&bytes);
+    // The full check found the conflicts, at their entries.
+    let lazy = decode_lazy(Bytes::from(bytes), &DecodeOptions::default()).expect("lazy");
+    let full = CheckOptions {
+        full: true,
+        ..CheckOptions::default()
+    };
+    let report = check_lazy(&lazy.model, &lazy.lists, &full).expect("check");
+    let found: Vec<String> = report
+        .diagnostics
+        .iter()
+        .map(|d| d.location.to_string())
+        .collect();
+    assert!(found.iter().any(|l| l.contains("v2001")), "{found:?}");
+    assert!(found.iter().any(|l| l.contains("'v2'")), "{found:?}");
+    assert!(found.iter().any(|l| l.contains("'v1500'")), "{found:?}");
+}

@@ -1059,6 +1059,49 @@ impl LazyList<NodeProto> {
     }
 }
 
+impl LazyList<ValueInfoProto> {
+    /// Entry `i`'s name and the bytes of its type (`None`: declared without
+    /// one), read from the source without decoding the entry: what
+    /// inference and its write-back read of a declaration. `None` when the
+    /// bytes alone cannot say (an edited list, a name or type given twice,
+    /// which protobuf resolves by merging, a field of the wrong wire type):
+    /// read the decoded entry then.
+    pub fn declaration(&self, i: usize) -> Option<(&str, Option<&[u8]>)> {
+        use fields::value_info_proto as F;
+        if self.edit.is_some() {
+            return None;
+        }
+        let (_, body) = self.body(i).ok()?;
+        let (mut name, mut ty) = (None, None);
+        for_each_field(body, |number, wire, value| {
+            let slot = match number {
+                F::NAME => &mut name,
+                F::TYPE => &mut ty,
+                _ => return Ok(()),
+            };
+            if wire != wire_type::LEN || slot.is_some() {
+                return Err(Malformed("read decoded".into()));
+            }
+            *slot = Some(value);
+            Ok(())
+        })
+        .ok()?;
+        let name = match name {
+            Some(bytes) => text(bytes).ok()?,
+            None => "",
+        };
+        Some((name, ty))
+    }
+}
+
+/// A failure met decoding an element on read, if any chunk of `list`
+/// failed (readers that skip an undecodable element report it after).
+pub fn decode_failure<T: ListElement>(list: &LazyList<T>) -> Option<DecodeError> {
+    list.cache
+        .iter()
+        .find_map(|chunk| chunk.get().and_then(|r| r.as_ref().err()).cloned())
+}
+
 impl LazyList<TensorProto> {
     /// The names of tensors `range`, in order, copied out of the source
     /// (see [`LazyList::name`]); the pages behind the pass are released a

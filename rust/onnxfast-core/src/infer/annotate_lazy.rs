@@ -19,7 +19,7 @@ use super::annotate::{self, Annotated, FreshNames, Slot};
 use super::{Inference, MainTypes};
 use crate::decode::lazy::Edit;
 use crate::ir::types::{Dim, Symbols, Type};
-use crate::ir::view::GraphView;
+use crate::ir::view::{same_declared, DeclaredType, GraphView};
 use crate::names::{NameTable, PROBE_AHEAD};
 use crate::proto::{GraphProto, ModelProto, NodeProto, TypeProto, ValueInfoProto};
 
@@ -296,17 +296,35 @@ fn plan_main(
     // A type without a value case: inference did not see the declaration,
     // so a name new to it may still be declared.
     let mut unseen_typed = false;
-    for (i, vi) in main.value_info.iter().enumerate() {
-        match &vi.r#type {
-            Some(t) => {
-                unseen_typed |= t.value.is_none();
-                typed.insert(vi.name(), (Slot::Info(i), false));
-            }
-            None => {
-                set_fill(&mut plan.fills, i, Fill::Empty);
-                untyped.insert(vi.name(), (Slot::Info(i), false));
-            }
+    // Entries are read from their bytes (a run of equal types is looked
+    // at once).
+    let mut last: Option<(DeclaredType<'_>, bool)> = None;
+    for d in main.declarations() {
+        let i = d.index;
+        if let DeclaredType::None = d.ty {
+            set_fill(&mut plan.fills, i, Fill::Empty);
+            untyped.insert(d.name, (Slot::Info(i), false));
+            continue;
         }
+        let has_value = match last {
+            Some((previous, has_value)) if same_declared(previous, d.ty) => has_value,
+            _ => {
+                let has_value = match d.ty {
+                    DeclaredType::Message(t) => t.value.is_some(),
+                    _ => match d.ty.decode() {
+                        Some(t) => t.value.is_some(),
+                        None => d
+                            .decoded()
+                            .and_then(|vi| vi.r#type.as_ref())
+                            .is_some_and(|t| t.value.is_some()),
+                    },
+                };
+                last = Some((d.ty, has_value));
+                has_value
+            }
+        };
+        unseen_typed |= !has_value;
+        typed.insert(d.name, (Slot::Info(i), false));
     }
     let header = main.graph;
     for (list, slot) in [

@@ -27,12 +27,12 @@ use crate::diag::codes::{self, Code};
 use crate::diag::{Diagnostic, Location, Severity, Step};
 use crate::external::ExternalStore;
 use crate::ir::types::{Dim, Dims, Symbols, Type};
-use crate::ir::view::GraphView;
+use crate::ir::view::{same_declared, Declared, DeclaredType, GraphView};
 use crate::names::{Name, NameMap, NameSet, NameTable, PROBE_AHEAD};
 use crate::opset::{OpSchema, ParamOption, SchemaRegistry};
 use crate::proto::attribute_proto::AttributeType;
 use crate::proto::{
-    AttributeProto, FunctionProto, GraphProto, ModelProto, NodeProto, TypeProto, ValueInfoProto,
+    AttributeProto, FunctionProto, GraphProto, ModelProto, NodeProto, ValueInfoProto,
 };
 use smallvec::SmallVec;
 
@@ -824,21 +824,42 @@ impl<'m> Engine<'m> {
                 + g.graph.output.len(),
         );
         // Exporters declare long runs of one type: a declaration equal to
-        // the one before reuses its converted type (the conversion is
-        // deterministic: the same symbols for the same names).
-        let mut last: Option<(&'m TypeProto, u32)> = None;
-        for (i, vi) in g.value_info.iter().enumerate() {
-            if let Some(ahead) = g.value_info.get(i + PROBE_AHEAD) {
-                run.values.prefetch(ahead.name());
+        // the one before (same bytes, or an equal message) reuses its
+        // converted type (the conversion is deterministic: the same symbols
+        // for the same names). A lazily loaded graph's entries are read
+        // from their bytes, not decoded.
+        let mut last: Option<(DeclaredType<'m>, u32)> = None;
+        let mut declared = g.declarations();
+        let mut window: std::collections::VecDeque<Declared<'m>> =
+            declared.by_ref().take(PROBE_AHEAD).collect();
+        while let Some(d) = window.pop_front() {
+            if let Some(ahead) = declared.next() {
+                run.values.prefetch(ahead.name);
+                window.push_back(ahead);
             }
-            match (vi.r#type.as_ref(), last) {
-                (Some(t), Some((previous, ty))) if t == previous => run.set_type_id(vi.name(), ty),
-                (t, _) => {
-                    last = None;
-                    if declare(run, vi, &mut self.symbols) {
-                        last = t.zip(run.entry(vi.name()).map(|e| e.ty));
-                    }
+            if let Some((previous, ty)) = last {
+                if same_declared(previous, d.ty) {
+                    run.set_type_id(d.name, ty);
+                    continue;
                 }
+            }
+            last = None;
+            let converted = match d.ty {
+                DeclaredType::None => None,
+                DeclaredType::Message(t) => self.symbols.type_from_proto(t),
+                DeclaredType::Bytes(_) => match d.ty.decode() {
+                    Some(t) => self.symbols.type_from_proto(&t),
+                    // The entry decoded whole: its failure is kept by the
+                    // list and reported after inference.
+                    None => d
+                        .decoded()
+                        .and_then(|vi| vi.r#type.as_ref())
+                        .and_then(|t| self.symbols.type_from_proto(t)),
+                },
+            };
+            if let Some(t) = converted {
+                run.set_type(d.name, t);
+                last = run.entry(d.name).map(|e| (d.ty, e.ty));
             }
         }
         for (i, vi) in g.graph.input.iter().enumerate() {

@@ -6,7 +6,9 @@ use std::ops::Deref;
 
 use crate::decode::lazy::{GraphLists, LazyList, ListElement};
 use crate::error::DecodeError;
-use crate::proto::{GraphProto, NodeProto, SparseTensorProto, TensorProto, ValueInfoProto};
+use crate::proto::{
+    GraphProto, NodeProto, SparseTensorProto, TensorProto, TypeProto, ValueInfoProto,
+};
 
 /// The elements of one list: a slice, or a decode-on-touch list whose
 /// elements are decoded (and kept) when first read (see [`GraphView::kept`]).
@@ -89,13 +91,14 @@ impl<'a> GraphView<'a> {
     }
 
     /// `graph` (a lazily loaded model's main graph, its lists empty) with
-    /// `lists`: initializers and value_info decoded now (in parallel) and
-    /// kept by the lists; nodes decoded as they are read, or ahead of the
-    /// reader by [`GraphView::read_nodes`]. Nodes that cannot be decoded
-    /// end [`Seq::iter`]: check `lists.node.keep_all()` after reading.
+    /// `lists`: initializers decoded now (in parallel) and kept by the
+    /// lists; nodes decoded as they are read, or ahead of the reader by
+    /// [`GraphView::read_nodes`]; value_info entries read from their bytes
+    /// by [`GraphView::declarations`], or decoded when read as messages.
+    /// Elements that cannot be decoded end [`Seq::iter`]:
+    /// [`GraphView::read_nodes`] reports them after reading.
     pub fn kept(graph: &'a GraphProto, lists: &'a GraphLists) -> Result<Self, DecodeError> {
         lists.initializer.keep_all()?;
-        lists.value_info.keep_all()?;
         lists.sparse_initializer.keep_all()?;
         Ok(GraphView {
             graph,
@@ -118,9 +121,111 @@ impl GraphView<'_> {
                 let next = std::sync::atomic::AtomicUsize::new(0);
                 let ((), r) = rayon::join(|| list.decode_ahead(&next), read);
                 list.keep_all()?;
+                if let Seq::Kept(declared) = self.value_info {
+                    if let Some(e) = crate::decode::lazy::decode_failure(declared) {
+                        return Err(e);
+                    }
+                }
                 Ok(r)
             }
         }
+    }
+}
+
+/// What a `value_info` entry declares: its name and type, the type as
+/// the bytes of a decode-on-touch list's entry (not decoded) or as the
+/// decoded entry's message.
+#[derive(Clone, Copy, Debug)]
+pub struct Declared<'a> {
+    /// Position in the list.
+    pub index: usize,
+    pub name: &'a str,
+    pub ty: DeclaredType<'a>,
+    entry: Entry<'a>,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub enum DeclaredType<'a> {
+    None,
+    Bytes(&'a [u8]),
+    Message(&'a TypeProto),
+}
+
+impl DeclaredType<'_> {
+    /// The type of a `Bytes` declaration, decoded (`None` for the others,
+    /// or when the bytes do not decode).
+    pub fn decode(&self) -> Option<TypeProto> {
+        match self {
+            DeclaredType::Bytes(bytes) => prost::Message::decode(*bytes).ok(),
+            _ => None,
+        }
+    }
+}
+
+/// Whether two declared types are the same declaration (equal bytes, or
+/// equal messages).
+pub fn same_declared(a: DeclaredType<'_>, b: DeclaredType<'_>) -> bool {
+    match (a, b) {
+        (DeclaredType::Bytes(x), DeclaredType::Bytes(y)) => x == y,
+        (DeclaredType::Message(x), DeclaredType::Message(y)) => x == y,
+        _ => false,
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Entry<'a> {
+    Decoded(&'a ValueInfoProto),
+    Listed(&'a LazyList<ValueInfoProto>, usize),
+}
+
+impl<'a> Declared<'a> {
+    fn of(index: usize, vi: &'a ValueInfoProto) -> Self {
+        Declared {
+            index,
+            name: vi.name(),
+            ty: vi
+                .r#type
+                .as_ref()
+                .map_or(DeclaredType::None, DeclaredType::Message),
+            entry: Entry::Decoded(vi),
+        }
+    }
+
+    /// The entry as a message (a decode-on-touch entry is decoded and kept
+    /// now); `None` when it cannot be decoded ([`GraphView::read_nodes`]
+    /// reports it).
+    pub fn decoded(&self) -> Option<&'a ValueInfoProto> {
+        match self.entry {
+            Entry::Decoded(vi) => Some(vi),
+            Entry::Listed(list, i) => list.get(i).ok(),
+        }
+    }
+}
+
+impl<'a> GraphView<'a> {
+    /// The `value_info` declarations in order. A decode-on-touch list's
+    /// entries are read from their bytes (nothing is decoded or kept); one
+    /// the bytes alone cannot give is decoded, and one that cannot be
+    /// decoded is skipped ([`GraphView::read_nodes`] reports it).
+    pub fn declarations(&self) -> impl Iterator<Item = Declared<'a>> + 'a {
+        let (slice, kept) = match self.value_info {
+            Seq::Slice(s) => (Some(s), None),
+            Seq::Kept(l) => (None, Some(l)),
+        };
+        let listed = slice.into_iter().flatten().enumerate();
+        listed
+            .map(|(i, vi)| Declared::of(i, vi))
+            .chain(kept.into_iter().flat_map(move |l| {
+                (0..l.len()).filter_map(move |i| match l.declaration(i) {
+                    Some((name, ty)) => Some(Declared {
+                        index: i,
+                        name,
+                        ty: ty.map_or(DeclaredType::None, DeclaredType::Bytes),
+                        entry: Entry::Listed(l, i),
+                    }),
+                    None => l.get(i).ok().map(|vi| Declared::of(i, vi)),
+                })
+            }))
     }
 }
 
