@@ -105,7 +105,11 @@ pub(crate) fn check_node_local<N: NodeFields + ?Sized>(
     if is_experimental(n) || n.node_op_type().is_empty() {
         return;
     }
-    let Some(schema) = recent_schema(c.schemas, n.node_op_type(), version, n.node_domain()) else {
+    let schema = RECENT.with(|recent| {
+        let (op, domain) = (n.node_op_type(), n.node_domain());
+        recent.borrow_mut().get(c.schemas, op, version, domain)
+    });
+    let Some(schema) = schema else {
         if BUILTIN_DOMAINS.contains(&n.node_domain()) || c.options.check_custom_domain {
             let hint = unknown_op_hint(c, n, version);
             c.emit_hint(
@@ -140,46 +144,11 @@ pub(crate) fn check_node_local<N: NodeFields + ?Sized>(
     verify(c, n, schema, loc);
 }
 
-/// Schema lookups this thread made last: (registry, op_type, domain,
-/// version, result). Graphs repeat a few operators, and nodes are checked
-/// in runs on each thread; a hit costs two short compares instead of two
-/// hashed lookups.
-type RecentSchema = (
-    usize,
-    compact_str::CompactString,
-    compact_str::CompactString,
-    i64,
-    Option<&'static OpSchema>,
-);
-const RECENT_SCHEMAS: usize = 4;
-
 thread_local! {
-    static RECENT: std::cell::RefCell<([Option<RecentSchema>; RECENT_SCHEMAS], usize)> =
-        const { std::cell::RefCell::new(([const { None }; RECENT_SCHEMAS], 0)) };
-}
-
-/// `schemas.get(op_type, version, domain)`, remembered per thread.
-fn recent_schema(
-    schemas: &'static crate::opset::SchemaRegistry,
-    op_type: &str,
-    version: i64,
-    domain: &str,
-) -> Option<&'static OpSchema> {
-    let registry = std::ptr::from_ref(schemas) as usize;
-    RECENT.with(|recent| {
-        let mut recent = recent.borrow_mut();
-        let (entries, next) = &mut *recent;
-        for (r, o, d, v, found) in entries.iter().flatten() {
-            if *r == registry && *v == version && same(o, op_type) && same(d, domain) {
-                return *found;
-            }
-        }
-        let found = schemas.get(op_type, version, domain);
-        entries[*next % RECENT_SCHEMAS] =
-            Some((registry, op_type.into(), domain.into(), version, found));
-        *next = (*next + 1) % RECENT_SCHEMAS;
-        found
-    })
+    /// This thread's last schema lookups: nodes are checked in runs on
+    /// each thread, and graphs repeat a few operators.
+    static RECENT: std::cell::RefCell<crate::opset::RecentSchemas<4>> =
+        const { std::cell::RefCell::new(crate::opset::RecentSchemas::new()) };
 }
 
 fn unknown_op_hint<N: NodeFields + ?Sized>(c: &Checker<'_>, n: &N, version: i64) -> Option<String> {

@@ -309,16 +309,7 @@ fn plan_main(
         let has_value = match last {
             Some((previous, has_value)) if same_declared(previous, d.ty) => has_value,
             _ => {
-                let has_value = match d.ty {
-                    DeclaredType::Message(t) => t.value.is_some(),
-                    _ => match d.ty.decode() {
-                        Some(t) => t.value.is_some(),
-                        None => d
-                            .decoded()
-                            .and_then(|vi| vi.r#type.as_ref())
-                            .is_some_and(|t| t.value.is_some()),
-                    },
-                };
+                let has_value = d.type_proto().is_some_and(|t| t.value.is_some());
                 last = Some((d.ty, has_value));
                 has_value
             }

@@ -78,8 +78,7 @@ pub(crate) struct Engine<'m> {
     /// A cleared buffer for the next node's output types.
     spare_outputs: Vec<Option<Type>>,
     /// The last schemas looked up (graphs repeat a few operators).
-    schema_cache: [SchemaCacheEntry<'m>; SCHEMA_CACHE],
-    schema_next: usize,
+    schema_cache: crate::opset::RecentSchemas<SCHEMA_CACHE>,
     /// Type checks that passed (see [`type_check_key`]).
     checked: PassedChecks,
     /// Follow the values of shape computations ([`propagate`]).
@@ -196,9 +195,6 @@ impl PassedChecks {
         }
     }
 }
-
-/// (op_type, domain, opset version) → schema.
-type SchemaCacheEntry<'m> = Option<(&'m str, &'m str, i64, Option<&'static OpSchema>)>;
 
 /// What a run knows of a value: its type (an index in the run's
 /// [`TypeArena`], or [`UNTYPED`] / [`POISONED`]) and its constant value, if
@@ -688,8 +684,7 @@ impl<'m> Engine<'m> {
             main_types: None,
             report_unfit: options.report_unfit,
             spare_outputs: Vec::new(),
-            schema_cache: [None; SCHEMA_CACHE],
-            schema_next: 0,
+            schema_cache: Default::default(),
             checked: Default::default(),
             data_prop: options.data_prop,
             symbolic: options.symbolic,
@@ -700,15 +695,7 @@ impl<'m> Engine<'m> {
 
     /// The schema of an operator at an opset version (cached).
     fn schema(&mut self, op: &'m str, domain: &'m str, version: i64) -> Option<&'static OpSchema> {
-        for (o, d, v, s) in self.schema_cache.iter().flatten() {
-            if *v == version && crate::names::same(o, op) && crate::names::same(d, domain) {
-                return *s;
-            }
-        }
-        let found = self.schemas.get(op, version, domain);
-        self.schema_cache[self.schema_next % SCHEMA_CACHE] = Some((op, domain, version, found));
-        self.schema_next = (self.schema_next + 1) % SCHEMA_CACHE;
-        found
+        self.schema_cache.get(self.schemas, op, version, domain)
     }
 
     pub(crate) fn external(&self) -> Option<&'m ExternalStore> {
@@ -844,19 +831,9 @@ impl<'m> Engine<'m> {
                 }
             }
             last = None;
-            let converted = match d.ty {
-                DeclaredType::None => None,
-                DeclaredType::Message(t) => self.symbols.type_from_proto(t),
-                DeclaredType::Bytes(_) => match d.ty.decode() {
-                    Some(t) => self.symbols.type_from_proto(&t),
-                    // The entry decoded whole: its failure is kept by the
-                    // list and reported after inference.
-                    None => d
-                        .decoded()
-                        .and_then(|vi| vi.r#type.as_ref())
-                        .and_then(|t| self.symbols.type_from_proto(t)),
-                },
-            };
+            let converted = d
+                .type_proto()
+                .and_then(|t| self.symbols.type_from_proto(&t));
             if let Some(t) = converted {
                 run.set_type(d.name, t);
                 last = run.entry(d.name).map(|e| (d.ty, e.ty));

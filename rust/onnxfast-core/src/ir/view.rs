@@ -2,6 +2,7 @@
 //! graph of a lazily loaded model, seen without copying it into a
 //! `GraphProto`. Its other fields are the graph's own (through `Deref`).
 
+use std::borrow::Cow;
 use std::ops::Deref;
 
 use crate::decode::lazy::{GraphLists, LazyList, ListElement};
@@ -151,17 +152,6 @@ pub enum DeclaredType<'a> {
     Message(&'a TypeProto),
 }
 
-impl DeclaredType<'_> {
-    /// The type of a `Bytes` declaration, decoded (`None` for the others,
-    /// or when the bytes do not decode).
-    pub fn decode(&self) -> Option<TypeProto> {
-        match self {
-            DeclaredType::Bytes(bytes) => prost::Message::decode(*bytes).ok(),
-            _ => None,
-        }
-    }
-}
-
 /// Whether two declared types are the same declaration (equal bytes, or
 /// equal messages).
 pub fn same_declared(a: DeclaredType<'_>, b: DeclaredType<'_>) -> bool {
@@ -191,13 +181,24 @@ impl<'a> Declared<'a> {
         }
     }
 
-    /// The entry as a message (a decode-on-touch entry is decoded and kept
-    /// now); `None` when it cannot be decoded ([`GraphView::read_nodes`]
-    /// reports it).
-    pub fn decoded(&self) -> Option<&'a ValueInfoProto> {
-        match self.entry {
-            Entry::Decoded(vi) => Some(vi),
-            Entry::Listed(list, i) => list.get(i).ok(),
+    /// The declared type as a message: decoded from its bytes, or, if they
+    /// do not decode alone, from the whole entry (decoded and kept now; a
+    /// failure is reported by [`GraphView::read_nodes`]). `None` when
+    /// declared without a type.
+    pub fn type_proto(&self) -> Option<Cow<'a, TypeProto>> {
+        match self.ty {
+            DeclaredType::None => None,
+            DeclaredType::Message(t) => Some(Cow::Borrowed(t)),
+            DeclaredType::Bytes(bytes) => match prost::Message::decode(bytes) {
+                Ok(t) => Some(Cow::Owned(t)),
+                Err(_) => {
+                    let whole = match self.entry {
+                        Entry::Decoded(vi) => Some(vi),
+                        Entry::Listed(list, i) => list.get(i).ok(),
+                    };
+                    whole?.r#type.as_ref().map(Cow::Borrowed)
+                }
+            },
         }
     }
 }

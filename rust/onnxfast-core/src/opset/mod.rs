@@ -6,6 +6,7 @@ mod registry;
 mod typeset;
 
 pub use registry::{
-    AttrSpec, FormalParam, InferenceKind, OpSchema, ParamOption, SchemaRegistry, TypeConstraint,
+    AttrSpec, FormalParam, InferenceKind, OpSchema, ParamOption, RecentSchemas, SchemaRegistry,
+    TypeConstraint,
 };
 pub use typeset::TypeSet;

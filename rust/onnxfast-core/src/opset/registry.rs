@@ -123,6 +123,61 @@ fn formal(params: &[FormalParam], i: usize) -> Option<&FormalParam> {
         .or_else(|| params.last().filter(|p| p.option == ParamOption::Variadic))
 }
 
+/// The last `N` schema lookups of one reader, answered again without the
+/// registry's two hashed lookups (graphs repeat a few operators): a hit
+/// costs a few short compares.
+#[derive(Debug)]
+pub struct RecentSchemas<const N: usize> {
+    /// (registry address, op_type, domain, version, result).
+    entries: [Option<RecentLookup>; N],
+    next: usize,
+}
+
+type RecentLookup = (
+    usize,
+    compact_str::CompactString,
+    compact_str::CompactString,
+    i64,
+    Option<&'static OpSchema>,
+);
+
+impl<const N: usize> RecentSchemas<N> {
+    pub const fn new() -> Self {
+        RecentSchemas {
+            entries: [const { None }; N],
+            next: 0,
+        }
+    }
+
+    /// `registry.get(op_type, version, domain)`, remembered.
+    pub fn get(
+        &mut self,
+        registry: &'static SchemaRegistry,
+        op_type: &str,
+        version: i64,
+        domain: &str,
+    ) -> Option<&'static OpSchema> {
+        let at = std::ptr::from_ref(registry) as usize;
+        for (r, o, d, v, found) in self.entries.iter().flatten() {
+            if *r == at && *v == version && same(o, op_type) && same(d, domain) {
+                return *found;
+            }
+        }
+        let found = registry.get(op_type, version, domain);
+        if N > 0 {
+            self.entries[self.next % N] = Some((at, op_type.into(), domain.into(), version, found));
+            self.next = (self.next + 1) % N;
+        }
+        found
+    }
+}
+
+impl<const N: usize> Default for RecentSchemas<N> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 /// All schemas, by (domain, op_type), each list sorted by since_version.
 #[derive(Debug, Default)]
 pub struct SchemaRegistry {
