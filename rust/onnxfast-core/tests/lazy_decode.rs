@@ -568,3 +568,192 @@ fn declarations_read_from_bytes_infer_as_decoded_ones() {
     assert!(found.iter().any(|l| l.contains("'v2'")), "{found:?}");
     assert!(found.iter().any(|l| l.contains("'v1500'")), "{found:?}");
 }
+
+/// Initializers read from their bytes by inference (name, element type and
+/// dims; a tensor decoded only when a rule reads its value) give what the
+/// decoded tensors give: the header of every encoding protobuf allows
+/// (dims packed or not, in several runs; a name or type given twice, the
+/// later kept; a negative or absent type), a constant read for its value
+/// (a Reshape's shape), a conflict with a declared type, and the same
+/// written-back model as the eager inference.
+#[test]
+fn initializers_read_from_bytes_infer_as_decoded_ones() {
+    use onnxfast_core::infer::{infer_shapes, infer_shapes_lazy, InferOptions};
+    use onnxfast_core::proto::{
+        tensor_shape_proto::{dimension::Value, Dimension},
+        type_proto, OperatorSetIdProto, TensorShapeProto, TypeProto,
+    };
+    use prost::encoding::{encode_key, encode_varint, WireType};
+    fn ld(field: u32, payload: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        encode_key(field, WireType::LengthDelimited, &mut out);
+        encode_varint(payload.len() as u64, &mut out);
+        out.extend_from_slice(payload);
+        out
+    }
+    fn varint(field: u32, v: u64) -> Vec<u8> {
+        let mut out = Vec::new();
+        encode_key(field, WireType::Varint, &mut out);
+        encode_varint(v, &mut out);
+        out
+    }
+    let typed = |name: &str, elem: i32, dims: &[i64]| ValueInfoProto {
+        name: Some(name.into()),
+        r#type: Some(TypeProto {
+            value: Some(type_proto::Value::TensorType(type_proto::Tensor {
+                elem_type: Some(elem),
+                shape: Some(TensorShapeProto {
+                    dim: dims
+                        .iter()
+                        .map(|&d| Dimension {
+                            value: Some(Value::DimValue(d)),
+                            ..Dimension::default()
+                        })
+                        .collect(),
+                }),
+            })),
+            ..TypeProto::default()
+        }),
+        ..ValueInfoProto::default()
+    };
+    let n = 300;
+    let mut nodes: Vec<NodeProto> = (0..n).map(node).collect();
+    // v{n} (2 x 3 x 4) reshaped by the constant `shape` (an initializer).
+    nodes.push(NodeProto {
+        op_type: Some("Reshape".into()),
+        input: ["v300".into(), "shape".into()].into_iter().collect(),
+        output: ["flat".into()].into_iter().collect(),
+        ..NodeProto::default()
+    });
+    let mut initializer: Vec<TensorProto> = (0..200)
+        .map(|i| TensorProto {
+            name: Some(format!("w{i}")),
+            data_type: Some(1),
+            dims: vec![i % 5, 3],
+            raw_data: Some(vec![0u8; (i % 5) as usize * 12].into()),
+            ..TensorProto::default()
+        })
+        .collect();
+    initializer.push(TensorProto {
+        name: Some("shape".into()),
+        data_type: Some(7),
+        dims: vec![2],
+        raw_data: Some(
+            [6i64, 4]
+                .iter()
+                .flat_map(|v| v.to_le_bytes())
+                .collect::<Vec<u8>>()
+                .into(),
+        ),
+        ..TensorProto::default()
+    });
+    // An initializer that contradicts its declaration: a finding.
+    initializer.push(TensorProto {
+        name: Some("w_declared".into()),
+        data_type: Some(7),
+        dims: vec![5],
+        int64_data: vec![1, 2, 3, 4, 5],
+        ..TensorProto::default()
+    });
+    let graph = GraphProto {
+        name: Some("g".into()),
+        node: nodes,
+        input: vec![typed("v0", 1, &[2, 3, 4])],
+        output: vec![ValueInfoProto {
+            name: Some("flat".into()),
+            ..ValueInfoProto::default()
+        }],
+        value_info: vec![typed("w_declared", 1, &[5])],
+        initializer,
+        ..GraphProto::default()
+    };
+    let mut graph_bytes = graph.encode_to_vec();
+    // Tensors of the encodings prost does not write (field 5: initializer).
+    // dims unpacked, then a packed run: [2, 3, 7]
+    let mut unpacked = varint(1, 2);
+    unpacked.extend(varint(1, 3));
+    unpacked.extend(ld(1, &[7]));
+    unpacked.extend(ld(8, b"odd_dims"));
+    unpacked.extend(varint(2, 1));
+    graph_bytes.extend(ld(5, &unpacked));
+    // A name and a type given twice (the later kept), the type negative.
+    let mut twice = ld(8, b"first");
+    twice.extend(varint(2, 7));
+    twice.extend(ld(1, &[4]));
+    twice.extend(ld(8, b"second"));
+    twice.extend(varint(2, (-3i64) as u64));
+    graph_bytes.extend(ld(5, &twice));
+    // No type, no dims, no name.
+    graph_bytes.extend(ld(5, &ld(9, &[1, 2, 3, 4])));
+    let header = ModelProto {
+        ir_version: Some(10),
+        opset_import: vec![OperatorSetIdProto {
+            domain: Some(String::new()),
+            version: Some(21),
+        }],
+        ..ModelProto::default()
+    };
+    let mut bytes = header.encode_to_vec();
+    bytes.extend(ld(7, &graph_bytes));
+    same_as_eager(&bytes);
+    let options = DecodeOptions::default();
+    let eager = decode::<ModelProto>(Bytes::copy_from_slice(&bytes), &options).expect("eager");
+    let lazy = decode_lazy(Bytes::copy_from_slice(&bytes), &options).expect("lazy");
+    let list = &lazy.lists.initializer;
+    let decoded = &eager.graph.as_ref().expect("graph").initializer;
+    assert_eq!(list.len(), decoded.len());
+    for (i, t) in decoded.iter().enumerate() {
+        let h = list.header(i).expect("a header read from the bytes");
+        assert_eq!(
+            (h.name, h.data_type, h.dims.to_vec()),
+            (t.name(), t.data_type, t.dims.clone()),
+            "initializer {i}"
+        );
+    }
+    assert_eq!(list.header(decoded.len() - 2).expect("h").name, "second");
+    // Inference reads no tensor but the one whose value it needs.
+    let plain = InferOptions::default();
+    let (written, lists, inference, _) =
+        infer_shapes_lazy(&lazy.model, &lazy.lists, &plain).expect("infer");
+    let touched = (0..list.len())
+        .filter(|&i| list.cached(i).is_some())
+        .count();
+    assert!(touched <= 64, "{touched} initializers decoded");
+    assert!(list.cached(200).is_some(), "the shape constant was read");
+    let (want, want_inference, _) = infer_shapes(eager.clone(), &plain);
+    let show = |ds: &[onnxfast_core::diag::Diagnostic]| -> Vec<String> {
+        ds.iter()
+            .map(|d| format!("{} {} {}", d.code, d.location, d.message))
+            .collect()
+    };
+    assert_eq!(
+        show(&inference.diagnostics),
+        show(&want_inference.diagnostics)
+    );
+    assert!(
+        show(&inference.diagnostics)
+            .iter()
+            .any(|d| d.contains("w_declared")),
+        "{:?}",
+        show(&inference.diagnostics)
+    );
+    let mut got = written;
+    if let Some(lists) = lists {
+        got = lists.whole_model(&got).expect("whole");
+    }
+    assert_eq!(got.encode_to_vec(), want.encode_to_vec());
+    let flat = got
+        .graph
+        .as_ref()
+        .and_then(|g| g.output.first())
+        .and_then(|o| o.r#type.as_ref())
+        .and_then(|t| match &t.value {
+            Some(type_proto::Value::TensorType(t)) => t.shape.as_ref(),
+            _ => None,
+        })
+        .map(|s| s.dim.iter().map(|d| d.value.clone()).collect::<Vec<_>>());
+    assert_eq!(
+        flat,
+        Some(vec![Some(Value::DimValue(6)), Some(Value::DimValue(4))])
+    );
+}

@@ -245,10 +245,12 @@ pub fn check_lazy(
     if !options.full {
         return Ok(structural(model, options, main)?.into_report());
     }
-    // Inference needs every element at once: they are decoded and kept by
-    // the lists (as if touched; within the load's budget), not copied into
-    // a graph, so a loaded model's next full check finds them there. The
-    // structural checks read the kept elements beside inference.
+    // Inference needs every node at once: nodes are decoded and kept by
+    // the list (as if touched; within the load's budget), not copied into a
+    // graph, so a loaded model's next full check finds them there; it reads
+    // value_info entries and initializers from their bytes (a tensor is
+    // decoded only for its value). The structural checks read the kept
+    // nodes beside inference, and decode initializers a run at a time.
     if let Some(g) = &model.graph {
         crate::ir::view::GraphView::kept(g, lists)?;
         // Nodes too, before both start (inference alone decodes them

@@ -1169,3 +1169,67 @@ impl LazyList<TensorProto> {
         Ok(name)
     }
 }
+
+/// What inference reads of an initializer: its name, element type and
+/// dims, read from the source bytes by [`LazyList::header`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct TensorHeader<'a> {
+    /// "" when absent.
+    pub name: &'a str,
+    /// `None` when absent.
+    pub data_type: Option<i32>,
+    pub dims: smallvec::SmallVec<[i64; 4]>,
+}
+
+impl LazyList<TensorProto> {
+    /// Tensor `i`'s name, element type and dims, read from the source as
+    /// the decoder would read them (the last name and type win; dims
+    /// packed or not, in any number of runs, are appended in order)
+    /// without decoding the tensor. `None` for an edited list, or where
+    /// the bytes are not what the decoder reads as such (a field of the
+    /// wrong wire type): decode the tensor then.
+    pub fn header(&self, i: usize) -> Option<TensorHeader<'_>> {
+        use super::varint::read;
+        use fields::tensor_proto as F;
+        if self.edit.is_some() {
+            return None;
+        }
+        let (offset, body) = self.body(i).ok()?;
+        let mut header = TensorHeader {
+            name: "",
+            data_type: None,
+            dims: smallvec::SmallVec::new(),
+        };
+        let end = body.len();
+        let mut pos = 0;
+        while pos < end {
+            let at = next_field(body, &mut pos, end).ok()?;
+            match (at.tag, at.wire) {
+                (F::NAME, wire_type::LEN) => {
+                    header.name = text(body.get(at.start..at.start + at.len)?).ok()?;
+                    pos = at.start + at.len;
+                }
+                // An int32 field: the low 32 bits of the varint, as prost
+                // reads it.
+                (F::DATA_TYPE, wire_type::VARINT) => {
+                    header.data_type = Some(read(body, &mut pos, end).ok()? as i32);
+                }
+                (F::DIMS, wire_type::VARINT) => {
+                    header.dims.push(read(body, &mut pos, end).ok()? as i64);
+                }
+                (F::DIMS, wire_type::LEN) => {
+                    let stop = at.start + at.len;
+                    while pos < stop {
+                        header.dims.push(read(body, &mut pos, stop).ok()? as i64);
+                    }
+                }
+                (F::NAME | F::DATA_TYPE | F::DIMS, _) => return None,
+                (_, wire_type::LEN) => pos = at.start + at.len,
+                (_, wire_type::START_GROUP) => skip_group(body, &mut pos, end, at.tag).ok()?,
+                (_, wire) => skip_scalar(body, &mut pos, end, wire).ok()?,
+            }
+        }
+        self.release_after_read(offset, body.len());
+        Some(header)
+    }
+}

@@ -336,7 +336,7 @@ fn plan_main(
     for vi in graph.input.iter_mut().chain(graph.output.iter_mut()) {
         vi.r#type.get_or_insert_with(TypeProto::default);
     }
-    let aside = main.initializer.iter().map(|t| t.name()).chain(
+    let aside = main.initializer_names().chain(
         main.sparse_initializer
             .iter()
             .filter_map(|s| s.values.as_ref().map(|v| v.name())),

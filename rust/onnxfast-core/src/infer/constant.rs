@@ -4,6 +4,7 @@
 //! scalar ([`MAX_CONST_ELEMS`]): no other weight is touched.
 
 use crate::external::{is_external, ExternalStore};
+use crate::ir::view::TensorRef;
 use crate::proto::TensorProto;
 use crate::tensor::{self, Source};
 
@@ -15,8 +16,9 @@ pub const MAX_CONST_ELEMS: usize = 1 << 16;
 /// A constant value known to inference.
 #[derive(Debug, Clone)]
 pub enum Const<'m> {
-    /// An initializer, or a Constant node's `value`.
-    Tensor(&'m TensorProto),
+    /// An initializer (of a decode-on-touch list: decoded when its value
+    /// is read), or a Constant node's `value`.
+    Tensor(TensorRef<'m>),
     /// A Constant node's `value_int` (scalar) / `value_ints` (1-D).
     Ints { values: Vec<i64>, scalar: bool },
     /// A Constant node's `value_float` / `value_floats`.
@@ -30,11 +32,26 @@ pub enum Const<'m> {
     },
 }
 
-impl Const<'_> {
+impl<'m> Const<'m> {
+    /// The tensor of an initializer or a Constant's `value` (decoded now if
+    /// it was not); `None` for the other constants, or a tensor that cannot
+    /// be decoded (reported after inference, see `GraphView::read_nodes`).
+    pub fn tensor(&self) -> Option<&'m TensorProto> {
+        match self {
+            Const::Tensor(t) => t.get().ok(),
+            _ => None,
+        }
+    }
+
+    /// False only for a tensor without a `data_type` field.
+    pub fn has_data_type(&self) -> bool {
+        self.tensor().is_none_or(|t| t.data_type.is_some())
+    }
+
     /// The constant's dims.
     pub fn dims(&self) -> Vec<i64> {
         match self {
-            Const::Tensor(t) => t.dims.clone(),
+            Const::Tensor(_) => self.tensor().map(|t| t.dims.clone()).unwrap_or_default(),
             Const::Ints { values, scalar } => dims_of(values.len(), *scalar),
             Const::Floats { values, scalar } => dims_of(values.len(), *scalar),
             Const::Computed { values, scalar, .. } => dims_of(values.len(), *scalar),
@@ -44,7 +61,7 @@ impl Const<'_> {
     /// The constant's element type code.
     pub fn elem(&self) -> i32 {
         match self {
-            Const::Tensor(t) => t.data_type(),
+            Const::Tensor(_) => self.tensor().map_or(0, TensorProto::data_type),
             Const::Ints { .. } => 7,
             Const::Floats { .. } => 1,
             Const::Computed { elem, .. } => *elem,
@@ -99,7 +116,7 @@ pub fn ints(c: &Const<'_>, store: Option<&ExternalStore>) -> Result<Vec<i64>, St
     let t = match c {
         Const::Ints { values, .. } | Const::Computed { values, .. } => return Ok(values.clone()),
         Const::Floats { .. } => return Err("it holds floats, not integers".into()),
-        Const::Tensor(t) => *t,
+        Const::Tensor(t) => t.get().map_err(|e| e.to_string())?,
     };
     if is_external(t) && store.is_none() {
         return Err("its data is external and the model's folder is not known".into());
@@ -140,7 +157,7 @@ pub fn floats(c: &Const<'_>, store: Option<&ExternalStore>) -> Result<Vec<f64>, 
             return Ok(values.iter().map(|&v| v as f64).collect())
         }
         Const::Floats { values, .. } => return Ok(values.iter().map(|&v| f64::from(v)).collect()),
-        Const::Tensor(t) => *t,
+        Const::Tensor(t) => t.get().map_err(|e| e.to_string())?,
     };
     match t.data_type() {
         1 => {

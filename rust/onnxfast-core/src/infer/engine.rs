@@ -27,8 +27,8 @@ use crate::diag::codes::{self, Code};
 use crate::diag::{Diagnostic, Location, Severity, Step};
 use crate::external::ExternalStore;
 use crate::ir::types::{Dim, Dims, Symbols, Type};
-use crate::ir::view::{same_declared, Declared, DeclaredType, GraphView};
-use crate::names::{Name, NameMap, NameSet, NameTable, PROBE_AHEAD};
+use crate::ir::view::{same_declared, DeclaredType, GraphView, TensorRef};
+use crate::names::{Lookahead, Name, NameMap, NameSet, NameTable, PROBE_AHEAD};
 use crate::opset::{OpSchema, ParamOption, SchemaRegistry};
 use crate::proto::attribute_proto::AttributeType;
 use crate::proto::{
@@ -816,13 +816,10 @@ impl<'m> Engine<'m> {
         // for the same names). A lazily loaded graph's entries are read
         // from their bytes, not decoded.
         let mut last: Option<(DeclaredType<'m>, u32)> = None;
-        let mut declared = g.declarations();
-        let mut window: std::collections::VecDeque<Declared<'m>> =
-            declared.by_ref().take(PROBE_AHEAD).collect();
-        while let Some(d) = window.pop_front() {
-            if let Some(ahead) = declared.next() {
+        let mut declared = Lookahead::new(g.declarations());
+        while let Some((d, ahead)) = declared.next_ahead() {
+            if let Some(ahead) = ahead {
                 run.values.prefetch(ahead.name);
-                window.push_back(ahead);
             }
             if let Some((previous, ty)) = last {
                 if same_declared(previous, d.ty) {
@@ -866,10 +863,16 @@ impl<'m> Engine<'m> {
 
     /// Initializers, then nodes.
     fn run_graph(&mut self, run: &mut Run<'m, '_>, g: GraphView<'m>) {
-        for (i, t) in g.initializer.iter().enumerate() {
-            let ty = Type::tensor_of(t.data_type(), &t.dims);
-            self.initializer(run, t.name(), ty, &item("initializer", i, t.name()));
-            run.set_const(t.name(), Const::Tensor(t));
+        // A lazily loaded graph's initializers are read from their bytes,
+        // and decoded only if a rule reads one's value.
+        let mut initializers = Lookahead::new(g.initializers());
+        while let Some((t, ahead)) = initializers.next_ahead() {
+            if let Some(ahead) = ahead {
+                run.values.prefetch(ahead.name);
+            }
+            let ty = Type::tensor_of(t.data_type.unwrap_or(0), &t.dims);
+            self.initializer(run, t.name, ty, &item("initializer", t.index, t.name));
+            run.set_const(t.name, Const::Tensor(t.tensor));
         }
         for (i, s) in g.sparse_initializer.iter().enumerate() {
             let Some(values) = &s.values else {
@@ -895,8 +898,8 @@ impl<'m> Engine<'m> {
             // The table's probes for a node a few ahead start now: most
             // outputs are new names, at random places of a large table.
             if let Some(ahead) = g.node.get(i + PROBE_AHEAD) {
-                for o in &ahead.output {
-                    run.values.prefetch(o);
+                for name in ahead.input.iter().chain(&ahead.output) {
+                    run.values.prefetch(name);
                 }
             }
             let start = run.capture.as_ref().map_or(0, |c| c.ty.len());
@@ -1495,7 +1498,9 @@ impl<'m> Engine<'m> {
         for (name, a) in bind_attrs(node, run.bindings()).iter() {
             let kind = a.r#type.and_then(|t| AttributeType::try_from(t).ok());
             let value = match (name, kind) {
-                ("value", Some(AttributeType::Tensor)) => a.t.as_deref().map(Const::Tensor),
+                ("value", Some(AttributeType::Tensor)) => {
+                    a.t.as_deref().map(|t| Const::Tensor(TensorRef::Decoded(t)))
+                }
                 ("value", _) => None,
                 (_, Some(AttributeType::Ints)) => Some(Const::Ints {
                     values: a.ints.clone(),

@@ -5,7 +5,7 @@
 use std::borrow::Cow;
 use std::ops::Deref;
 
-use crate::decode::lazy::{GraphLists, LazyList, ListElement};
+use crate::decode::lazy::{GraphLists, LazyList, ListElement, TensorHeader};
 use crate::error::DecodeError;
 use crate::proto::{
     GraphProto, NodeProto, SparseTensorProto, TensorProto, TypeProto, ValueInfoProto,
@@ -44,6 +44,15 @@ impl<'a, T: ListElement> Seq<'a, T> {
         match *self {
             Seq::Slice(s) => s.get(i),
             Seq::Kept(l) => l.get(i).ok(),
+        }
+    }
+
+    /// A failure met decoding an element of a decode-on-touch list on read
+    /// (readers that skip an undecodable element report it after).
+    pub fn failure(&self) -> Option<DecodeError> {
+        match *self {
+            Seq::Slice(_) => None,
+            Seq::Kept(l) => crate::decode::lazy::decode_failure(l),
         }
     }
 
@@ -92,14 +101,15 @@ impl<'a> GraphView<'a> {
     }
 
     /// `graph` (a lazily loaded model's main graph, its lists empty) with
-    /// `lists`: initializers decoded now (in parallel) and kept by the
-    /// lists; nodes decoded as they are read, or ahead of the reader by
-    /// [`GraphView::read_nodes`]; value_info entries read from their bytes
-    /// by [`GraphView::declarations`], or decoded when read as messages.
-    /// Elements that cannot be decoded end [`Seq::iter`]:
-    /// [`GraphView::read_nodes`] reports them after reading.
+    /// `lists`: sparse initializers decoded now and kept by the lists;
+    /// nodes decoded as they are read, or ahead of the reader by
+    /// [`GraphView::read_nodes`]; value_info entries and initializers read
+    /// from their bytes by [`GraphView::declarations`] and
+    /// [`GraphView::initializers`] (an initializer decoded only when its
+    /// value is read), or decoded when read as messages. Elements that
+    /// cannot be decoded end [`Seq::iter`]: [`GraphView::read_nodes`]
+    /// reports them after reading.
     pub fn kept(graph: &'a GraphProto, lists: &'a GraphLists) -> Result<Self, DecodeError> {
-        lists.initializer.keep_all()?;
         lists.sparse_initializer.keep_all()?;
         Ok(GraphView {
             graph,
@@ -122,10 +132,12 @@ impl GraphView<'_> {
                 let next = std::sync::atomic::AtomicUsize::new(0);
                 let ((), r) = rayon::join(|| list.decode_ahead(&next), read);
                 list.keep_all()?;
-                if let Seq::Kept(declared) = self.value_info {
-                    if let Some(e) = crate::decode::lazy::decode_failure(declared) {
-                        return Err(e);
-                    }
+                if let Some(e) = self
+                    .value_info
+                    .failure()
+                    .or_else(|| self.initializer.failure())
+                {
+                    return Err(e);
                 }
                 Ok(r)
             }
@@ -227,6 +239,95 @@ impl<'a> GraphView<'a> {
                     None => l.get(i).ok().map(|vi| Declared::of(i, vi)),
                 })
             }))
+    }
+}
+
+/// An initializer as inference reads it: name, element type and dims
+/// (of a decode-on-touch list: read from the bytes), and the tensor,
+/// decoded when its value is read.
+#[derive(Clone, Debug)]
+pub struct Initializer<'a> {
+    /// Position in the list.
+    pub index: usize,
+    pub name: &'a str,
+    /// `None` when the tensor has no `data_type` field.
+    pub data_type: Option<i32>,
+    pub dims: smallvec::SmallVec<[i64; 4]>,
+    pub tensor: TensorRef<'a>,
+}
+
+/// A tensor decoded, or an element of a decode-on-touch list decoded
+/// (and kept by the list) when first read.
+#[derive(Clone, Copy, Debug)]
+pub enum TensorRef<'a> {
+    Decoded(&'a TensorProto),
+    Listed(&'a LazyList<TensorProto>, usize),
+}
+
+impl<'a> TensorRef<'a> {
+    /// The tensor (decoded now if it was not).
+    pub fn get(self) -> Result<&'a TensorProto, DecodeError> {
+        match self {
+            TensorRef::Decoded(t) => Ok(t),
+            TensorRef::Listed(list, i) => list.get(i),
+        }
+    }
+}
+
+impl<'a> Initializer<'a> {
+    fn of(index: usize, t: &'a TensorProto) -> Self {
+        Initializer {
+            index,
+            name: t.name(),
+            data_type: t.data_type,
+            dims: t.dims.iter().copied().collect(),
+            tensor: TensorRef::Decoded(t),
+        }
+    }
+
+    fn read(index: usize, header: TensorHeader<'a>, list: &'a LazyList<TensorProto>) -> Self {
+        Initializer {
+            index,
+            name: header.name,
+            data_type: header.data_type,
+            dims: header.dims,
+            tensor: TensorRef::Listed(list, index),
+        }
+    }
+}
+
+impl<'a> GraphView<'a> {
+    /// The initializers in order. A decode-on-touch list's tensors are
+    /// read from their bytes (nothing is decoded or kept); one the bytes
+    /// alone cannot give is decoded, and one that cannot be decoded is
+    /// skipped ([`GraphView::read_nodes`] reports it).
+    pub fn initializers(&self) -> impl Iterator<Item = Initializer<'a>> + 'a {
+        let (slice, kept) = match self.initializer {
+            Seq::Slice(s) => (Some(s), None),
+            Seq::Kept(l) => (None, Some(l)),
+        };
+        let listed = slice.into_iter().flatten().enumerate();
+        listed
+            .map(|(i, t)| Initializer::of(i, t))
+            .chain(kept.into_iter().flat_map(move |l| {
+                (0..l.len()).filter_map(move |i| match l.header(i) {
+                    Some(header) => Some(Initializer::read(i, header, l)),
+                    None => l.get(i).ok().map(|t| Initializer::of(i, t)),
+                })
+            }))
+    }
+
+    /// The initializers' names in order ("" for one without); of a
+    /// decode-on-touch list, read from the list's name table (nothing is
+    /// decoded).
+    pub fn initializer_names(&self) -> Box<dyn Iterator<Item = &'a str> + 'a> {
+        match self.initializer {
+            Seq::Kept(l) => match l.name_table() {
+                Ok(names) => Box::new(names.iter().map(Option::unwrap_or_default)),
+                Err(_) => Box::new(self.initializers().map(|t| t.name)),
+            },
+            Seq::Slice(s) => Box::new(s.iter().map(|t| t.name())),
+        }
     }
 }
 

@@ -31,6 +31,35 @@ const MIN_SLOTS: usize = 8;
 /// (a node's rules take ~200 ns), near enough to stay in the caches.
 pub(crate) const PROBE_AHEAD: usize = 4;
 
+/// Items in order, each handed out with the one [`PROBE_AHEAD`] places
+/// after it, whose probes the caller starts then (the reader of a long list
+/// of names inserted into, or looked up in, a table too large for the
+/// caches).
+pub(crate) struct Lookahead<I: Iterator> {
+    items: I,
+    window: std::collections::VecDeque<I::Item>,
+}
+
+impl<I: Iterator> Lookahead<I> {
+    pub(crate) fn new(mut items: I) -> Self {
+        let window = items.by_ref().take(PROBE_AHEAD).collect();
+        Lookahead { items, window }
+    }
+
+    /// The next item, and the item [`PROBE_AHEAD`] places after it.
+    pub(crate) fn next_ahead(&mut self) -> Option<(I::Item, Option<&I::Item>)> {
+        let item = self.window.pop_front()?;
+        let ahead = match self.items.next() {
+            Some(later) => {
+                self.window.push_back(later);
+                self.window.back()
+            }
+            None => None,
+        };
+        Some((item, ahead))
+    }
+}
+
 /// Names (borrowed from the model) to values, with [`NameTable::prefetch`].
 #[derive(Clone)]
 pub(crate) struct NameTable<'a, V> {

@@ -9,7 +9,6 @@
 use super::controlflow::{has_shape, infer_subgraph, tensor_dims, tensor_elem, union_shape_into};
 use super::{onnx, Entry};
 use crate::diag::codes;
-use crate::infer::constant::Const;
 use crate::infer::context::{defect, At, InferResult, NodeCtx};
 use crate::infer::util::{bad_attr, bad_const};
 use crate::ir::types::{elem_name, Dim, Dims, TensorType, Type};
@@ -186,10 +185,8 @@ fn split_chunk(ctx: &mut NodeCtx<'_, '_>, split_dim: Dim) -> InferResult<Option<
     let Some(c) = ctx.constant(1) else {
         return Ok(None);
     };
-    if let Const::Tensor(t) = c {
-        if t.data_type.is_none() {
-            return Ok(None);
-        }
+    if !c.has_data_type() {
+        return Ok(None);
     }
     if !matches!(c.elem(), 6 | 7) {
         return Err(bad_const(

@@ -119,10 +119,7 @@ fn const_f32(ctx: &mut NodeCtx<'_, '_>, i: usize, what: &str) -> InferResult<Opt
 
 /// True unless constant input `i` is a tensor without a `data_type` field.
 fn const_has_data_type(ctx: &NodeCtx<'_, '_>, i: usize) -> bool {
-    match constant(ctx, i) {
-        Some(Const::Tensor(t)) => t.data_type.is_some(),
-        _ => true,
-    }
+    constant(ctx, i).is_none_or(Const::has_data_type)
 }
 
 /// A shape given as input `i` (onnx's `getShapeInput`).
