@@ -18,9 +18,10 @@ use prost_types::{
 type BuildResult<T> = Result<T, Box<dyn std::error::Error>>;
 
 /// Large optional messages most values leave out are boxed, so the common
-/// case pays a pointer instead of their whole struct: an AttributeProto
-/// takes ~300 bytes instead of ~1.7 KB, a sparse tensor ~60 instead of ~700.
-/// (Also the memory projection's view: a boxed field allocates its struct.)
+/// case pays a pointer instead of their whole struct: a sparse tensor ~60
+/// bytes instead of ~700 (the hand-written AttributeProto keeps its four
+/// messages boxed inside its extras the same way). (Also the memory
+/// projection's view: a boxed field allocates its struct.)
 const BOXED: &[&str] = &[
     ".onnx.AttributeProto.t",
     ".onnx.AttributeProto.g",
@@ -35,12 +36,55 @@ const BOXED: &[&str] = &[
 /// inputs and outputs `SmallVec`s keeping 2 and 1 names inline, and fields
 /// 6, 8, 9 and 10 live in one `Box<NodeExtras>` allocated on first use.
 const NODE_SPILL: &[(&str, u8)] = &[("input", 2), ("output", 1)];
-const NODE_EXTRAS: &[&str] = &[
-    "doc_string",
-    "overload",
-    "metadata_props",
-    "device_configurations",
+
+/// The messages written by hand (src/proto/node.rs, attribute.rs): their
+/// strings are `Str`s, and the fields listed live in one boxed struct
+/// (`NodeExtras`, `AttributeExtras`) allocated on first use, read through
+/// accessor methods of the field's name (`doc_string_opt()` for a string,
+/// `g()` for a message, `tensors()` for a list).
+const HAND_WRITTEN: &[(&str, &str, &[&str])] = &[
+    (
+        "NodeProto",
+        "NodeExtras",
+        &[
+            "doc_string",
+            "overload",
+            "metadata_props",
+            "device_configurations",
+        ],
+    ),
+    (
+        "AttributeProto",
+        "AttributeExtras",
+        &[
+            "ref_attr_name",
+            "doc_string",
+            "t",
+            "g",
+            "sparse_tensor",
+            "tp",
+            "strings",
+            "tensors",
+            "graphs",
+            "sparse_tensors",
+            "type_protos",
+        ],
+    ),
 ];
+
+/// Whether `message` is written by hand (its strings are `Str`s).
+fn hand_written(message: &str) -> bool {
+    HAND_WRITTEN.iter().any(|(m, _, _)| *m == message)
+}
+
+/// The struct holding field `field` of `message` out of line, if it is
+/// one of a hand-written message's rare fields.
+fn out_of_line(message: &str, field: &str) -> Option<&'static str> {
+    HAND_WRITTEN
+        .iter()
+        .find(|(m, _, fields)| *m == message && fields.contains(&field))
+        .map(|(_, extras, _)| *extras)
+}
 
 /// The main graph's lists a lazily loaded model decodes on touch (the
 /// fields of `decode::lazy::GraphLists`, which the binding's getters name:
@@ -77,9 +121,11 @@ fn main() -> BuildResult<()> {
         // Every bytes field (raw_data, s, strings, string_data, string_keys)
         // becomes a `bytes::Bytes` slice of the source buffer: no copies.
         .bytes(["."])
-        // NodeProto is written by hand (src/proto/node.rs): its strings are
-        // small-string-optimised, so most names take no heap allocation.
+        // NodeProto and AttributeProto are written by hand (src/proto/node.rs,
+        // attribute.rs): their strings are small-string-optimised, so most
+        // names take no heap allocation, and their rare fields live apart.
         .extern_path(".onnx.NodeProto", "crate::proto::NodeProto")
+        .extern_path(".onnx.AttributeProto", "crate::proto::AttributeProto")
         .compile_fds(fds)?;
     Ok(())
 }
@@ -179,7 +225,7 @@ fn write_schema(fds: &FileDescriptorSet) -> BuildResult<()> {
     for (full, _, desc) in &all {
         let mut fields = Vec::new();
         let mut slots: Vec<SlotDecl> = Vec::new();
-        let is_node = full == "NodeProto";
+        let is_hand = hand_written(full);
         let mut extras_slot = None;
         for f in &desc.field {
             let kind = match f.r#type() {
@@ -208,7 +254,7 @@ fn write_schema(fds: &FileDescriptorSet) -> BuildResult<()> {
                 Type::Uint64 => "u64".to_string(),
                 Type::Float => "f32".to_string(),
                 Type::Double => "f64".to_string(),
-                Type::String if is_node => "crate::proto::Str".to_string(),
+                Type::String if is_hand => "crate::proto::Str".to_string(),
                 Type::String => "::std::string::String".to_string(),
                 Type::Bytes => "::bytes::Bytes".to_string(),
                 _ => {
@@ -219,7 +265,7 @@ fn write_schema(fds: &FileDescriptorSet) -> BuildResult<()> {
                 }
             };
             let text = match f.r#type() {
-                Type::String if is_node => "Text::Compact",
+                Type::String if is_hand => "Text::Compact",
                 Type::String => "Text::String",
                 _ => "Text::None",
             };
@@ -228,7 +274,7 @@ fn write_schema(fds: &FileDescriptorSet) -> BuildResult<()> {
             if repeated {
                 let spill = NODE_SPILL
                     .iter()
-                    .find(|(name, _)| is_node && *name == f.name());
+                    .find(|(name, _)| full == "NodeProto" && *name == f.name());
                 let ctor = match spill {
                     Some((_, inline)) => format!("Slot::spill({inline}, "),
                     None => "Slot::vec(".to_string(),
@@ -239,12 +285,9 @@ fn write_schema(fds: &FileDescriptorSet) -> BuildResult<()> {
                 field_slots.push(slots.len());
                 slots.push(("Slot::once(".to_string(), elem));
             }
-            if is_node && NODE_EXTRAS.contains(&f.name()) {
+            if let Some(extras) = out_of_line(full, f.name()) {
                 let slot = *extras_slot.get_or_insert_with(|| {
-                    slots.push((
-                        "Slot::once(".to_string(),
-                        "crate::proto::NodeExtras".to_string(),
-                    ));
+                    slots.push(("Slot::once(".to_string(), format!("crate::proto::{extras}")));
                     slots.len() - 1
                 });
                 field_slots.push(slot);
@@ -375,7 +418,6 @@ fn write_presence(fds: &FileDescriptorSet) -> BuildResult<()> {
     let all = all_messages(fds);
     let mut src = String::from(GENERATED);
     for (full, rust_path, desc) in &all {
-        let is_node = full == "NodeProto";
         let module = full.split('.').map(snake).collect::<Vec<_>>().join("::");
         let mut arms = String::new();
         for f in &desc.field {
@@ -398,8 +440,11 @@ fn write_presence(fds: &FileDescriptorSet) -> BuildResult<()> {
                     camel(oneof),
                     camel(f.name())
                 )
-            } else if is_node && NODE_EXTRAS.contains(&f.name()) {
-                format!("self.{}_opt().is_some()", f.name())
+            } else if out_of_line(full, f.name()).is_some() {
+                match f.r#type() {
+                    Type::Message => format!("self.{}().is_some()", f.name()),
+                    _ => format!("self.{}_opt().is_some()", f.name()),
+                }
             } else if f.r#type() == Type::Enum {
                 format!(
                     "self.{ident}.is_some_and(|v| {}::try_from(v).is_ok())",
@@ -481,7 +526,6 @@ fn write_field_table(fds: &FileDescriptorSet) -> BuildResult<()> {
          #[macro_export]\nmacro_rules! onnx_fields {\n",
     );
     for (full, _, desc) in &all {
-        let is_node = full == "NodeProto";
         let is_graph = full == "GraphProto";
         let module = full.split('.').map(snake).collect::<Vec<_>>().join("::");
         let mut cat: BTreeMap<&str, Vec<String>> = BTreeMap::new();
@@ -522,12 +566,19 @@ fn write_field_table(fds: &FileDescriptorSet) -> BuildResult<()> {
                 continue;
             }
             let repeated = f.label() == Label::Repeated;
+            let apart = out_of_line(full, f.name()).is_some();
             let (category, entry) = match (repeated, t) {
                 (true, Type::Message) if is_graph && GRAPH_LISTS.contains(&f.name()) => {
                     ("graph_lists", id)
                 }
-                (true, Type::Message) if is_node && NODE_EXTRAS.contains(&f.name()) => {
-                    ("method_lists", id)
+                (true, Type::Message) if apart => ("method_lists", id),
+                (true, Type::Bytes) if apart => ("method_bytes_lists", id),
+                (false, Type::Message) if apart => (
+                    "method_messages",
+                    format!("{id}: ({})", proto_path(f.type_name())),
+                ),
+                (_, Type::Message | Type::Bytes) if apart => {
+                    return Err(format!("no accessor category for {full}.{}", f.name()).into())
                 }
                 (true, Type::Message) => ("lists", id),
                 (true, Type::String) => ("str_lists", id),
@@ -557,8 +608,10 @@ fn write_field_table(fds: &FileDescriptorSet) -> BuildResult<()> {
             "num_lists",
             "bytes_lists",
             "messages",
+            "method_messages",
             "lists",
             "method_lists",
+            "method_bytes_lists",
             "graph_lists",
             "oneof_scalars",
             "oneof_strs",

@@ -267,12 +267,14 @@ fn nested_if(depth: usize) -> GraphProto {
             ("else_branch", leaf(&format!("e{level}"))),
         ];
         for (branch, g) in branches {
-            n.attribute.push(AttributeProto {
-                name: Some(branch.into()),
-                r#type: Some(AttributeType::Graph as i32),
-                g: Some(Box::new(g)),
-                ..AttributeProto::default()
-            });
+            n.attribute.push(
+                AttributeProto {
+                    name: Some(branch.into()),
+                    r#type: Some(AttributeType::Graph as i32),
+                    ..AttributeProto::default()
+                }
+                .with_extras(|e| e.g = Some(Box::new(g))),
+            );
         }
         inner = GraphProto {
             name: Some(format!("level{level}")),

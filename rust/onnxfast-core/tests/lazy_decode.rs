@@ -222,15 +222,19 @@ fn the_streaming_check_reports_what_the_eager_one_does() {
         checks_as_eager(&model(broken, 10).encode_to_vec());
         // A subgraph, or a sparse initializer: the exact walk.
         let mut sub = g.clone();
-        sub.node[1].attribute.push(AttributeProto {
-            name: Some("body".into()),
-            r#type: Some(5),
-            g: Some(Box::new(GraphProto {
-                name: Some("inner".into()),
-                ..GraphProto::default()
-            })),
-            ..AttributeProto::default()
-        });
+        sub.node[1].attribute.push(
+            AttributeProto {
+                name: Some("body".into()),
+                r#type: Some(5),
+                ..AttributeProto::default()
+            }
+            .with_extras(|e| {
+                e.g = Some(Box::new(GraphProto {
+                    name: Some("inner".into()),
+                    ..GraphProto::default()
+                }))
+            }),
+        );
         checks_as_eager(&model(sub, 10).encode_to_vec());
         let mut sparse = g;
         sparse
@@ -337,17 +341,21 @@ fn node_views_stand_for_decoded_nodes() {
     use onnxfast_core::proto::{
         AttributeProto, NodeExtras, NodeFields, OperatorSetIdProto, StringStringEntryProto,
     };
-    let tensor_attribute = |bytes: usize| AttributeProto {
-        name: Some("value".into()),
-        r#type: Some(4),
-        t: Some(Box::new(TensorProto {
-            data_type: Some(1),
-            // Four floats declared: a defect unless `bytes` is 16.
-            dims: vec![4],
-            raw_data: Some(Bytes::from(vec![7u8; bytes])),
-            ..TensorProto::default()
-        })),
-        ..AttributeProto::default()
+    let tensor_attribute = |bytes: usize| {
+        AttributeProto {
+            name: Some("value".into()),
+            r#type: Some(4),
+            ..AttributeProto::default()
+        }
+        .with_extras(|e| {
+            e.t = Some(Box::new(TensorProto {
+                data_type: Some(1),
+                // Four floats declared: a defect unless `bytes` is 16.
+                dims: vec![4],
+                raw_data: Some(Bytes::from(vec![7u8; bytes])),
+                ..TensorProto::default()
+            }))
+        })
     };
     let mut g = GraphProto {
         name: Some("g".into()),

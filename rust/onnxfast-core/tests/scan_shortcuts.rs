@@ -96,19 +96,24 @@ fn attribute(i: usize) -> AttributeProto {
         2 => AttributeProto {
             name: Some("value".into()),
             r#type: Some(AttributeType::Tensor as i32),
-            t: Some(Box::new(TensorProto {
+            ..AttributeProto::default()
+        }
+        .with_extras(|e| {
+            e.t = Some(Box::new(TensorProto {
                 data_type: Some(1),
                 dims: vec![512],
                 raw_data: Some(Bytes::from(vec![7u8; 2048])),
                 ..TensorProto::default()
-            })),
-            ..AttributeProto::default()
-        },
+            }))
+        }),
         // A subgraph with its own node, attribute and types.
         3 => AttributeProto {
             name: Some("body".into()),
             r#type: Some(AttributeType::Graph as i32),
-            g: Some(Box::new(GraphProto {
+            ..AttributeProto::default()
+        }
+        .with_extras(|e| {
+            e.g = Some(Box::new(GraphProto {
                 name: Some("body".into()),
                 node: vec![NodeProto {
                     op_type: Some("Transpose".into()),
@@ -120,15 +125,14 @@ fn attribute(i: usize) -> AttributeProto {
                 input: vec![value_info("a", tensor_type(&[1, 2, 3, 4]))],
                 output: vec![value_info("b", nested_type())],
                 ..GraphProto::default()
-            })),
-            ..AttributeProto::default()
-        },
+            }))
+        }),
         _ => AttributeProto {
             name: Some("strings".into()),
             r#type: Some(AttributeType::Strings as i32),
-            strings: vec![Bytes::from_static(b"a"), Bytes::from(vec![b'x'; 40])],
             ..AttributeProto::default()
-        },
+        }
+        .with_extras(|e| e.strings = vec![Bytes::from_static(b"a"), Bytes::from(vec![b'x'; 40])]),
     }
 }
 

@@ -99,9 +99,8 @@ fn node_count(root: &Root, g: &proto::GraphProto) -> usize {
 fn subgraph<'a>(node: &'a proto::NodeProto, attr: &str) -> Option<&'a proto::GraphProto> {
     node.attribute
         .iter()
-        .find(|a| a.name() == attr && a.g.is_some())?
-        .g
-        .as_deref()
+        .find(|a| a.name() == attr && a.g().is_some())?
+        .g()
 }
 
 /// Where `graph` sits below its model's main graph (empty for the main
@@ -127,7 +126,7 @@ pub fn steps_of(graph: &Ptr<proto::GraphProto>) -> Option<Steps> {
                     continue;
                 };
                 for a in &node.attribute {
-                    let Some(sub) = a.g.as_deref() else {
+                    let Some(sub) = a.g() else {
                         continue;
                     };
                     if !subgraph(node, a.name()).is_some_and(|s| std::ptr::eq(s, sub)) {
@@ -198,7 +197,7 @@ fn build_types(root: &Root) -> Result<TypeStore, DecodeError> {
                     if names.contains(&name) {
                         continue;
                     }
-                    if let Some(sub) = a.g.as_deref_mut() {
+                    if let Some(sub) = a.g_mut() {
                         names.push(name.clone());
                         let mut below = steps.clone();
                         below.push((i, name));

@@ -389,10 +389,10 @@ fn uses(py: Python<'_>, at: &Indexed, name: &str, out: &mut Vec<(Node, usize)>) 
             continue;
         }
         for a in 0..node.0.attribute.len() {
-            let subgraphs = node.0.attribute.get(a).map_or(0, |x| x.graphs.len());
-            let single = node.0.try_project(|n| n.attribute.get(a)?.g.as_deref());
+            let subgraphs = node.0.attribute.get(a).map_or(0, |x| x.graphs().len());
+            let single = node.0.try_project(|n| n.attribute.get(a)?.g());
             let listed = (0..subgraphs)
-                .filter_map(|j| node.0.try_project(|n| n.attribute.get(a)?.graphs.get(j)));
+                .filter_map(|j| node.0.try_project(|n| n.attribute.get(a)?.graphs().get(j)));
             for sub in single.into_iter().chain(listed) {
                 let inner = Indexed::of(py, &sub)?;
                 if inner.index.def(name).is_none() {

@@ -130,8 +130,10 @@ macro_rules! message_class {
             num_lists: [$($nl:ident: $nlt:ty),* $(,)?],
             bytes_lists: [$($bl:ident),* $(,)?],
             messages: [$($me:ident: ($($met:tt)*)),* $(,)?],
+            method_messages: [$($mm:ident: ($($mmt:tt)*)),* $(,)?],
             lists: [$($li:ident),* $(,)?],
             method_lists: [$($ml:ident),* $(,)?],
+            method_bytes_lists: [$($mb:ident),* $(,)?],
             graph_lists: [$($gl:ident),* $(,)?],
             oneof_scalars: [$($os:ident: $ost:ty => $osg:ident: ($($osv:tt)*)),* $(,)?],
             oneof_strs: [$($ot:ident => $otg:ident: ($($otv:tt)*)),* $(,)?],
@@ -160,6 +162,7 @@ macro_rules! message_class {
                 $( r.texts(field_name!($sl), &self.0.$sl); )*
                 $( r.nums(field_name!($nl), &self.0.$nl); )*
                 $( r.present(field_name!($me), self.0.$me.is_some()); )*
+                $( r.present(field_name!($mm), self.0.$mm().is_some()); )*
                 $( r.count(field_name!($li), self.0.$li.len()); )*
                 $( r.count(field_name!($ml), self.0.$ml().len()); )*
                 r.finish()
@@ -222,6 +225,23 @@ macro_rules! message_class {
                         })
                         .map(|p| Wrap::wrap(p, py))
                         .transpose()
+                }
+            )*
+            $(
+                /// (Kept out of line by the core type: few messages have it.)
+                #[getter]
+                fn $mm(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
+                    self.0
+                        .try_project(|m| m.$mm())
+                        .map(|p| Wrap::wrap(p, py))
+                        .transpose()
+                }
+            )*
+            $(
+                /// (Kept out of line by the core type: few messages have it.)
+                #[getter]
+                fn $mb<'py>(&self, py: Python<'py>) -> Vec<Bound<'py, PyBytes>> {
+                    self.0.$mb().iter().map(|b| PyBytes::new(py, b)).collect()
                 }
             )*
             $(
@@ -568,7 +588,7 @@ message! {
         let mut r = Repr::new("Attribute");
         r.text("name", a.name.as_deref());
         r.raw("type", a.r#type().as_str_name());
-        r.text("ref_attr_name", a.ref_attr_name.as_deref());
+        r.text("ref_attr_name", a.ref_attr_name_opt());
         r.scalar("f", a.f.as_ref());
         r.scalar("i", a.i.as_ref());
         if let Some(s) = &a.s {
@@ -576,13 +596,13 @@ message! {
         }
         r.nums("floats", &a.floats);
         r.nums("ints", &a.ints);
-        r.count("strings", a.strings.len());
-        r.present("t", a.t.is_some());
-        r.present("g", a.g.is_some());
-        r.present("sparse_tensor", a.sparse_tensor.is_some());
-        r.present("tp", a.tp.is_some());
-        r.count("tensors", a.tensors.len());
-        r.count("graphs", a.graphs.len());
+        r.count("strings", a.strings().len());
+        r.present("t", a.t().is_some());
+        r.present("g", a.g().is_some());
+        r.present("sparse_tensor", a.sparse_tensor().is_some());
+        r.present("tp", a.tp().is_some());
+        r.count("tensors", a.tensors().len());
+        r.count("graphs", a.graphs().len());
         r.finish()
     }
 }

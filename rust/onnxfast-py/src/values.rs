@@ -24,27 +24,27 @@ pub fn effective_type(a: &proto::AttributeProto) -> AttributeType {
         AttributeType::Int
     } else if a.s.is_some() {
         AttributeType::String
-    } else if a.t.is_some() {
+    } else if a.t().is_some() {
         AttributeType::Tensor
-    } else if a.g.is_some() {
+    } else if a.g().is_some() {
         AttributeType::Graph
-    } else if a.sparse_tensor.is_some() {
+    } else if a.sparse_tensor().is_some() {
         AttributeType::SparseTensor
-    } else if a.tp.is_some() {
+    } else if a.tp().is_some() {
         AttributeType::TypeProto
     } else if !a.floats.is_empty() {
         AttributeType::Floats
     } else if !a.ints.is_empty() {
         AttributeType::Ints
-    } else if !a.strings.is_empty() {
+    } else if !a.strings().is_empty() {
         AttributeType::Strings
-    } else if !a.tensors.is_empty() {
+    } else if !a.tensors().is_empty() {
         AttributeType::Tensors
-    } else if !a.graphs.is_empty() {
+    } else if !a.graphs().is_empty() {
         AttributeType::Graphs
-    } else if !a.sparse_tensors.is_empty() {
+    } else if !a.sparse_tensors().is_empty() {
         AttributeType::SparseTensors
-    } else if !a.type_protos.is_empty() {
+    } else if !a.type_protos().is_empty() {
         AttributeType::TypeProtos
     } else {
         AttributeType::Undefined
@@ -64,32 +64,32 @@ pub fn attribute_value(py: Python<'_>, a: &Ptr<proto::AttributeProto>) -> PyResu
         AttributeType::Float => a.f().into_pyobject(py)?.into_any().unbind(),
         AttributeType::Int => a.i().into_pyobject(py)?.into_any().unbind(),
         AttributeType::String => PyBytes::new(py, a.s()).into_any().unbind(),
-        AttributeType::Tensor => match a.try_project(|a| a.t.as_deref()) {
+        AttributeType::Tensor => match a.try_project(|a| a.t()) {
             Some(t) => Py::new(py, Tensor(t))?.into_any(),
             None => py.None(),
         },
-        AttributeType::Graph => match a.try_project(|a| a.g.as_deref()) {
+        AttributeType::Graph => match a.try_project(|a| a.g()) {
             Some(g) => Py::new(py, Graph(g))?.into_any(),
             None => py.None(),
         },
-        AttributeType::SparseTensor => match a.try_project(|a| a.sparse_tensor.as_deref()) {
+        AttributeType::SparseTensor => match a.try_project(|a| a.sparse_tensor()) {
             Some(s) => Py::new(py, SparseTensor(s))?.into_any(),
             None => py.None(),
         },
-        AttributeType::TypeProto => match a.try_project(|a| a.tp.as_deref()) {
+        AttributeType::TypeProto => match a.try_project(|a| a.tp()) {
             Some(t) => Py::new(py, Type(t))?.into_any(),
             None => py.None(),
         },
         AttributeType::Floats => PyList::new(py, &a.floats)?.into_any().unbind(),
         AttributeType::Ints => PyList::new(py, &a.ints)?.into_any().unbind(),
         AttributeType::Strings => {
-            let items: Vec<_> = a.strings.iter().map(|s| PyBytes::new(py, s)).collect();
+            let items: Vec<_> = a.strings().iter().map(|s| PyBytes::new(py, s)).collect();
             PyList::new(py, items)?.into_any().unbind()
         }
-        AttributeType::Tensors => wrap_all(py, &a.project(|a| &a.tensors))?,
-        AttributeType::Graphs => wrap_all(py, &a.project(|a| &a.graphs))?,
-        AttributeType::SparseTensors => wrap_all(py, &a.project(|a| &a.sparse_tensors))?,
-        AttributeType::TypeProtos => wrap_all(py, &a.project(|a| &a.type_protos))?,
+        AttributeType::Tensors => wrap_all(py, &a.project(|a| a.tensors()))?,
+        AttributeType::Graphs => wrap_all(py, &a.project(|a| a.graphs()))?,
+        AttributeType::SparseTensors => wrap_all(py, &a.project(|a| a.sparse_tensors()))?,
+        AttributeType::TypeProtos => wrap_all(py, &a.project(|a| a.type_protos()))?,
         AttributeType::Undefined => py.None(),
     })
 }

@@ -132,8 +132,7 @@ fn check_call_graph(
                 callees.insert(j);
             }
             for a in &node.attribute {
-                let graphs: Vec<&GraphProto> =
-                    a.g.as_deref().into_iter().chain(a.graphs.iter()).collect();
+                let graphs: Vec<&GraphProto> = a.g().into_iter().chain(a.graphs().iter()).collect();
                 for g in graphs {
                     stack.extend(g.node.iter());
                 }

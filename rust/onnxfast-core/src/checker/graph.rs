@@ -158,7 +158,7 @@ pub(crate) fn check_graph<'a>(
         }
         if n.attribute
             .iter()
-            .any(|a| a.g.is_some() || !a.graphs.is_empty())
+            .any(|a| a.g().is_some() || !a.graphs().is_empty())
         {
             node::check_subgraphs(c, n, opsets, scope, &loc());
         }

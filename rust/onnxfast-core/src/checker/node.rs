@@ -306,10 +306,10 @@ fn verify<N: NodeFields + ?Sized>(
             continue;
         }
         let missing = match expected {
-            AttributeType::Tensor if a.t.is_none() => Some("t"),
-            AttributeType::SparseTensor if a.sparse_tensor.is_none() => Some("sparse_tensor"),
-            AttributeType::Graph if a.g.is_none() => Some("g"),
-            AttributeType::TypeProto if a.tp.is_none() => Some("tp"),
+            AttributeType::Tensor if a.t().is_none() => Some("t"),
+            AttributeType::SparseTensor if a.sparse_tensor().is_none() => Some("sparse_tensor"),
+            AttributeType::Graph if a.g().is_none() => Some("g"),
+            AttributeType::TypeProto if a.tp().is_none() => Some("tp"),
             _ => None,
         };
         if let Some(field) = missing {
@@ -374,17 +374,17 @@ fn check_attribute(
         (a.f.is_some(), AttributeType::Float),
         (a.i.is_some(), AttributeType::Int),
         (a.s.is_some(), AttributeType::String),
-        (a.t.is_some(), AttributeType::Tensor),
-        (a.g.is_some(), AttributeType::Graph),
-        (a.tp.is_some(), AttributeType::TypeProto),
-        (a.sparse_tensor.is_some(), AttributeType::SparseTensor),
+        (a.t().is_some(), AttributeType::Tensor),
+        (a.g().is_some(), AttributeType::Graph),
+        (a.tp().is_some(), AttributeType::TypeProto),
+        (a.sparse_tensor().is_some(), AttributeType::SparseTensor),
         (!a.floats.is_empty(), AttributeType::Floats),
         (!a.ints.is_empty(), AttributeType::Ints),
-        (!a.strings.is_empty(), AttributeType::Strings),
-        (!a.tensors.is_empty(), AttributeType::Tensors),
-        (!a.graphs.is_empty(), AttributeType::Graphs),
-        (!a.sparse_tensors.is_empty(), AttributeType::SparseTensors),
-        (!a.type_protos.is_empty(), AttributeType::TypeProtos),
+        (!a.strings().is_empty(), AttributeType::Strings),
+        (!a.tensors().is_empty(), AttributeType::Tensors),
+        (!a.graphs().is_empty(), AttributeType::Graphs),
+        (!a.sparse_tensors().is_empty(), AttributeType::SparseTensors),
+        (!a.type_protos().is_empty(), AttributeType::TypeProtos),
     ];
     let mut used = 0;
     for (is_set, kind) in present {
@@ -414,7 +414,7 @@ fn check_attribute(
             "the attribute holds more than one value field".into(),
         );
     }
-    if !is_main && a.ref_attr_name.is_some() && used != 0 {
+    if !is_main && a.ref_attr_name_opt().is_some() && used != 0 {
         c.emit(
             codes::REF_ATTRIBUTE_WITH_VALUE,
             &loc(),
@@ -422,20 +422,20 @@ fn check_attribute(
                 .into(),
         );
     }
-    if let Some(t) = &a.t {
+    if let Some(t) = a.t() {
         let tloc = || loc().child(Step::Field("t"));
         super::policy::tensor(c, t, true, &tloc);
         tensor::check_tensor(c, t, &tloc);
     }
-    if let Some(s) = &a.sparse_tensor {
+    if let Some(s) = a.sparse_tensor() {
         tensor::check_sparse(c, s, &|| loc().child(Step::Field("sparse_tensor")));
     }
-    for (i, t) in a.tensors.iter().enumerate() {
+    for (i, t) in a.tensors().iter().enumerate() {
         let tloc = || loc().child(item("tensors", i, t.name()));
         super::policy::tensor(c, t, true, &tloc);
         tensor::check_tensor(c, t, &tloc);
     }
-    for (i, s) in a.sparse_tensors.iter().enumerate() {
+    for (i, s) in a.sparse_tensors().iter().enumerate() {
         tensor::check_sparse(c, s, &|| loc().child(item("sparse_tensors", i, "")));
     }
 }
@@ -449,15 +449,15 @@ pub(crate) fn check_subgraphs<'a>(
     loc: &Location,
 ) {
     for a in &n.attribute {
-        if a.g.is_none() && a.graphs.is_empty() {
+        if a.g().is_none() && a.graphs().is_empty() {
             continue;
         }
         super::policy::subgraph(c, loc, a.name());
         let aloc = loc.child(Step::Attribute(a.name().to_string()));
-        if let Some(g) = &a.g {
+        if let Some(g) = a.g() {
             check_graph(c, g, opsets, false, scope, &aloc);
         }
-        for g in &a.graphs {
+        for g in a.graphs() {
             check_graph(c, g, opsets, false, scope, &aloc);
         }
     }

@@ -72,7 +72,7 @@ pub(crate) fn check_model(c: &mut Checker<'_>, model: &ModelProto, _here: &Locat
                 let aloc = here
                     .child(node_step(k, n))
                     .child(Step::Attribute(a.name().to_string()));
-                for sub in a.g.as_deref().into_iter().chain(a.graphs.iter()) {
+                for sub in a.g().into_iter().chain(a.graphs().iter()) {
                     graphs.push((sub, aloc.clone()));
                 }
             }
@@ -144,13 +144,13 @@ fn collect_subgraph_reads<'a>(n: &'a NodeProto, into: &mut HashSet<&'a str>) {
     let mut stack: Vec<&'a GraphProto> = n
         .attribute
         .iter()
-        .flat_map(|a| a.g.as_deref().into_iter().chain(a.graphs.iter()))
+        .flat_map(|a| a.g().into_iter().chain(a.graphs().iter()))
         .collect();
     while let Some(g) = stack.pop() {
         for inner in &g.node {
             into.extend(inner.input.iter().map(|s| s.as_str()));
             for a in &inner.attribute {
-                stack.extend(a.g.as_deref().into_iter().chain(a.graphs.iter()));
+                stack.extend(a.g().into_iter().chain(a.graphs().iter()));
             }
         }
         into.extend(g.output.iter().map(|o| o.name()));

@@ -721,7 +721,7 @@ impl<'a> NodeNames<'a> {
             has_subgraph: node
                 .attribute
                 .iter()
-                .any(|a| a.g.is_some() || !a.graphs.is_empty()),
+                .any(|a| a.g().is_some() || !a.graphs().is_empty()),
         }
     }
 }

@@ -184,7 +184,7 @@ fn attribute(c: &mut Choices<'_>, name: &str, kind: i32, depth: usize) -> Attrib
         }
         Ok(AttributeType::Floats) => a.floats = (0..c.below(4)).map(|i| i as f32 * 0.5).collect(),
         Ok(AttributeType::Strings) => {
-            a.strings = (0..c.below(3))
+            a.extras_mut().strings = (0..c.below(3))
                 .map(|_| bytes(c.pick(WORDS).unwrap_or(&"")))
                 .collect();
         }
@@ -195,10 +195,12 @@ fn attribute(c: &mut Choices<'_>, name: &str, kind: i32, depth: usize) -> Attrib
                 t.float_data = t.int64_data.iter().map(|&v| v as f32).collect();
                 t.int64_data.clear();
             }
-            a.t = Some(Box::new(t));
+            a.extras_mut().t = Some(Box::new(t));
         }
-        Ok(AttributeType::Graph) if depth < 3 => a.g = Some(Box::new(subgraph(c, depth + 1))),
-        Ok(AttributeType::TypeProto) => a.tp = Some(Box::new(value_type(c))),
+        Ok(AttributeType::Graph) if depth < 3 => {
+            a.extras_mut().g = Some(Box::new(subgraph(c, depth + 1)))
+        }
+        Ok(AttributeType::TypeProto) => a.extras_mut().tp = Some(Box::new(value_type(c))),
         _ => {}
     }
     a

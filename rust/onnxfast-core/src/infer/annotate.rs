@@ -89,9 +89,8 @@ pub(super) fn graph_at<'g>(
         g = node
             .attribute
             .iter_mut()
-            .find(|a| a.name() == attr.as_str() && a.g.is_some())?
-            .g
-            .as_deref_mut()?;
+            .find(|a| a.name() == attr.as_str() && a.g().is_some())?
+            .g_mut()?;
     }
     Some(g)
 }
@@ -485,10 +484,10 @@ pub(super) fn model_symbols(g: GraphView<'_>, taken: &mut HashSet<String>, depth
     }
     for n in g.node.iter() {
         for a in &n.attribute {
-            if let Some(sub) = &a.g {
+            if let Some(sub) = a.g() {
                 model_symbols(GraphView::whole(sub), taken, depth + 1);
             }
-            for sub in &a.graphs {
+            for sub in a.graphs() {
                 model_symbols(GraphView::whole(sub), taken, depth + 1);
             }
         }

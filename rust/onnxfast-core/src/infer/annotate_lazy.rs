@@ -223,8 +223,8 @@ pub fn annotate_lazy(
             let sub = node
                 .attribute
                 .iter_mut()
-                .find(|a| a.name() == attr.as_str() && a.g.is_some())
-                .and_then(|a| a.g.as_deref_mut())
+                .find(|a| a.name() == attr.as_str() && a.g().is_some())
+                .and_then(|a| a.g_mut())
                 .and_then(|g| annotate::graph_at(g, below));
             if let Some(sub) = sub {
                 annotate::write_back(sub, graph_types, &mut names, &mut done);

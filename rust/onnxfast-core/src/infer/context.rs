@@ -369,9 +369,9 @@ impl<'a, 'm> NodeCtx<'a, 'm> {
     /// STRINGS attribute (or its default).
     pub fn strings(&self, name: &str) -> Option<Vec<String>> {
         let a = self.attr_or_default(name)?;
-        if a.r#type == Some(AttributeType::Strings as i32) || !a.strings.is_empty() {
+        if a.r#type == Some(AttributeType::Strings as i32) || !a.strings().is_empty() {
             Some(
-                a.strings
+                a.strings()
                     .iter()
                     .map(|s| String::from_utf8_lossy(s).into_owned())
                     .collect(),
@@ -534,7 +534,7 @@ impl<'a, 'm> NodeCtx<'a, 'm> {
     }
 
     fn graph_of(&self, name: &str) -> Option<&'m GraphProto> {
-        self.attrs.get(name).and_then(|a| a.g.as_deref())
+        self.attrs.get(name).and_then(|a| a.g())
     }
 
     /// Infers the node through a function body (an operator's, or a

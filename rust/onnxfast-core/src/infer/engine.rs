@@ -633,15 +633,19 @@ fn bind_attrs<'m>(
     let Some(bindings) = bindings else {
         return Attrs::Direct(&node.attribute);
     };
-    if node.attribute.iter().all(|a| a.ref_attr_name.is_none()) {
+    if node
+        .attribute
+        .iter()
+        .all(|a| a.ref_attr_name_opt().is_none())
+    {
         return Attrs::Direct(&node.attribute);
     }
     let mut out = Vec::with_capacity(node.attribute.len());
     for a in &node.attribute {
-        match &a.ref_attr_name {
+        match a.ref_attr_name_opt() {
             None => out.push((a.name(), a)),
             Some(r) => {
-                if let Some((_, bound)) = bindings.iter().find(|(n, _)| *n == r.as_str()) {
+                if let Some((_, bound)) = bindings.iter().find(|(n, _)| *n == r) {
                     out.push((a.name(), *bound));
                 }
             }
@@ -975,7 +979,7 @@ impl<'m> Engine<'m> {
     fn collect_declared_subgraphs(&mut self, path: &str, g: GraphView<'_>) {
         for (i, n) in g.node.iter().enumerate() {
             for a in &n.attribute {
-                let Some(sub) = &a.g else {
+                let Some(sub) = a.g() else {
                     continue;
                 };
                 let sub_path = format!("{path}/{i}.{}", a.name());
@@ -1499,7 +1503,7 @@ impl<'m> Engine<'m> {
             let kind = a.r#type.and_then(|t| AttributeType::try_from(t).ok());
             let value = match (name, kind) {
                 ("value", Some(AttributeType::Tensor)) => {
-                    a.t.as_deref().map(|t| Const::Tensor(TensorRef::Decoded(t)))
+                    a.t().map(|t| Const::Tensor(TensorRef::Decoded(t)))
                 }
                 ("value", _) => None,
                 (_, Some(AttributeType::Ints)) => Some(Const::Ints {

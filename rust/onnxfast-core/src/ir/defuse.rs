@@ -346,7 +346,7 @@ impl DefUseBuilder {
         }
         let mut inside: Vec<Str> = Vec::new();
         for a in &n.attribute {
-            for g in a.g.as_deref().into_iter().chain(a.graphs.iter()) {
+            for g in a.g().into_iter().chain(a.graphs().iter()) {
                 let sub = DefUse::of_graph(g);
                 inside.extend(sub.captured().cloned());
             }
@@ -486,11 +486,12 @@ mod tests {
     }
 
     fn with_graph(mut n: NodeProto, attr: &str, g: GraphProto) -> NodeProto {
-        n.attribute.push(AttributeProto {
-            name: Some(attr.to_string()),
-            g: Some(Box::new(g)),
+        let mut a = AttributeProto {
+            name: Some(attr.into()),
             ..AttributeProto::default()
-        });
+        };
+        a.extras_mut().g = Some(Box::new(g));
+        n.attribute.push(a);
         n
     }
 

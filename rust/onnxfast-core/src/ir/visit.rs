@@ -67,22 +67,22 @@ fn nodes<'a>(ns: &'a [NodeProto], f: &mut dyn FnMut(&'a TensorProto)) {
 }
 
 fn attribute<'a>(a: &'a AttributeProto, f: &mut dyn FnMut(&'a TensorProto)) {
-    if let Some(t) = &a.t {
+    if let Some(t) = a.t() {
         f(t);
     }
-    for t in &a.tensors {
+    for t in a.tensors() {
         f(t);
     }
-    if let Some(s) = &a.sparse_tensor {
+    if let Some(s) = a.sparse_tensor() {
         sparse(s, f);
     }
-    for s in &a.sparse_tensors {
+    for s in a.sparse_tensors() {
         sparse(s, f);
     }
-    if let Some(g) = &a.g {
+    if let Some(g) = a.g() {
         graph(g, f);
     }
-    for g in &a.graphs {
+    for g in a.graphs() {
         graph(g, f);
     }
 }
@@ -108,22 +108,22 @@ pub fn try_for_each_tensor_mut<E>(
         a: &mut AttributeProto,
         f: &mut dyn FnMut(&mut TensorProto) -> Result<(), E>,
     ) -> Result<(), E> {
-        if let Some(t) = &mut a.t {
+        if let Some(t) = a.t_mut() {
             f(t)?;
         }
-        for t in &mut a.tensors {
+        for t in a.tensors_mut() {
             f(t)?;
         }
-        if let Some(s) = &mut a.sparse_tensor {
+        if let Some(s) = a.sparse_tensor_mut() {
             sparse(s, f)?;
         }
-        for s in &mut a.sparse_tensors {
+        for s in a.sparse_tensors_mut() {
             sparse(s, f)?;
         }
-        if let Some(g) = &mut a.g {
+        if let Some(g) = a.g_mut() {
             graph(g, f)?;
         }
-        for g in &mut a.graphs {
+        for g in a.graphs_mut() {
             graph(g, f)?;
         }
         Ok(())

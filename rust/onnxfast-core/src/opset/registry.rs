@@ -247,7 +247,7 @@ fn parse_default(name: &str, attr_type: i32, text: &str) -> Option<AttributeProt
     }
     let kind = AttributeType::try_from(attr_type).ok()?;
     let mut a = AttributeProto {
-        name: Some(name.to_string()),
+        name: Some(name.into()),
         r#type: Some(attr_type),
         ..AttributeProto::default()
     };
@@ -263,13 +263,13 @@ fn parse_default(name: &str, attr_type: i32, text: &str) -> Option<AttributeProt
                 .collect::<Option<_>>()?
         }
         AttributeType::Strings => {
-            a.strings = list()
+            a.extras_mut().strings = list()
                 .map(|v| parse_text(v).map(Into::into))
                 .collect::<Option<_>>()?
         }
         AttributeType::Tensor => {
             let bytes = unhex(text.strip_prefix('x')?)?;
-            a.t = Some(Box::new(TensorProto::decode(bytes.as_slice()).ok()?));
+            a.extras_mut().t = Some(Box::new(TensorProto::decode(bytes.as_slice()).ok()?));
         }
         _ => return None,
     }

@@ -202,27 +202,43 @@ pub(crate) const fn is_string_field(number: u64) -> bool {
     )
 }
 
-/// Decodes one length-delimited string field. The text goes through prost's
-/// own string decoder (UTF-8 check, error values) and then moves inline when
-/// it is short; nodes of a model's main graph take a faster path that reads
-/// the buffer directly (`decode.rs`).
-fn merge_str(
+/// Decodes one length-delimited string field: read in place from the
+/// buffer's current chunk (inline when short, no intermediate `String`);
+/// through prost's own string decoder when the text spans chunks or is not
+/// what it should be (prost's errors). Nodes of a model's main graph take a
+/// faster path still (`decode.rs`).
+pub(super) fn merge_str(
     wire_type: WireType,
     buf: &mut impl Buf,
     ctx: DecodeContext,
 ) -> Result<Str, DecodeError> {
+    if wire_type == WireType::LengthDelimited {
+        let chunk = buf.chunk();
+        let mut at = 0;
+        if let Ok(len) = crate::decode::varint::read(chunk, &mut at, chunk.len()) {
+            let text = usize::try_from(len)
+                .ok()
+                .and_then(|len| chunk.get(at..at.checked_add(len)?))
+                .and_then(|bytes| std::str::from_utf8(bytes).ok());
+            if let Some(text) = text {
+                let (text, used) = (Str::from(text), at + text.len());
+                buf.advance(used);
+                return Ok(text);
+            }
+        }
+    }
     let mut text = String::new();
     encoding::string::merge(wire_type, &mut text, buf, ctx)?;
     Ok(Str::from(text))
 }
 
-fn encode_str(tag: u32, text: &str, buf: &mut impl BufMut) {
+pub(super) fn encode_str(tag: u32, text: &str, buf: &mut impl BufMut) {
     encoding::encode_key(tag, WireType::LengthDelimited, buf);
     encoding::encode_varint(text.len() as u64, buf);
     buf.put_slice(text.as_bytes());
 }
 
-fn str_len(tag: u32, text: &str) -> usize {
+pub(super) fn str_len(tag: u32, text: &str) -> usize {
     encoding::key_len(tag) + encoding::encoded_len_varint(text.len() as u64) + text.len()
 }
 

@@ -154,7 +154,7 @@ fn value_attrs(since: i64) -> &'static [&'static str] {
 
 /// Constant 1: the type of `value`, when given.
 fn constant_v1(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
-    if let Some(t) = ctx.attr("value").and_then(|a| a.t.as_deref()) {
+    if let Some(t) = ctx.attr("value").and_then(|a| a.t()) {
         ctx.set_tensor(0, t.data_type(), dims_of_tensor(&t.dims));
     }
     Ok(())
@@ -162,7 +162,7 @@ fn constant_v1(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
 
 /// Constant 9: `value` must hold a tensor.
 fn constant_v9(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
-    let Some(t) = ctx.attr("value").and_then(|a| a.t.as_deref()) else {
+    let Some(t) = ctx.attr("value").and_then(|a| a.t()) else {
         return Err(bad_attr(
             "value",
             "a Constant needs attribute 'value' holding a tensor",
@@ -207,11 +207,11 @@ fn constant(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     };
     let scalar = Some(Dims::new());
     let (elem, shape) = match name {
-        "value" => match &a.t {
+        "value" => match a.t() {
             Some(t) => (t.data_type(), dims_of_tensor(&t.dims)),
             None => (0, scalar),
         },
-        "sparse_value" => match &a.sparse_tensor {
+        "sparse_value" => match a.sparse_tensor() {
             Some(s) => (
                 s.values.as_ref().map_or(0, |v| v.data_type()),
                 dims_of_tensor(&s.dims),
@@ -232,7 +232,7 @@ fn constant(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
         }
         "value_ints" => (7, Some(list_dims(a.ints.len()))),
         "value_floats" => (1, Some(list_dims(a.floats.len()))),
-        _ => (8, Some(list_dims(a.strings.len()))),
+        _ => (8, Some(list_dims(a.strings().len()))),
     };
     ctx.set(0, Type::Tensor(TensorType::new(elem, shape)));
     Ok(())
@@ -250,7 +250,7 @@ fn list_dims(len: usize) -> Dims {
 fn constant_of_shape(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     let elem = match ctx.attr("value") {
         None => 1,
-        Some(a) => match &a.t {
+        Some(a) => match a.t() {
             Some(t) if t.dims.len() == 1 => t.data_type(),
             t => {
                 return Err(bad_attr(

@@ -12,7 +12,7 @@ use crate::ir::types::{Dims, Type};
 fn optional(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     let elem = match (ctx.n_inputs(), ctx.attr("type")) {
         (0, Some(a)) => {
-            let Some(tp) = &a.tp else {
+            let Some(tp) = a.tp() else {
                 return Err(bad_attr("type", "the attribute 'type' holds no type"));
             };
             ctx.type_from_proto(tp)

@@ -62,10 +62,10 @@ pub(crate) fn attr_elem_and_len(a: &AttributeProto) -> InferResult<(i32, i64)> {
     if !a.floats.is_empty() {
         return Ok((FLOAT, len(a.floats.len())));
     }
-    if !a.strings.is_empty() {
-        return Ok((STRING, len(a.strings.len())));
+    if !a.strings().is_empty() {
+        return Ok((STRING, len(a.strings().len())));
     }
-    let Some(t) = &a.t else {
+    let Some(t) = a.t() else {
         return Ok((0, 0));
     };
     let name = a.name();
@@ -108,7 +108,7 @@ pub(crate) fn one_list_attr(ctx: &NodeCtx<'_, '_>, names: &[&str]) -> InferResul
 
 /// The node sets list attribute `name` with at least one string.
 fn has_strings(ctx: &NodeCtx<'_, '_>, name: &str) -> bool {
-    ctx.attr(name).is_some_and(|a| !a.strings.is_empty())
+    ctx.attr(name).is_some_and(|a| !a.strings().is_empty())
 }
 
 /// The batch dimension: dim 0 of input 0 when its shape is known.
@@ -207,13 +207,13 @@ fn category_mapper(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     let strings = ctx
         .attr("cats_strings")
         .ok_or_else(|| bad_attr("cats_strings", "attribute 'cats_strings' is required"))?;
-    if ints.ints.len() != strings.strings.len() {
+    if ints.ints.len() != strings.strings().len() {
         return Err(bad_attr(
             "cats_strings",
             format!(
                 "'cats_int64s' has {} entries and 'cats_strings' {}: they must have the same length",
                 ints.ints.len(),
-                strings.strings.len()
+                strings.strings().len()
             ),
         ));
     }
@@ -351,7 +351,7 @@ fn label_encoder_4(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
             format!("there are {key_len} keys but {value_len} values"),
         ));
     }
-    if let Some(t) = ctx.attr("default_tensor").and_then(|a| a.t.as_deref()) {
+    if let Some(t) = ctx.attr("default_tensor").and_then(|a| a.t()) {
         let elem = t.data_type.unwrap_or(0);
         if elem != 0 {
             if elem != value_type {
@@ -385,7 +385,7 @@ fn linear_classifier(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     let strings = has_strings(ctx, "classlabels_strings");
     let labels = if strings {
         ctx.attr("classlabels_strings")
-            .map_or(0, |a| a.strings.len())
+            .map_or(0, |a| a.strings().len())
     } else {
         ctx.attr("classlabels_ints").map_or(0, |a| a.ints.len())
     };
@@ -434,7 +434,7 @@ fn one_hot_encoder(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     }
     let count = ints
         .map_or(0, |a| a.ints.len())
-        .max(strings.map_or(0, |a| a.strings.len()));
+        .max(strings.map_or(0, |a| a.strings().len()));
     let mut out = dims(x);
     out.push(Dim::Value(i64::try_from(count).unwrap_or(i64::MAX)));
     ctx.set_tensor(0, FLOAT, Some(out));
@@ -482,7 +482,7 @@ fn tree_ensemble_classifier_3(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     let n = batch_dim(ctx)?;
     let labels = if strings {
         ctx.attr("classlabels_strings")
-            .map_or(0, |a| a.strings.len())
+            .map_or(0, |a| a.strings().len())
     } else {
         match ctx.attr("classlabels_int64s").map(|a| a.ints.len()) {
             Some(k) if k > 0 => k,
@@ -568,7 +568,7 @@ fn check_list_attr(
 
 /// The element type of a tensor attribute (0 when it holds no tensor).
 fn tensor_attr_elem(a: &AttributeProto) -> i32 {
-    a.t.as_deref().and_then(|t| t.data_type).unwrap_or(0)
+    a.t().and_then(|t| t.data_type).unwrap_or(0)
 }
 
 /// TreeEnsemble-5: the `nodes_*` attributes have one length (that of
@@ -579,7 +579,7 @@ fn tree_ensemble(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     let splits = ctx
         .attr("nodes_splits")
         .ok_or_else(|| bad_attr("nodes_splits", "attribute 'nodes_splits' is required"))?;
-    let split_dims: &[i64] = splits.t.as_deref().map_or(&[], |t| &t.dims);
+    let split_dims: &[i64] = splits.t().map_or(&[], |t| &t.dims);
     let [expected] = split_dims[..] else {
         return Err(bad_attr(
             "nodes_splits",
@@ -633,7 +633,7 @@ fn tree_ensemble(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
             "attributes 'leaf_targetids' and 'leaf_weights' must both be set",
         ));
     };
-    let weight_dims: &[i64] = weights.t.as_deref().map_or(&[], |t| &t.dims);
+    let weight_dims: &[i64] = weights.t().map_or(&[], |t| &t.dims);
     let [leaves] = weight_dims[..] else {
         return Err(bad_attr(
             "leaf_weights",
@@ -728,13 +728,13 @@ mod tests {
         a.ints = vec![1, 2];
         assert_eq!(attr_elem_and_len(&a), Ok((INT64, 2)));
         a.ints.clear();
-        a.t = Some(Box::new(crate::proto::TensorProto {
+        a.extras_mut().t = Some(Box::new(crate::proto::TensorProto {
             dims: vec![3],
             data_type: Some(11),
             ..Default::default()
         }));
         assert_eq!(attr_elem_and_len(&a), Ok((11, 3)));
-        if let Some(t) = a.t.as_mut() {
+        if let Some(t) = a.t_mut() {
             t.dims = vec![-1];
         }
         assert!(attr_elem_and_len(&a).is_err());

@@ -196,7 +196,7 @@ fn modifier_graph(ctx: &NodeCtx<'_, '_>, name: &str, elem: i32) -> InferResult {
         return Ok(());
     };
     let bad = |message: String| bad_attr(name, message);
-    let Some(g) = &a.g else {
+    let Some(g) = a.g() else {
         return Err(bad(format!("attribute '{name}' must be a graph")));
     };
     let (Some(input), Some(output)) = (g.input.first(), g.output.first()) else {
