@@ -102,6 +102,23 @@ fn corpus_models_decode_the_same_on_touch() {
     eprintln!("{n} corpus models");
 }
 
+/// Field `field` of a message, length-delimited, holding `payload`.
+fn ld(field: u32, payload: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    prost::encoding::encode_key(field, prost::encoding::WireType::LengthDelimited, &mut out);
+    prost::encoding::encode_varint(payload.len() as u64, &mut out);
+    out.extend_from_slice(payload);
+    out
+}
+
+/// Field `field` of a message, a varint holding `v`.
+fn varint(field: u32, v: u64) -> Vec<u8> {
+    let mut out = Vec::new();
+    prost::encoding::encode_key(field, prost::encoding::WireType::Varint, &mut out);
+    prost::encoding::encode_varint(v, &mut out);
+    out
+}
+
 fn node(i: usize) -> NodeProto {
     NodeProto {
         op_type: Some("Relu".into()),
@@ -462,13 +479,6 @@ fn declarations_read_from_bytes_infer_as_decoded_ones() {
         tensor_shape_proto::{dimension::Value, Dimension},
         type_proto, OperatorSetIdProto, TensorShapeProto, TypeProto,
     };
-    fn ld(field: u32, payload: &[u8]) -> Vec<u8> {
-        let mut out = Vec::new();
-        prost::encoding::encode_key(field, prost::encoding::WireType::LengthDelimited, &mut out);
-        prost::encoding::encode_varint(payload.len() as u64, &mut out);
-        out.extend_from_slice(payload);
-        out
-    }
     let tensor = |elem: i32, dims: Option<&[Value]>| TypeProto {
         value: Some(type_proto::Value::TensorType(type_proto::Tensor {
             elem_type: Some(elem),
@@ -591,20 +601,6 @@ fn initializers_read_from_bytes_infer_as_decoded_ones() {
         tensor_shape_proto::{dimension::Value, Dimension},
         type_proto, OperatorSetIdProto, TensorShapeProto, TypeProto,
     };
-    use prost::encoding::{encode_key, encode_varint, WireType};
-    fn ld(field: u32, payload: &[u8]) -> Vec<u8> {
-        let mut out = Vec::new();
-        encode_key(field, WireType::LengthDelimited, &mut out);
-        encode_varint(payload.len() as u64, &mut out);
-        out.extend_from_slice(payload);
-        out
-    }
-    fn varint(field: u32, v: u64) -> Vec<u8> {
-        let mut out = Vec::new();
-        encode_key(field, WireType::Varint, &mut out);
-        encode_varint(v, &mut out);
-        out
-    }
     let typed = |name: &str, elem: i32, dims: &[i64]| ValueInfoProto {
         name: Some(name.into()),
         r#type: Some(TypeProto {

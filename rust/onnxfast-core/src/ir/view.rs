@@ -70,6 +70,31 @@ impl<'a, T: ListElement> Seq<'a, T> {
     }
 }
 
+impl<'a, T: ListElement> Seq<'a, T> {
+    /// Each element as `of(index, element)`; of a decode-on-touch list, as
+    /// `read(list, index)` gives it from the element's bytes (nothing is
+    /// decoded or kept), or where that gives nothing, decoded (and kept);
+    /// an element that cannot be decoded is skipped
+    /// ([`GraphView::read_nodes`] reports it).
+    fn read_each<R: 'a>(
+        self,
+        of: fn(usize, &'a T) -> R,
+        read: impl Fn(&'a LazyList<T>, usize) -> Option<R> + Copy + 'a,
+    ) -> impl Iterator<Item = R> + 'a {
+        let (slice, kept) = match self {
+            Seq::Slice(s) => (Some(s), None),
+            Seq::Kept(l) => (None, Some(l)),
+        };
+        let listed = slice.into_iter().flatten().enumerate();
+        listed
+            .map(move |(i, t)| of(i, t))
+            .chain(kept.into_iter().flat_map(move |l| {
+                (0..l.len())
+                    .filter_map(move |i| read(l, i).or_else(|| l.get(i).ok().map(|t| of(i, t))))
+            }))
+    }
+}
+
 impl<'a, T: ListElement> IntoIterator for &Seq<'a, T> {
     type Item = &'a T;
     type IntoIter = Box<dyn Iterator<Item = &'a T> + 'a>;
@@ -221,24 +246,15 @@ impl<'a> GraphView<'a> {
     /// the bytes alone cannot give is decoded, and one that cannot be
     /// decoded is skipped ([`GraphView::read_nodes`] reports it).
     pub fn declarations(&self) -> impl Iterator<Item = Declared<'a>> + 'a {
-        let (slice, kept) = match self.value_info {
-            Seq::Slice(s) => (Some(s), None),
-            Seq::Kept(l) => (None, Some(l)),
-        };
-        let listed = slice.into_iter().flatten().enumerate();
-        listed
-            .map(|(i, vi)| Declared::of(i, vi))
-            .chain(kept.into_iter().flat_map(move |l| {
-                (0..l.len()).filter_map(move |i| match l.declaration(i) {
-                    Some((name, ty)) => Some(Declared {
-                        index: i,
-                        name,
-                        ty: ty.map_or(DeclaredType::None, DeclaredType::Bytes),
-                        entry: Entry::Listed(l, i),
-                    }),
-                    None => l.get(i).ok().map(|vi| Declared::of(i, vi)),
-                })
-            }))
+        self.value_info.read_each(Declared::of, |l, i| {
+            let (name, ty) = l.declaration(i)?;
+            Some(Declared {
+                index: i,
+                name,
+                ty: ty.map_or(DeclaredType::None, DeclaredType::Bytes),
+                entry: Entry::Listed(l, i),
+            })
+        })
     }
 }
 
@@ -302,19 +318,9 @@ impl<'a> GraphView<'a> {
     /// alone cannot give is decoded, and one that cannot be decoded is
     /// skipped ([`GraphView::read_nodes`] reports it).
     pub fn initializers(&self) -> impl Iterator<Item = Initializer<'a>> + 'a {
-        let (slice, kept) = match self.initializer {
-            Seq::Slice(s) => (Some(s), None),
-            Seq::Kept(l) => (None, Some(l)),
-        };
-        let listed = slice.into_iter().flatten().enumerate();
-        listed
-            .map(|(i, t)| Initializer::of(i, t))
-            .chain(kept.into_iter().flat_map(move |l| {
-                (0..l.len()).filter_map(move |i| match l.header(i) {
-                    Some(header) => Some(Initializer::read(i, header, l)),
-                    None => l.get(i).ok().map(|t| Initializer::of(i, t)),
-                })
-            }))
+        self.initializer.read_each(Initializer::of, |l, i| {
+            l.header(i).map(|header| Initializer::read(i, header, l))
+        })
     }
 
     /// The initializers' names in order ("" for one without); of a
