@@ -128,6 +128,31 @@ def test_a_million_exporter_nodes_load_within_the_default_budget(tmp_path, shape
     assert path.stat().st_size < projected < budget
 
 
+@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="needs /proc")
+def test_walking_names_decodes_nothing(tmp_path) -> None:
+    """Node and tensor objects answer names, dims and types from their bytes:
+    a walk reading only those allocates no decoded tree (which for this
+    graph is ~180 MiB); reading another field decodes what it reads."""
+    n = 200_000
+    path = tmp_path / "walk.onnx"
+    path.write_bytes(exporter_graph(n, value_info=False, initializers=True, doc=True))
+    graph = onnxfast.load(path).graph
+
+    def anonymous() -> int:  # the mapped file's pages aside
+        with open("/proc/self/status") as f:
+            fields = dict(line.split(":", 1) for line in f)
+        return int(fields["RssAnon"].split()[0]) * 1024
+
+    before = anonymous()
+    names = sum(len(x.input) + len(x.output) + len(x.op_type) for x in graph.node)
+    dims = sum(len(t.dims) + len(t.name) + t.data_type for t in graph.initializer)
+    assert anonymous() - before < 16 << 20
+    assert names > 3 * n
+    assert dims > 2 * n
+    assert graph.node[n - 1].doc_string == f"exported from layers.{n - 1} (torch.nn.Module)"
+    assert list(graph.initializer[n - 1].float_data) == [0.5] * 4
+
+
 @pytest.mark.parametrize(
     "bomb",
     [

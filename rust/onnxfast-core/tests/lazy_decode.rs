@@ -71,10 +71,41 @@ fn same_as_eager(bytes: &[u8]) {
             for (i, n) in g.node.iter().enumerate() {
                 let got = lazy.lists.node.get(i).expect("node");
                 assert_eq!(got.encode_to_vec(), n.encode_to_vec());
+                // What readers take from the bytes alone (Python's node
+                // objects, before anything else is asked of them).
+                use onnxfast_core::proto::schema::fields::node_proto as F;
+                let strings = |number| lazy.lists.node.strings(i, number).expect("scanned");
+                let last = |number| strings(number).last().copied().unwrap_or_default();
+                assert_eq!(
+                    (last(F::NAME), last(F::OP_TYPE), last(F::DOMAIN)),
+                    (n.name(), n.op_type(), n.domain())
+                );
+                assert!(strings(F::INPUT)
+                    .iter()
+                    .copied()
+                    .eq(n.input.iter().map(|s| s.as_str())));
+                assert!(strings(F::OUTPUT)
+                    .iter()
+                    .copied()
+                    .eq(n.output.iter().map(|s| s.as_str())));
             }
             for (i, t) in g.initializer.iter().enumerate() {
                 let got = lazy.lists.initializer.decode(i).expect("initializer");
                 assert_eq!(got.encode_to_vec(), t.encode_to_vec());
+                let header = lazy.lists.initializer.header(i).expect("a scanned header");
+                assert_eq!(
+                    (
+                        header.name,
+                        header.data_type.unwrap_or_default(),
+                        &header.dims[..]
+                    ),
+                    (t.name(), t.data_type(), &t.dims[..])
+                );
+            }
+            for (i, v) in g.value_info.iter().enumerate() {
+                if let Some((name, _)) = lazy.lists.value_info.declaration(i) {
+                    assert_eq!(name, v.name());
+                }
             }
             let whole = lazy.materialize().expect("materialize");
             assert_eq!(whole.encode_to_vec(), eager.encode_to_vec());

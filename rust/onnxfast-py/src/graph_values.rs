@@ -15,6 +15,7 @@ use onnxfast_core::proto;
 use onnxfast_core::proto::{tensor_shape_proto, type_proto, Str};
 
 use crate::graph_index;
+use crate::handle::Access;
 use crate::messages::{node_at, Graph, Node, Type};
 use crate::root::Ptr;
 
@@ -380,19 +381,20 @@ impl Value {
 fn uses(py: Python<'_>, at: &Indexed, name: &str, out: &mut Vec<(Node, usize)>) -> PyResult<()> {
     for i in at.index.users(name) {
         let node = node_at(py, &at.graph, i)?;
-        for (k, input) in node.0.input.iter().enumerate() {
+        for (k, input) in node.input(py)?.into_iter().enumerate() {
             if input == name {
-                out.push((Node(node.0.clone()), k));
+                out.push((node_at(py, &at.graph, i)?, k));
             }
         }
         if !at.index.read_inside(name, i) {
             continue;
         }
-        for a in 0..node.0.attribute.len() {
-            let subgraphs = node.0.attribute.get(a).map_or(0, |x| x.graphs().len());
-            let single = node.0.try_project(|n| n.attribute.get(a)?.g());
+        let node = node.0.get(py)?;
+        for a in 0..node.attribute.len() {
+            let subgraphs = node.attribute.get(a).map_or(0, |x| x.graphs().len());
+            let single = node.try_project(|n| n.attribute.get(a)?.g());
             let listed = (0..subgraphs)
-                .filter_map(|j| node.0.try_project(|n| n.attribute.get(a)?.graphs().get(j)));
+                .filter_map(|j| node.try_project(|n| n.attribute.get(a)?.graphs().get(j)));
             for sub in single.into_iter().chain(listed) {
                 let inner = Indexed::of(py, &sub)?;
                 if inner.index.def(name).is_none() {

@@ -9,6 +9,7 @@ mod checking;
 mod errors;
 mod graph_index;
 mod graph_values;
+mod handle;
 mod lists;
 mod messages;
 mod repr;
@@ -156,7 +157,7 @@ pub(crate) fn wrap_root(py: Python<'_>, root: Arc<Root>) -> PyResult<Py<PyAny>> 
                 RootMessage::$variant(m) => Some(m),
                 _ => None,
             })
-            .map(|p| Py::new(py, messages::$class(p)).map(Py::into_any))
+            .map(|p| Py::new(py, messages::$class(p.into())).map(Py::into_any))
         };
     }
     let wrapped = match &root.message {

@@ -6,6 +6,7 @@ use pyo3::exceptions::{PyIndexError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PySlice};
 
+use crate::handle::{Handle, WrapListed};
 use crate::root::Ptr;
 
 /// A prost message type with a Python wrapper class.
@@ -18,9 +19,9 @@ pub trait Wrap: PartialEq + Send + Sync + Sized + 'static {
 /// Type-erased `Ptr<Vec<T>>`.
 trait AnyList: Send + Sync {
     fn len(&self) -> usize;
-    /// An iteration over the list starts: a decode-on-touch list starts
-    /// decoding ahead of it.
-    fn iteration_starts(&self) {}
+    /// An iteration over the list is at element `index` (the one before
+    /// it has been handed out): a decode-on-touch list may decode ahead.
+    fn iteration_at(&self, _index: usize) {}
     fn item(&self, py: Python<'_>, index: usize) -> PyResult<Py<PyAny>>;
     fn element_name(&self) -> &'static str;
     fn as_any(&self) -> &dyn Any;
@@ -53,69 +54,61 @@ impl<T: Wrap> AnyList for Ptr<Vec<T>> {
     }
 }
 
-/// Which decode-on-touch list of a graph.
-pub type SelectList<T> =
-    fn(&onnxfast_core::decode::lazy::GraphLists) -> &onnxfast_core::decode::lazy::LazyList<T>;
-
-/// A decode-on-touch list of a root's main graph: elements are decoded on
-/// first access and kept by the root.
+/// A decode-on-touch list of a root's main graph: an element's Python
+/// object reads what it can from the element's bytes and decodes it on
+/// first need (kept by the root).
 struct LazyListRef<T: 'static> {
     graph: Ptr<onnxfast_core::proto::GraphProto>,
-    select: SelectList<T>,
+    /// Whether decoding ahead of an iteration has started.
+    ahead: std::sync::atomic::AtomicBool,
+    marker: std::marker::PhantomData<fn() -> T>,
 }
 
-impl<T: Wrap + onnxfast_core::decode::lazy::ListElement> AnyList for LazyListRef<T> {
+impl<T: WrapListed> LazyListRef<T> {
+    fn list(&self) -> Option<&onnxfast_core::decode::lazy::LazyList<T>> {
+        self.graph.root().lists_of(&self.graph).map(T::select)
+    }
+}
+
+impl<T: WrapListed> AnyList for LazyListRef<T> {
     fn len(&self) -> usize {
-        self.graph
-            .root()
-            .lists_of(&self.graph)
-            .map_or(0, |l| (self.select)(l).len())
+        self.list().map_or(0, |l| l.len())
     }
 
-    /// Long lists are decoded ahead of the iterator, in order, on the
-    /// thread pool (without the GIL), while Python creates the objects.
-    fn iteration_starts(&self) {
-        use std::sync::atomic::AtomicUsize;
+    /// An iteration that decodes what it reads (a field the bytes alone
+    /// cannot give: an attribute, a tensor's data) decodes the rest of a
+    /// long list ahead of it, in order, on the thread pool (without the
+    /// GIL), while Python works; one that reads only names decodes nothing.
+    fn iteration_at(&self, index: usize) {
+        use std::sync::atomic::{AtomicUsize, Ordering};
         use std::sync::Arc;
-        let Some(lists) = self.graph.root().lists_of(&self.graph) else {
+        let Some(list) = self.list() else {
             return;
         };
-        let list = (self.select)(lists);
-        if list.len() < onnxfast_core::decode::PARALLEL_MIN || list.cached(list.len() - 1).is_some()
+        if index == 0
+            || list.len() < onnxfast_core::decode::PARALLEL_MIN
+            || self.ahead.load(Ordering::Relaxed)
+            || list.cached(index - 1).is_none()
+            || self.ahead.swap(true, Ordering::Relaxed)
         {
             return;
         }
-        let next = Arc::new(AtomicUsize::new(0));
+        let next = Arc::new(AtomicUsize::new(index / CHUNK_OF_LIST + 1));
         for _ in 0..rayon::current_num_threads() {
-            let (graph, select, next) = (self.graph.clone(), self.select, Arc::clone(&next));
+            let (graph, next) = (self.graph.clone(), Arc::clone(&next));
             rayon::spawn(move || {
                 if let Some(lists) = graph.root().lists_of(&graph) {
-                    select(lists).decode_ahead(&next);
+                    T::select(lists).decode_ahead(&next);
                 }
             });
         }
     }
 
     fn item(&self, py: Python<'_>, index: usize) -> PyResult<Py<PyAny>> {
-        let root = self.graph.root();
-        let Some(lists) = root.lists_of(&self.graph) else {
-            return Err(PyIndexError::new_err("index out of range"));
-        };
-        let list = (self.select)(lists);
-        if index >= list.len() {
+        if index >= self.len() {
             return Err(PyIndexError::new_err("index out of range"));
         }
-        // Decode (or find) the element first, to report a failure.
-        if let Err(e) = list.get(index) {
-            return Err(crate::errors::decode_error(py, &e));
-        }
-        let select = self.select;
-        let graph: &onnxfast_core::proto::GraphProto = &self.graph;
-        let ptr = Ptr::try_new(std::sync::Arc::clone(root), |r| {
-            select(r.lists_of(graph)?).cached(index)
-        })
-        .ok_or_else(|| PyIndexError::new_err("element not decoded"))?;
-        T::wrap(ptr, py)
+        T::wrap_listed(Handle::listed(self.graph.clone(), index), py)
     }
 
     fn element_name(&self) -> &'static str {
@@ -131,6 +124,9 @@ impl<T: Wrap + onnxfast_core::decode::lazy::ListElement> AnyList for LazyListRef
         None
     }
 }
+
+/// Elements of a decode-on-touch list decoded together (a chunk).
+const CHUNK_OF_LIST: usize = onnxfast_core::decode::lazy::CHUNK;
 
 /// A read-only sequence over a repeated message field. `len()` and indexing
 /// are O(1); an element's Python object is created when it is accessed.
@@ -148,16 +144,16 @@ impl MessageList {
 
     /// A list of `graph`: its decode-on-touch list when it is a root's main
     /// graph loaded that way, else its own `Vec`.
-    pub fn of_graph<T: Wrap + onnxfast_core::decode::lazy::ListElement>(
+    pub fn of_graph<T: WrapListed>(
         graph: &Ptr<onnxfast_core::proto::GraphProto>,
         eager: impl for<'a> FnOnce(&'a onnxfast_core::proto::GraphProto) -> &'a Vec<T>,
-        select: SelectList<T>,
     ) -> Self {
         if graph.root().lists_of(graph).is_some() {
             return MessageList {
-                inner: Box::new(LazyListRef {
+                inner: Box::new(LazyListRef::<T> {
                     graph: graph.clone(),
-                    select,
+                    ahead: std::sync::atomic::AtomicBool::new(false),
+                    marker: std::marker::PhantomData,
                 }),
             };
         }
@@ -201,7 +197,6 @@ impl MessageList {
     }
 
     fn __iter__(slf: Py<Self>) -> MessageListIter {
-        slf.get().inner.iteration_starts();
         MessageListIter {
             list: slf,
             next: std::sync::atomic::AtomicUsize::new(0),
@@ -258,6 +253,7 @@ impl MessageListIter {
         if i >= list.inner.len() {
             return Ok(None);
         }
+        list.inner.iteration_at(i);
         list.inner.item(py, i).map(Some)
     }
 }

@@ -12,6 +12,10 @@ use pyo3::types::{PyBytes, PyDict};
 use onnxfast_core::proto;
 use onnxfast_core::proto::type_proto;
 
+use onnxfast_core::decode::lazy::{GraphLists, LazyList};
+
+use crate::handle::{peek_node, peek_nothing, peek_tensor, peek_value_info};
+use crate::handle::{Access, FromPeeked, Handle, Peeked, WrapListed};
 use crate::lists::{MessageList, Wrap};
 use crate::repr::Repr;
 use crate::root::Ptr;
@@ -104,23 +108,39 @@ macro_rules! field_name {
 macro_rules! message {
     (
         $(#[$doc:meta])*
+        $py:ident($proto:ty) = $pyname:literal, onnx $onnx:tt, listed $select:ident $peek:path;
+        $($extra:tt)*
+    ) => {
+        onnxfast_core::onnx_fields! {
+            $onnx,
+            message_class,
+            { $(#[$doc])* $py($proto) = $pyname, onnx $onnx, inner (Handle<$proto>), listed ($select, $peek) }
+            { $($extra)* }
+        }
+    };
+    (
+        $(#[$doc:meta])*
         $py:ident($proto:ty) = $pyname:literal, onnx $onnx:tt;
         $($extra:tt)*
     ) => {
         onnxfast_core::onnx_fields! {
             $onnx,
             message_class,
-            { $(#[$doc])* $py($proto) = $pyname, onnx $onnx }
+            { $(#[$doc])* $py($proto) = $pyname, onnx $onnx, inner (Ptr<$proto>), listed () }
             { $($extra)* }
         }
     };
 }
 
 /// The class of [`message!`], given the message's fields by category.
+/// `inner` is what an object holds: a [`Ptr`], or for the elements of
+/// decode-on-touch lists (`listed`: which list, and what its bytes can
+/// answer) a [`Handle`]; the getters reach the message through [`Access`].
 macro_rules! message_class {
     (
         $(#[$doc:meta])*
-        $py:ident($proto:ty) = $pyname:literal, onnx $onnx:literal
+        $py:ident($proto:ty) = $pyname:literal, onnx $onnx:literal,
+        inner ($inner:ty), listed ($($select:ident, $peek:path)?)
         {
             scalars: [$($sc:ident: $sct:ty),* $(,)?],
             enums: [$($en:ident),* $(,)?],
@@ -144,28 +164,56 @@ macro_rules! message_class {
     ) => {
         $(#[$doc])*
         #[pyclass(module = "onnxfast", name = $pyname, frozen)]
-        pub struct $py(pub Ptr<$proto>);
+        pub struct $py(pub $inner);
 
         impl Wrap for $proto {
             const NAME: &'static str = $pyname;
             fn wrap(ptr: Ptr<Self>, py: Python<'_>) -> PyResult<Py<PyAny>> {
-                Ok(Py::new(py, $py(ptr))?.into_any())
+                Ok(Py::new(py, $py(ptr.into()))?.into_any())
             }
         }
 
+        $(
+            impl WrapListed for $proto {
+                fn select(lists: &GraphLists) -> &LazyList<Self> {
+                    &lists.$select
+                }
+                fn wrap_listed(handle: Handle<Self>, py: Python<'_>) -> PyResult<Py<PyAny>> {
+                    Ok(Py::new(py, $py(handle))?.into_any())
+                }
+                fn peek<'a>(list: &'a LazyList<Self>, i: usize, field: &str) -> Option<Peeked<'a>> {
+                    $peek(list, i, field)
+                }
+            }
+        )?
+
         impl $py {
+            /// The decoded message (decoded now, for a list element not yet).
+            #[inline]
+            fn m(&self, py: Python<'_>) -> PyResult<&Ptr<$proto>> {
+                <$inner as Access<$proto>>::get(&self.0, py)
+            }
+
+            /// Field `field`, read from an undecoded list element's bytes.
+            #[inline]
+            #[allow(dead_code)]
+            fn peek(&self, field: &str) -> Option<Peeked<'_>> {
+                <$inner as Access<$proto>>::peek(&self.0, field)
+            }
+
             #[allow(unused_mut, dead_code)]
-            fn generic_repr(&self) -> String {
+            fn generic_repr(&self, py: Python<'_>) -> PyResult<String> {
+                let m = self.m(py)?;
                 let mut r = Repr::new($pyname);
-                $( r.text(field_name!($st), Some(self.0.$st())); )*
-                $( r.scalar(field_name!($sc), self.0.$sc.as_ref()); )*
-                $( r.texts(field_name!($sl), &self.0.$sl); )*
-                $( r.nums(field_name!($nl), &self.0.$nl); )*
-                $( r.present(field_name!($me), self.0.$me.is_some()); )*
-                $( r.present(field_name!($mm), self.0.$mm().is_some()); )*
-                $( r.count(field_name!($li), self.0.$li.len()); )*
-                $( r.count(field_name!($ml), self.0.$ml().len()); )*
-                r.finish()
+                $( r.text(field_name!($st), Some(m.$st())); )*
+                $( r.scalar(field_name!($sc), m.$sc.as_ref()); )*
+                $( r.texts(field_name!($sl), &m.$sl); )*
+                $( r.nums(field_name!($nl), &m.$nl); )*
+                $( r.present(field_name!($me), m.$me.is_some()); )*
+                $( r.present(field_name!($mm), m.$mm().is_some()); )*
+                $( r.count(field_name!($li), m.$li.len()); )*
+                $( r.count(field_name!($ml), m.$ml().len()); )*
+                Ok(r.finish())
             }
         }
 
@@ -173,51 +221,63 @@ macro_rules! message_class {
         impl $py {
             $(
                 #[getter]
-                fn $sc(&self) -> $sct {
-                    self.0.$sc()
+                fn $sc(&self, py: Python<'_>) -> PyResult<$sct> {
+                    if let Some(v) = self.peek(stringify!($sc)).and_then(FromPeeked::from_peeked) {
+                        return Ok(v);
+                    }
+                    Ok(self.m(py)?.$sc())
                 }
             )*
             $(
                 /// The enum's code (the default when absent or unknown).
                 #[getter]
-                fn $en(&self) -> i32 {
-                    self.0.$en() as i32
+                fn $en(&self, py: Python<'_>) -> PyResult<i32> {
+                    Ok(self.m(py)?.$en() as i32)
                 }
             )*
             $(
                 #[getter]
-                fn $st(&self) -> &str {
-                    self.0.$st()
+                pub(crate) fn $st(&self, py: Python<'_>) -> PyResult<&str> {
+                    if let Some(Peeked::Str(v)) = self.peek(stringify!($st)) {
+                        return Ok(v);
+                    }
+                    Ok(self.m(py)?.$st())
                 }
             )*
             $(
                 #[getter]
-                fn $by<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
-                    PyBytes::new(py, self.0.$by())
+                fn $by<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+                    Ok(PyBytes::new(py, self.m(py)?.$by()))
                 }
             )*
             $(
                 #[getter]
-                fn $sl(&self) -> Vec<&str> {
-                    self.0.$sl.iter().map(|s| s.as_str()).collect()
+                pub(crate) fn $sl(&self, py: Python<'_>) -> PyResult<Vec<&str>> {
+                    if let Some(Peeked::Strs(v)) = self.peek(stringify!($sl)) {
+                        return Ok(v.into_vec());
+                    }
+                    Ok(self.m(py)?.$sl.iter().map(|s| s.as_str()).collect())
                 }
             )*
             $(
                 #[getter]
-                fn $nl(&self) -> Vec<$nlt> {
-                    self.0.$nl.clone()
+                fn $nl(&self, py: Python<'_>) -> PyResult<Vec<$nlt>> {
+                    if let Some(v) = self.peek(stringify!($nl)).and_then(FromPeeked::list_from_peeked) {
+                        return Ok(v);
+                    }
+                    Ok(self.m(py)?.$nl.clone())
                 }
             )*
             $(
                 #[getter]
-                fn $bl<'py>(&self, py: Python<'py>) -> Vec<Bound<'py, PyBytes>> {
-                    self.0.$bl.iter().map(|b| PyBytes::new(py, b)).collect()
+                fn $bl<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyBytes>>> {
+                    Ok(self.m(py)?.$bl.iter().map(|b| PyBytes::new(py, b)).collect())
                 }
             )*
             $(
                 #[getter]
                 fn $me(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
-                    self.0
+                    self.m(py)?
                         .try_project(|m| {
                             m.$me
                                 .as_ref()
@@ -231,7 +291,7 @@ macro_rules! message_class {
                 /// (Kept out of line by the core type: few messages have it.)
                 #[getter]
                 fn $mm(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
-                    self.0
+                    self.m(py)?
                         .try_project(|m| m.$mm())
                         .map(|p| Wrap::wrap(p, py))
                         .transpose()
@@ -240,55 +300,55 @@ macro_rules! message_class {
             $(
                 /// (Kept out of line by the core type: few messages have it.)
                 #[getter]
-                fn $mb<'py>(&self, py: Python<'py>) -> Vec<Bound<'py, PyBytes>> {
-                    self.0.$mb().iter().map(|b| PyBytes::new(py, b)).collect()
+                fn $mb<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyBytes>>> {
+                    Ok(self.m(py)?.$mb().iter().map(|b| PyBytes::new(py, b)).collect())
                 }
             )*
             $(
                 #[getter]
-                fn $li(&self) -> MessageList {
-                    MessageList::new(self.0.project(|m| &m.$li))
+                fn $li(&self, py: Python<'_>) -> PyResult<MessageList> {
+                    Ok(MessageList::new(self.m(py)?.project(|m| &m.$li)))
                 }
             )*
             $(
                 /// (Kept out of line by the core type: few messages have it.)
                 #[getter]
-                fn $ml(&self) -> MessageList {
-                    MessageList::new(self.0.project(|m| m.$ml()))
+                fn $ml(&self, py: Python<'_>) -> PyResult<MessageList> {
+                    Ok(MessageList::new(self.m(py)?.project(|m| m.$ml())))
                 }
             )*
             $(
                 /// (Decoded on touch for a model's main graph.)
                 #[getter]
-                fn $gl(&self) -> MessageList {
-                    MessageList::of_graph(&self.0, |g| &g.$gl, |l| &l.$gl)
+                fn $gl(&self, py: Python<'_>) -> PyResult<MessageList> {
+                    Ok(MessageList::of_graph(self.m(py)?, |g| &g.$gl))
                 }
             )*
             $(
                 /// A member of a oneof (the default when another is set).
                 #[getter]
-                fn $os(&self) -> $ost {
-                    match &self.0.$osg {
+                fn $os(&self, py: Python<'_>) -> PyResult<$ost> {
+                    Ok(match &self.m(py)?.$osg {
                         Some(proto::$($osv)*(v)) => *v,
                         _ => Default::default(),
-                    }
+                    })
                 }
             )*
             $(
                 /// A member of a oneof ("" when another is set).
                 #[getter]
-                fn $ot(&self) -> &str {
-                    match &self.0.$otg {
+                fn $ot(&self, py: Python<'_>) -> PyResult<&str> {
+                    Ok(match &self.m(py)?.$otg {
                         Some(proto::$($otv)*(v)) => v,
                         _ => "",
-                    }
+                    })
                 }
             )*
             $(
                 /// A member of a oneof (None when another is set).
                 #[getter]
                 fn $om(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
-                    self.0
+                    self.m(py)?
                         .try_project(|m| match &m.$omg {
                             Some(proto::$($omv)*(v)) => {
                                 Some(::std::borrow::Borrow::<proto::$($omt)*>::borrow(v))
@@ -303,10 +363,10 @@ macro_rules! message_class {
             /// Which member of oneof `group` is set, or None (as protobuf's
             /// `WhichOneof`; ValueError for a group the message does not have).
             #[allow(non_snake_case, unused_variables)]
-            fn WhichOneof(&self, group: &str) -> PyResult<Option<&'static str>> {
+            fn WhichOneof(&self, py: Python<'_>, group: &str) -> PyResult<Option<&'static str>> {
                 $(
                     if group == field_name!($og) {
-                        return Ok(match &self.0.$og {
+                        return Ok(match &self.m(py)?.$og {
                             $( Some(proto::$($ofv)*(_)) => Some(field_name!($of)), )*
                             None => None,
                         });
@@ -320,9 +380,9 @@ macro_rules! message_class {
             /// Whether an optional field is present (as protobuf's `HasField`).
             #[allow(non_snake_case)]
             /// (Generated for every singular field from onnx.proto: `Presence`.)
-            fn HasField(&self, field: &str) -> PyResult<bool> {
+            fn HasField(&self, py: Python<'_>, field: &str) -> PyResult<bool> {
                 use onnxfast_core::proto::Presence;
-                self.0.has_field(field).ok_or_else(|| PyValueError::new_err(format!(
+                self.m(py)?.has_field(field).ok_or_else(|| PyValueError::new_err(format!(
                     "{} has no optional field {field:?}", $pyname
                 )))
             }
@@ -330,19 +390,19 @@ macro_rules! message_class {
             /// The protobuf serialization of this message.
             #[allow(non_snake_case)]
             fn SerializeToString<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
-                serialize(py, &self.0)
+                serialize(py, self.m(py)?)
             }
 
             /// This message as the `onnx` package's protobuf class
             #[doc = concat!("(`onnx.", $onnx, "`).")]
             fn to_onnx(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-                to_onnx_message(py, $onnx, serialize(py, &self.0)?)
+                to_onnx_message(py, $onnx, serialize(py, self.m(py)?)?)
             }
 
-            fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
+            fn __eq__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<bool> {
                 match other.cast::<$py>() {
-                    Ok(other) => same_message(&self.0, &other.get().0),
-                    Err(_) => false,
+                    Ok(other) => Ok(same_message(self.m(py)?, other.get().m(py)?)),
+                    Err(_) => Ok(false),
                 }
             }
 
@@ -450,7 +510,7 @@ message! {
         let n = self.count(|l| l.initializer.len(), |g| g.initializer.len());
         for i in 0..n {
             let tensor = self.initializer_at(py, i)?;
-            let name = tensor.0.name().to_string();
+            let name = tensor.name(py)?.to_string();
             out.set_item(name, tensor)?;
         }
         Ok(out)
@@ -510,21 +570,8 @@ impl Graph {
     }
 
     /// Initializer `i` (decoded on touch for a main graph).
-    fn initializer_at(&self, py: Python<'_>, i: usize) -> PyResult<Tensor> {
-        if let Some(lists) = self.0.root().lists_of(&self.0) {
-            lists
-                .initializer
-                .get(i)
-                .map_err(|e| crate::errors::decode_error(py, &e))?;
-            let graph: &proto::GraphProto = &self.0;
-            return Ptr::try_new(std::sync::Arc::clone(self.0.root()), |r| {
-                r.lists_of(graph)?.initializer.cached(i)
-            })
-            .map(Tensor)
-            .ok_or_else(|| pyo3::exceptions::PyIndexError::new_err("initializer not decoded"));
-        }
-        self.0
-            .try_project(|g| g.initializer.get(i))
+    fn initializer_at(&self, _py: Python<'_>, i: usize) -> PyResult<Tensor> {
+        element_at(&self.0, i, |g| &g.initializer)
             .map(Tensor)
             .ok_or_else(|| {
                 pyo3::exceptions::PyIndexError::new_err("initializer index out of range")
@@ -532,44 +579,45 @@ impl Graph {
     }
 }
 
-/// Node `i` of `graph` (decoded on touch for a main graph).
-pub(crate) fn node_at(py: Python<'_>, graph: &Ptr<proto::GraphProto>, i: usize) -> PyResult<Node> {
+/// Element `i` of one of `graph`'s lists (`eager`): of its decode-on-touch
+/// list for a main graph (read from its bytes, decoded on first need).
+fn element_at<T: WrapListed>(
+    graph: &Ptr<proto::GraphProto>,
+    i: usize,
+    eager: impl for<'a> FnOnce(&'a proto::GraphProto) -> &'a Vec<T>,
+) -> Option<Handle<T>> {
     if let Some(lists) = graph.root().lists_of(graph) {
-        lists
-            .node
-            .get(i)
-            .map_err(|e| crate::errors::decode_error(py, &e))?;
-        let g: &proto::GraphProto = graph;
-        return Ptr::try_new(std::sync::Arc::clone(graph.root()), |r| {
-            r.lists_of(g)?.node.cached(i)
-        })
-        .map(Node)
-        .ok_or_else(|| pyo3::exceptions::PyIndexError::new_err("node not decoded"));
+        return (i < T::select(lists).len()).then(|| Handle::listed(graph.clone(), i));
     }
-    graph
-        .try_project(|g| g.node.get(i))
+    graph.try_project(|g| eager(g).get(i)).map(Handle::from)
+}
+
+/// Node `i` of `graph` (decoded on touch for a main graph).
+pub(crate) fn node_at(_py: Python<'_>, graph: &Ptr<proto::GraphProto>, i: usize) -> PyResult<Node> {
+    element_at(graph, i, |g| &g.node)
         .map(Node)
         .ok_or_else(|| pyo3::exceptions::PyIndexError::new_err("node index out of range"))
 }
 
 message! {
     /// One operator invocation (`onnx.NodeProto`).
-    Node(proto::NodeProto) = "Node", onnx "NodeProto";
+    Node(proto::NodeProto) = "Node", onnx "NodeProto", listed node peek_node;
 
     /// Attribute values by name, as `onnx.helper.get_attribute_value` gives
     /// them (bytes for strings; `Tensor`, `Graph`, ... objects for messages).
     #[getter]
     fn attrs<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let out = PyDict::new(py);
-        for i in 0..self.0.attribute.len() {
-            let attr = self.0.project(|n| &n.attribute[i]);
+        let node = self.m(py)?;
+        for i in 0..node.attribute.len() {
+            let attr = node.project(|n| &n.attribute[i]);
             out.set_item(attr.name(), crate::values::attribute_value(py, &attr)?)?;
         }
         Ok(out)
     }
 
-    fn __repr__(&self) -> String {
-        self.generic_repr()
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        self.generic_repr(py)
     }
 }
 
@@ -609,56 +657,56 @@ message! {
 
 message! {
     /// The name and type of a value (`onnx.ValueInfoProto`).
-    ValueInfo(proto::ValueInfoProto) = "ValueInfo", onnx "ValueInfoProto";
+    ValueInfo(proto::ValueInfoProto) = "ValueInfo", onnx "ValueInfoProto", listed value_info peek_value_info;
 
-    fn __repr__(&self) -> String {
-        let v = &*self.0;
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        let v = &**self.m(py)?;
         let mut r = Repr::new("ValueInfo");
         r.text("name", v.name.as_deref());
         if let Some(t) = &v.r#type {
             r.raw("type", &crate::values::describe_type(t));
         }
-        r.finish()
+        Ok(r.finish())
     }
 }
 
 message! {
     /// A key/value pair (`onnx.StringStringEntryProto`).
     StringStringEntry(proto::StringStringEntryProto) = "StringStringEntry", onnx "StringStringEntryProto";
-    fn __repr__(&self) -> String {
-        self.generic_repr()
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        self.generic_repr(py)
     }
 }
 
 message! {
     /// An opset import (`onnx.OperatorSetIdProto`).
     OperatorSetId(proto::OperatorSetIdProto) = "OperatorSetId", onnx "OperatorSetIdProto";
-    fn __repr__(&self) -> String {
-        self.generic_repr()
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        self.generic_repr(py)
     }
 }
 
 message! {
     /// Quantization parameters of a tensor (`onnx.TensorAnnotation`).
     TensorAnnotation(proto::TensorAnnotation) = "TensorAnnotation", onnx "TensorAnnotation";
-    fn __repr__(&self) -> String {
-        self.generic_repr()
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        self.generic_repr(py)
     }
 }
 
 message! {
     /// Training information (`onnx.TrainingInfoProto`).
     TrainingInfo(proto::TrainingInfoProto) = "TrainingInfo", onnx "TrainingInfoProto";
-    fn __repr__(&self) -> String {
-        self.generic_repr()
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        self.generic_repr(py)
     }
 }
 
 message! {
     /// A model-local function (`onnx.FunctionProto`).
     Function(proto::FunctionProto) = "Function", onnx "FunctionProto";
-    fn __repr__(&self) -> String {
-        self.generic_repr()
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        self.generic_repr(py)
     }
 }
 
@@ -666,12 +714,12 @@ message! {
 
 message! {
     /// A dense tensor (`onnx.TensorProto`).
-    Tensor(proto::TensorProto) = "Tensor", onnx "TensorProto";
+    Tensor(proto::TensorProto) = "Tensor", onnx "TensorProto", listed initializer peek_tensor;
 
     /// True when the data lives in an external file.
     #[getter]
-    fn is_external(&self) -> bool {
-        self.0.data_location() == proto::tensor_proto::DataLocation::External
+    fn is_external(&self, py: Python<'_>) -> PyResult<bool> {
+        Ok(self.m(py)?.data_location() == proto::tensor_proto::DataLocation::External)
     }
 
     /// The tensor as a numpy array, with the dtype and shape
@@ -679,7 +727,7 @@ message! {
     /// and `dtype`.
     #[pyo3(signature = (copy = None, dtype = None))]
     fn numpy(&self, py: Python<'_>, copy: Option<bool>, dtype: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
-        crate::errors::guard(py, "converting a tensor", || crate::arrays::tensor_to_numpy(py, &self.0, copy, dtype))
+        crate::errors::guard(py, "converting a tensor", || crate::arrays::tensor_to_numpy(py, self.m(py)?, copy, dtype))
     }
 
     /// `(location, offset, length, checksum)` of external data, or None when
@@ -687,10 +735,10 @@ message! {
     /// rules (see `onnxfast.load`).
     #[getter]
     fn external_info(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
-        if !self.is_external() {
+        if !self.is_external(py)? {
             return Ok(None);
         }
-        let info = onnxfast_core::external::parse_info(&self.0).map_err(|e| crate::errors::external_error(py, &e))?;
+        let info = onnxfast_core::external::parse_info(self.m(py)?).map_err(|e| crate::errors::external_error(py, &e))?;
         let cls = py.import("onnxfast._external")?.getattr("ExternalInfo")?;
         Ok(Some(cls.call1((info.location, info.offset, info.length, info.checksum))?.unbind()))
     }
@@ -698,49 +746,52 @@ message! {
     /// numpy dtype of `numpy()` (None for an undefined or unknown data_type).
     #[getter]
     fn dtype(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        crate::arrays::tensor_dtype(py, &self.0)
+        crate::arrays::tensor_dtype(py, self.m(py)?)
     }
 
     /// `tuple(dims)`.
     #[getter]
     fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyTuple>> {
-        crate::arrays::shape(py, &self.0)
+        if let Some(Peeked::Ints(dims)) = self.peek("dims") {
+            return pyo3::types::PyTuple::new(py, dims);
+        }
+        crate::arrays::shape(py, self.m(py)?)
     }
 
     /// Bytes of the array `numpy()` returns (elements × itemsize), from the
     /// metadata alone.
     #[getter]
     fn nbytes(&self, py: Python<'_>) -> PyResult<usize> {
-        let plan = onnxfast_core::tensor::plan(&self.0).map_err(|e| crate::errors::tensor_error(py, &e))?;
+        let plan = onnxfast_core::tensor::plan(self.m(py)?).map_err(|e| crate::errors::tensor_error(py, &e))?;
         Ok(plan.nbytes())
     }
 
-    fn __repr__(&self) -> String {
-        let t = &*self.0;
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        let t = &**self.m(py)?;
         let mut r = Repr::new("Tensor");
         r.text("name", t.name.as_deref());
         r.raw("data_type", &crate::values::data_type_name(t.data_type()));
         r.nums("dims", &t.dims);
-        if self.is_external() {
+        if self.is_external(py)? {
             r.raw("data_location", "EXTERNAL");
         }
-        r.finish()
+        Ok(r.finish())
     }
 }
 
 message! {
     /// The [begin, end) slice a segmented tensor covers (`onnx.TensorProto.Segment`).
     TensorSegment(proto::tensor_proto::Segment) = "TensorSegment", onnx "TensorProto.Segment";
-    fn __repr__(&self) -> String {
-        self.generic_repr()
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        self.generic_repr(py)
     }
 }
 
 message! {
     /// A sparse tensor in coordinate form (`onnx.SparseTensorProto`).
-    SparseTensor(proto::SparseTensorProto) = "SparseTensor", onnx "SparseTensorProto";
-    fn __repr__(&self) -> String {
-        self.generic_repr()
+    SparseTensor(proto::SparseTensorProto) = "SparseTensor", onnx "SparseTensorProto", listed sparse_initializer peek_nothing;
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        self.generic_repr(py)
     }
 }
 
@@ -780,48 +831,48 @@ message! {
     /// A tensor type: element type and optional shape (`onnx.TypeProto.Tensor`).
     /// `shape is None` means unknown rank; an empty shape is a scalar.
     TensorType(type_proto::Tensor) = "TensorType", onnx "TypeProto.Tensor";
-    fn __repr__(&self) -> String {
-        self.generic_repr()
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        self.generic_repr(py)
     }
 }
 
 message! {
     /// A sparse tensor type (`onnx.TypeProto.SparseTensor`).
     SparseTensorType(type_proto::SparseTensor) = "SparseTensorType", onnx "TypeProto.SparseTensor";
-    fn __repr__(&self) -> String {
-        self.generic_repr()
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        self.generic_repr(py)
     }
 }
 
 message! {
     /// A sequence type (`onnx.TypeProto.Sequence`).
     SequenceType(type_proto::Sequence) = "SequenceType", onnx "TypeProto.Sequence";
-    fn __repr__(&self) -> String {
-        self.generic_repr()
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        self.generic_repr(py)
     }
 }
 
 message! {
     /// A map type (`onnx.TypeProto.Map`).
     MapType(type_proto::Map) = "MapType", onnx "TypeProto.Map";
-    fn __repr__(&self) -> String {
-        self.generic_repr()
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        self.generic_repr(py)
     }
 }
 
 message! {
     /// An optional type (`onnx.TypeProto.Optional`).
     OptionalType(type_proto::Optional) = "OptionalType", onnx "TypeProto.Optional";
-    fn __repr__(&self) -> String {
-        self.generic_repr()
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        self.generic_repr(py)
     }
 }
 
 message! {
     /// An opaque type (`onnx.TypeProto.Opaque`).
     OpaqueType(type_proto::Opaque) = "OpaqueType", onnx "TypeProto.Opaque";
-    fn __repr__(&self) -> String {
-        self.generic_repr()
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        self.generic_repr(py)
     }
 }
 
@@ -830,8 +881,8 @@ message! {
 message! {
     /// A device configuration of the model (`onnx.DeviceConfigurationProto`).
     DeviceConfiguration(proto::DeviceConfigurationProto) = "DeviceConfiguration", onnx "DeviceConfigurationProto";
-    fn __repr__(&self) -> String {
-        self.generic_repr()
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        self.generic_repr(py)
     }
 }
 
@@ -839,32 +890,32 @@ message! {
     /// How a node runs under a device configuration (`onnx.NodeDeviceConfigurationProto`).
     NodeDeviceConfiguration(proto::NodeDeviceConfigurationProto) = "NodeDeviceConfiguration",
         onnx "NodeDeviceConfigurationProto";
-    fn __repr__(&self) -> String {
-        self.generic_repr()
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        self.generic_repr(py)
     }
 }
 
 message! {
     /// Sharding of one tensor (`onnx.ShardingSpecProto`).
     ShardingSpec(proto::ShardingSpecProto) = "ShardingSpec", onnx "ShardingSpecProto";
-    fn __repr__(&self) -> String {
-        self.generic_repr()
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        self.generic_repr(py)
     }
 }
 
 message! {
     /// A key and a list of ints (`onnx.IntIntListEntryProto`).
     IntIntListEntry(proto::IntIntListEntryProto) = "IntIntListEntry", onnx "IntIntListEntryProto";
-    fn __repr__(&self) -> String {
-        self.generic_repr()
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        self.generic_repr(py)
     }
 }
 
 message! {
     /// Sharding along one axis (`onnx.ShardedDimProto`).
     ShardedDim(proto::ShardedDimProto) = "ShardedDim", onnx "ShardedDimProto";
-    fn __repr__(&self) -> String {
-        self.generic_repr()
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        self.generic_repr(py)
     }
 }
 
@@ -872,8 +923,8 @@ message! {
     /// One simple sharding of a dimension (`onnx.SimpleShardedDimProto`).
     SimpleShardedDim(proto::SimpleShardedDimProto) = "SimpleShardedDim", onnx "SimpleShardedDimProto";
 
-    fn __repr__(&self) -> String {
-        self.generic_repr()
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        self.generic_repr(py)
     }
 }
 
@@ -882,24 +933,24 @@ message! {
 message! {
     /// A sequence value (`onnx.SequenceProto`, test data).
     SequenceValue(proto::SequenceProto) = "SequenceValue", onnx "SequenceProto";
-    fn __repr__(&self) -> String {
-        self.generic_repr()
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        self.generic_repr(py)
     }
 }
 
 message! {
     /// A map value (`onnx.MapProto`, test data).
     MapValue(proto::MapProto) = "MapValue", onnx "MapProto";
-    fn __repr__(&self) -> String {
-        self.generic_repr()
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        self.generic_repr(py)
     }
 }
 
 message! {
     /// An optional value (`onnx.OptionalProto`, test data).
     OptionalValue(proto::OptionalProto) = "OptionalValue", onnx "OptionalProto";
-    fn __repr__(&self) -> String {
-        self.generic_repr()
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        self.generic_repr(py)
     }
 }
 

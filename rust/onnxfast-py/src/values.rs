@@ -65,7 +65,7 @@ pub fn attribute_value(py: Python<'_>, a: &Ptr<proto::AttributeProto>) -> PyResu
         AttributeType::Int => a.i().into_pyobject(py)?.into_any().unbind(),
         AttributeType::String => PyBytes::new(py, a.s()).into_any().unbind(),
         AttributeType::Tensor => match a.try_project(|a| a.t()) {
-            Some(t) => Py::new(py, Tensor(t))?.into_any(),
+            Some(t) => Py::new(py, Tensor(t.into()))?.into_any(),
             None => py.None(),
         },
         AttributeType::Graph => match a.try_project(|a| a.g()) {
@@ -73,7 +73,7 @@ pub fn attribute_value(py: Python<'_>, a: &Ptr<proto::AttributeProto>) -> PyResu
             None => py.None(),
         },
         AttributeType::SparseTensor => match a.try_project(|a| a.sparse_tensor()) {
-            Some(s) => Py::new(py, SparseTensor(s))?.into_any(),
+            Some(s) => Py::new(py, SparseTensor(s.into()))?.into_any(),
             None => py.None(),
         },
         AttributeType::TypeProto => match a.try_project(|a| a.tp()) {

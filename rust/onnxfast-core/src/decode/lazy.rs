@@ -29,7 +29,7 @@ use crate::proto::{
 /// Elements are decoded and cached in chunks of this many: touching one
 /// decodes its chunk (one pass, one cursor), so a walk pays a chunk's setup
 /// once per 64 elements and a random access at most 63 neighbours.
-const CHUNK: usize = 64;
+pub const CHUNK: usize = 64;
 
 /// One chunk of decoded elements, or why it could not be decoded.
 type Chunk<T> = OnceLock<Result<Box<[T]>, DecodeError>>;
@@ -223,6 +223,12 @@ impl<T: ListElement> LazyList<T> {
             path: self.path,
             pages: self.pages.clone(),
         }
+    }
+
+    /// Whether an [`Edit`] changes this list's elements (then only a
+    /// decoded element says what they are).
+    pub fn is_edited(&self) -> bool {
+        self.edit.is_some()
     }
 
     pub fn len(&self) -> usize {
@@ -1056,6 +1062,53 @@ impl LazyList<NodeProto> {
             )
         })?;
         Ok(names)
+    }
+}
+
+impl<T: ListElement> LazyList<T> {
+    /// Every value of string field `number` of element `i`, in order, read
+    /// from the source without decoding the element (of a singular field
+    /// the decoder keeps the last). `None` for an edited list, an appended
+    /// element, or bytes the decoder would not read as such (a value of
+    /// another wire type, text that is not UTF-8): decode the element then.
+    pub fn strings(&self, i: usize, number: u32) -> Option<smallvec::SmallVec<[&str; 2]>> {
+        if self.edit.is_some() {
+            return None;
+        }
+        let (_, body) = self.body(i).ok()?;
+        let mut found = smallvec::SmallVec::new();
+        let end = body.len();
+        let mut pos = 0;
+        while pos < end {
+            // Most fields of a small message: a one-byte key of a
+            // length-delimited field, a one-byte length.
+            if let Some(&[key, len]) = body.get(pos..pos + 2) {
+                if key < 0x80 && len < 0x80 && u64::from(key & 7) == wire_type::LEN {
+                    let (start, stop) = (pos + 2, pos + 2 + usize::from(len));
+                    let value = body.get(start..stop)?;
+                    if u32::from(key >> 3) == number {
+                        found.push(text(value).ok()?);
+                    }
+                    pos = stop;
+                    continue;
+                }
+            }
+            let at = next_field(body, &mut pos, end).ok()?;
+            match at.wire {
+                wire_type::LEN => {
+                    pos = at.start + at.len;
+                    if at.tag == number {
+                        found.push(text(body.get(at.start..pos)?).ok()?);
+                    }
+                    continue;
+                }
+                // A string field holding another wire type: the decoder fails.
+                _ if at.tag == number => return None,
+                wire_type::START_GROUP => skip_group(body, &mut pos, end, at.tag).ok()?,
+                wire => skip_scalar(body, &mut pos, end, wire).ok()?,
+            }
+        }
+        Some(found)
     }
 }
 
