@@ -47,20 +47,15 @@ TOUCH = {
 }
 
 
-def inputs(quick: bool) -> list[tuple[str, object, bool]]:
-    """(title, path, walk it too) for each input."""
+def inputs(quick: bool, graphs_only: bool = False) -> list[tuple[str, object, bool]]:
+    """(title, path, walk it too) for each input (the graphs alone: those walked)."""
     scale = 10 if quick else 1
-    made = [
-        (
-            "fp16 transformer, inline",
-            transformer_model(
-                DATA / ("transformer_small.onnx" if quick else "transformer_1p5gb.onnx"),
-                layers=2 if quick else 15,
-            ),
-            False,
-        ),
-        ("200k-node graph", chain_model(DATA / "chain_200k.onnx"), True),
-    ]
+    made = []
+    if not graphs_only:
+        transformer = DATA / ("transformer_small.onnx" if quick else "transformer_1p5gb.onnx")
+        model = transformer_model(transformer, layers=2 if quick else 15)
+        made.append(("fp16 transformer, inline", model, False))
+    made.append(("200k-node graph", chain_model(DATA / "chain_200k.onnx"), True))
     for title, name, n, extra in (
         ("150k nodes, an attribute each", "exp_150k_attr", 150_000, {}),
         ("150k nodes, attribute + value_info", "exp_150k_vi", 150_000, {"value_info": True}),
@@ -74,7 +69,7 @@ def inputs(quick: bool) -> list[tuple[str, object, bool]]:
         if quick:
             name, title = name + "_quick", title + f" (/{scale})"
         made.append((title, exporter_model(DATA / f"{name}.onnx", nodes=n // scale, **extra), True))
-    if not quick:
+    if not quick and not graphs_only:
         made.append(("2.5 GiB single file", huge_model(DATA / "huge_2p5gib.onnx"), False))
     return made
 
@@ -82,15 +77,22 @@ def inputs(quick: bool) -> list[tuple[str, object, bool]]:
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="smaller inputs, one repeat")
+    parser.add_argument(
+        "--graphs-only",
+        action="store_true",
+        help="only the graph shapes (load and walk), against onnx alone (onnx_ir takes"
+        " 3-8 s a load of these), 7 rounds",
+    )
     args = parser.parse_args()
     # Medians of 5 fresh processes: single runs on this shared VM move by tens of percent.
-    repeat = 1 if args.quick else 5
+    repeat = 1 if args.quick else 7 if args.graphs_only else 5
+    loaders = {k: v for k, v in LOADERS.items() if not (args.graphs_only and k == "onnx_ir")}
     rows = []
-    for title, path, walk in inputs(args.quick):
+    for title, path, walk in inputs(args.quick, args.graphs_only):
         warm(path)
         size = path.stat().st_size
         results = measure_interleaved(
-            {lib: (setup, stmt.format(path=str(path))) for lib, (setup, stmt) in LOADERS.items()},
+            {lib: (setup, stmt.format(path=str(path))) for lib, (setup, stmt) in loaders.items()},
             repeat=repeat,
         )
         base = results["onnxfast"]

@@ -381,8 +381,8 @@ impl Value {
 fn uses(py: Python<'_>, at: &Indexed, name: &str, out: &mut Vec<(Node, usize)>) -> PyResult<()> {
     for i in at.index.users(name) {
         let node = node_at(py, &at.graph, i)?;
-        for (k, input) in node.input(py)?.into_iter().enumerate() {
-            if input == name {
+        for (k, input) in node.input(py)?.iter().enumerate() {
+            if input.cast::<PyString>()?.to_cow()? == name {
                 out.push((node_at(py, &at.graph, i)?, k));
             }
         }

@@ -7,7 +7,7 @@
 
 use pyo3::exceptions::{PyImportError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict};
+use pyo3::types::{PyBytes, PyDict, PyList};
 
 use onnxfast_core::proto;
 use onnxfast_core::proto::type_proto;
@@ -252,11 +252,11 @@ macro_rules! message_class {
             )*
             $(
                 #[getter]
-                pub(crate) fn $sl(&self, py: Python<'_>) -> PyResult<Vec<&str>> {
+                pub(crate) fn $sl<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
                     if let Some(Peeked::Strs(v)) = self.peek(stringify!($sl)) {
-                        return Ok(v.into_vec());
+                        return PyList::new(py, v);
                     }
-                    Ok(self.m(py)?.$sl.iter().map(|s| s.as_str()).collect())
+                    PyList::new(py, self.m(py)?.$sl.iter().map(|s| s.as_str()))
                 }
             )*
             $(
