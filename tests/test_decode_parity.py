@@ -172,6 +172,8 @@ def _fields_read_from_bytes_match(ours: onnxfast.Model, theirs: onnx.ModelProto)
         assert inits[i].data_type == tensor.data_type, i
         assert inits[i].dims == list(tensor.dims), i
         assert inits[i].shape == tuple(tensor.dims), i
+        if tensor.data_type:
+            assert inits[i].dtype == onnx.helper.tensor_dtype_to_np_dtype(tensor.data_type), i
     for i, info in enumerate(theirs.graph.value_info):
         assert infos[i].name == info.name, i
 

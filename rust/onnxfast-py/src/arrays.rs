@@ -284,10 +284,8 @@ pub fn read_external(py: Python<'_>, t: &Ptr<TensorProto>, plan: &TensorPlan) ->
 }
 
 /// `Tensor.dtype`: the numpy dtype `numpy()` returns, or None for unknown types.
-pub fn tensor_dtype(py: Python<'_>, t: &TensorProto) -> PyResult<Py<PyAny>> {
-    Ok(glue(py)?
-        .call_method1("dtype_of", (t.data_type(),))?
-        .unbind())
+pub fn tensor_dtype(py: Python<'_>, data_type: i32) -> PyResult<Py<PyAny>> {
+    Ok(glue(py)?.call_method1("dtype_of", (data_type,))?.unbind())
 }
 
 /// `Tensor.shape`.

@@ -746,7 +746,7 @@ message! {
     /// numpy dtype of `numpy()` (None for an undefined or unknown data_type).
     #[getter]
     fn dtype(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        crate::arrays::tensor_dtype(py, self.m(py)?)
+        crate::arrays::tensor_dtype(py, self.data_type(py)?)
     }
 
     /// `tuple(dims)`.
