@@ -134,6 +134,16 @@ impl NameTable {
         self.ends.is_empty()
     }
 
+    /// Name `i` (`None`: the element has none, or there is no element `i`).
+    pub fn get(&self, i: usize) -> Option<&str> {
+        let &(end, present) = self.ends.get(i)?;
+        let start = match i.checked_sub(1) {
+            Some(before) => self.ends.get(before)?.0,
+            None => 0,
+        };
+        present.then(|| self.text.get(start..end).unwrap_or_default())
+    }
+
     /// The names in order (`None`: the element has none).
     pub fn iter(&self) -> impl ExactSizeIterator<Item = Option<&str>> + '_ {
         self.ends.iter().enumerate().map(|(i, &(end, present))| {
@@ -464,6 +474,29 @@ impl<T: ListElement> LazyList<T> {
         T: Clone,
     {
         self.decode_range(0..self.len())
+    }
+}
+
+/// See [`LazyList::release_behind`].
+pub struct ReleaseBehind<'a, T> {
+    list: &'a LazyList<T>,
+    behind: Option<super::source::Behind<'a>>,
+}
+
+impl<T: ListElement> ReleaseBehind<'_, T> {
+    /// The reader is at element `i`.
+    pub fn at(&mut self, i: usize) {
+        if let (Some(behind), Some((offset, len))) = (&mut self.behind, self.list.span(i)) {
+            behind.advance(offset, offset.saturating_add(len));
+        }
+    }
+}
+
+impl<T> Drop for ReleaseBehind<'_, T> {
+    fn drop(&mut self) {
+        if let Some(behind) = self.behind.take() {
+            behind.finish();
+        }
     }
 }
 
@@ -883,6 +916,18 @@ impl<T: ListElement> LazyList<T> {
         };
         let big = spread / range.len().max(1) >= 64 << 10;
         super::source::Behind::new(self.pages.as_ref().filter(|_| big))
+    }
+
+    /// For a reader that goes through this list's elements in order
+    /// reading small parts of them (headers): releases the pages behind it
+    /// a window at a time, and the rest when dropped, when the elements are
+    /// big (see [`LazyList::behind`]). Without it, each header of a small
+    /// tensor between big ones keeps the page-cache folio it is in mapped.
+    pub fn release_behind(&self) -> ReleaseBehind<'_, T> {
+        ReleaseBehind {
+            list: self,
+            behind: Some(self.behind(&(0..self.spans.len()))),
+        }
     }
 
     /// Calls `f(i, element)` for each element of `range` in order: kept

@@ -316,11 +316,29 @@ impl<'a> GraphView<'a> {
     /// The initializers in order. A decode-on-touch list's tensors are
     /// read from their bytes (nothing is decoded or kept); one the bytes
     /// alone cannot give is decoded, and one that cannot be decoded is
-    /// skipped ([`GraphView::read_nodes`] reports it).
+    /// skipped ([`GraphView::read_nodes`] reports it). Over a list of big
+    /// tensors the pages behind the reader are released as it goes
+    /// ([`LazyList::release_behind`]).
     pub fn initializers(&self) -> impl Iterator<Item = Initializer<'a>> + 'a {
-        self.initializer.read_each(Initializer::of, |l, i| {
-            l.header(i).map(|header| Initializer::read(i, header, l))
-        })
+        let (mut behind, names) = match self.initializer {
+            Seq::Kept(l) => (Some(l.release_behind()), l.name_table().ok()),
+            Seq::Slice(_) => (None, None),
+        };
+        self.initializer
+            .read_each(Initializer::of, move |l, i| {
+                let mut t = Initializer::read(i, l.header(i)?, l);
+                // The name as copied out of the map: the engine keeps and
+                // compares it long after the pages behind are released.
+                if let Some(table) = names {
+                    t.name = table.get(i).unwrap_or_default();
+                }
+                Some(t)
+            })
+            .inspect(move |t| {
+                if let Some(behind) = &mut behind {
+                    behind.at(t.index);
+                }
+            })
     }
 
     /// The initializers' names in order ("" for one without); of a
