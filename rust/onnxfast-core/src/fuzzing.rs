@@ -76,6 +76,31 @@ pub fn decode_roundtrip(data: &[u8]) {
                 (&decoded.inputs, &decoded.outputs, decoded.has_subgraph),
                 "node {i}'s names differ"
             );
+            // What Python's node objects read from the bytes (a scanned
+            // node can always be read so).
+            use crate::proto::schema::fields::node_proto as F;
+            let strings = |number| {
+                lazy.lists
+                    .node
+                    .strings(i, number)
+                    .unwrap_or_else(|| panic!("node {i}'s field {number} not readable"))
+            };
+            let last = |number| strings(number).last().copied().unwrap_or_default();
+            assert_eq!(
+                (last(F::NAME), last(F::OP_TYPE), last(F::DOMAIN)),
+                (n.name(), n.op_type(), n.domain()),
+                "node {i}'s name, op_type or domain differ"
+            );
+            assert_eq!(
+                &strings(F::INPUT)[..],
+                &decoded.inputs[..],
+                "node {i}'s inputs"
+            );
+            assert_eq!(
+                &strings(F::OUTPUT)[..],
+                &decoded.outputs[..],
+                "node {i}'s outputs"
+            );
         }
         for (i, t) in g.initializer.iter().enumerate() {
             let read = lazy
@@ -84,6 +109,16 @@ pub fn decode_roundtrip(data: &[u8]) {
                 .name(i)
                 .unwrap_or_else(|e| panic!("name: {e}"));
             assert_eq!(read, t.name.as_deref(), "initializer {i}'s name differs");
+            let header = lazy
+                .lists
+                .initializer
+                .header(i)
+                .unwrap_or_else(|| panic!("initializer {i}'s header not readable"));
+            assert_eq!(
+                (header.name, header.data_type, &header.dims[..]),
+                (t.name(), t.data_type, &t.dims[..]),
+                "initializer {i}'s header differs"
+            );
         }
         let table = lazy
             .lists
@@ -96,6 +131,8 @@ pub fn decode_roundtrip(data: &[u8]) {
             decoded,
             "name table differs"
         );
+        let by_index: Vec<Option<&str>> = (0..table.len()).map(|i| table.get(i)).collect();
+        assert_eq!(by_index, decoded, "name table's get differs");
     }
     let encoded = model.encode_to_vec();
     let again: ModelProto = match decode(Bytes::from(encoded.clone()), &options(encoded.len())) {
