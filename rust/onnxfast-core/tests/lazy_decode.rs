@@ -792,3 +792,46 @@ fn initializers_read_from_bytes_infer_as_decoded_ones() {
         Some(vec![Some(Value::DimValue(6)), Some(Value::DimValue(4))])
     );
 }
+
+#[test]
+fn a_pass_decodes_each_tensor_as_a_fresh_decode_does() {
+    // A pass decodes into one tensor again and again, keeping its lists'
+    // buffers: nothing of one tensor may show in the next.
+    let initializer: Vec<TensorProto> = (0..300)
+        .map(|i| TensorProto {
+            name: (i % 4 != 0).then(|| format!("w{i}")),
+            data_type: (i % 5 != 0).then_some(1 + (i % 3) as i32 * 6),
+            dims: (0..i % 4).map(|d| d as i64 + 1).collect(),
+            float_data: vec![0.5; i % 3],
+            int32_data: vec![7; (i + 1) % 3],
+            int64_data: vec![9; (i + 2) % 3],
+            raw_data: if i % 7 == 0 {
+                Some(Bytes::from(vec![1u8; 8]))
+            } else {
+                None
+            },
+            ..TensorProto::default()
+        })
+        .collect();
+    let model = ModelProto {
+        ir_version: Some(9),
+        graph: Some(GraphProto {
+            name: Some("g".into()),
+            initializer,
+            ..GraphProto::default()
+        }),
+        ..ModelProto::default()
+    };
+    let bytes = Bytes::from(model.encode_to_vec());
+    let lazy = decode_lazy(bytes, &DecodeOptions::default()).expect("lazy");
+    let list = &lazy.lists.initializer;
+    let mut seen = 0;
+    list.for_each_in(0..list.len(), |i, t| {
+        let fresh = list.decode(i).expect("decode");
+        assert_eq!(t.encode_to_vec(), fresh.encode_to_vec(), "tensor {i}");
+        assert_eq!(*t, model.graph.as_ref().expect("graph").initializer[i]);
+        seen += 1;
+    })
+    .expect("pass");
+    assert_eq!(seen, 300);
+}

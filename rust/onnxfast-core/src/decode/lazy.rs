@@ -38,6 +38,12 @@ type Chunk<T> = OnceLock<Result<Box<[T]>, DecodeError>>;
 pub trait ListElement: SpanMerge + Sync {
     /// Its index in the schema table.
     const SCHEMA: usize;
+
+    /// Makes this element empty again for the next decode of a pass
+    /// (keeping what buffers it can: as `Self::default()` otherwise).
+    fn reset(&mut self) {
+        *self = Self::default();
+    }
 }
 
 impl ListElement for NodeProto {
@@ -45,6 +51,23 @@ impl ListElement for NodeProto {
 }
 impl ListElement for TensorProto {
     const SCHEMA: usize = ids::TENSOR_PROTO;
+
+    /// Keeps the numeric lists' buffers (a pass over many small tensors
+    /// then allocates only their names).
+    fn reset(&mut self) {
+        fn emptied<X>(v: &mut Vec<X>) -> Vec<X> {
+            let mut v = std::mem::take(v);
+            v.clear();
+            v
+        }
+        *self = TensorProto {
+            dims: emptied(&mut self.dims),
+            float_data: emptied(&mut self.float_data),
+            int32_data: emptied(&mut self.int32_data),
+            int64_data: emptied(&mut self.int64_data),
+            ..TensorProto::default()
+        };
+    }
 }
 impl ListElement for ValueInfoProto {
     const SCHEMA: usize = ids::VALUE_INFO_PROTO;
@@ -280,10 +303,19 @@ impl<T: ListElement> LazyList<T> {
     /// Decodes element `i` through `cursor` (a clone of the source, shared
     /// by a run of decodes so no reference count is touched per element).
     fn decode_with(&self, cursor: &mut Cursor, i: usize) -> Result<T, DecodeError> {
+        let mut value = T::default();
+        self.decode_into(cursor, i, &mut value)?;
+        Ok(value)
+    }
+
+    /// Decodes element `i` into `value` (empty, as [`ListElement::reset`]
+    /// leaves it) through `cursor`.
+    fn decode_into(&self, cursor: &mut Cursor, i: usize, value: &mut T) -> Result<(), DecodeError> {
         let source_len = self.spans.len();
         if let Some(edit) = self.edit.as_ref().filter(|_| i >= source_len) {
             if i - source_len < edit.appended() {
-                return Ok(edit.build(i - source_len));
+                *value = edit.build(i - source_len);
+                return Ok(());
             }
         }
         let (offset, len) = self.span(i).ok_or_else(|| {
@@ -307,7 +339,6 @@ impl<T: ListElement> LazyList<T> {
                     },
                 )
             })?;
-        let mut value = T::default();
         value
             .merge_span(&self.source, cursor, offset, len)
             .map_err(|e| match super::diagnose(body, T::SCHEMA, self.max_depth) {
@@ -322,9 +353,9 @@ impl<T: ListElement> LazyList<T> {
             })?;
         self.release_after_read(offset, len);
         if let Some(edit) = &self.edit {
-            edit.patch(i, &mut value);
+            edit.patch(i, value);
         }
-        Ok(value)
+        Ok(())
     }
 
     /// After element bytes `[offset, offset + len)` were read: for a big
@@ -939,10 +970,16 @@ impl<T: ListElement> LazyList<T> {
         range: std::ops::Range<usize>,
         mut f: impl FnMut(usize, &T),
     ) -> Result<(), DecodeError> {
+        // One element decoded into again and again (its buffers kept).
+        let mut slot = T::default();
         self.pass(range, |i, cursor| {
             match self.cached(i) {
                 Some(t) => f(i, t),
-                None => f(i, &self.decode_with(cursor, i)?),
+                None => {
+                    slot.reset();
+                    self.decode_into(cursor, i, &mut slot)?;
+                    f(i, &slot);
+                }
             }
             Ok(())
         })
