@@ -642,7 +642,30 @@ struct FieldAt {
 
 /// Reads the next field key at `pos` of `buf[..end]`; for length-delimited
 /// values, also the length (the value is then `buf[start..start + len]`).
+#[inline]
 fn next_field(buf: &[u8], pos: &mut usize, end: usize) -> Result<FieldAt, Malformed> {
+    // Most fields of small messages: a one-byte key and, for a
+    // length-delimited value, a one-byte length.
+    if let Some(&[key, len]) = buf.get(*pos..*pos + 2) {
+        if key < 0x80 && len < 0x80 && u64::from(key & 7) == wire_type::LEN {
+            let start = *pos + 2;
+            let len = usize::from(len);
+            if start <= end && len <= end - start {
+                *pos = start;
+                return Ok(FieldAt {
+                    tag: u32::from(key >> 3),
+                    wire: wire_type::LEN,
+                    key_end: start - 1,
+                    start,
+                    len,
+                });
+            }
+        }
+    }
+    next_field_slow(buf, pos, end)
+}
+
+fn next_field_slow(buf: &[u8], pos: &mut usize, end: usize) -> Result<FieldAt, Malformed> {
     let key = super::varint::read(buf, pos, end).map_err(|_| Malformed("bad key".into()))?;
     let tag = u32::try_from(key >> 3).map_err(|_| Malformed("field number overflows".into()))?;
     let wire = key & 7;
@@ -1162,19 +1185,6 @@ impl<T: ListElement> LazyList<T> {
         let end = body.len();
         let mut pos = 0;
         while pos < end {
-            // Most fields of a small message: a one-byte key of a
-            // length-delimited field, a one-byte length.
-            if let Some(&[key, len]) = body.get(pos..pos + 2) {
-                if key < 0x80 && len < 0x80 && u64::from(key & 7) == wire_type::LEN {
-                    let (start, stop) = (pos + 2, pos + 2 + usize::from(len));
-                    let value = body.get(start..stop)?;
-                    if u32::from(key >> 3) == number {
-                        found.push(text(value).ok()?);
-                    }
-                    pos = stop;
-                    continue;
-                }
-            }
             let at = next_field(body, &mut pos, end).ok()?;
             match at.wire {
                 wire_type::LEN => {
