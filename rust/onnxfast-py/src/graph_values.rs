@@ -246,9 +246,9 @@ impl Value {
     /// `(node, output index)` of the node computing the value, or None for
     /// graph inputs and initializers.
     #[getter]
-    fn producer(&self, py: Python<'_>) -> PyResult<Option<(Node, usize)>> {
+    fn producer(&self) -> PyResult<Option<(Node, usize)>> {
         match self.def {
-            Def::Node { node, output } => Ok(Some((node_at(py, &self.at.graph, node)?, output))),
+            Def::Node { node, output } => Ok(Some((node_at(&self.at.graph, node)?, output))),
             _ => Ok(None),
         }
     }
@@ -380,10 +380,10 @@ impl Value {
 /// follows graph nesting, which decoding bounds.
 fn uses(py: Python<'_>, at: &Indexed, name: &str, out: &mut Vec<(Node, usize)>) -> PyResult<()> {
     for i in at.index.users(name) {
-        let node = node_at(py, &at.graph, i)?;
+        let node = node_at(&at.graph, i)?;
         for (k, input) in node.input(py)?.iter().enumerate() {
             if input.cast::<PyString>()?.to_cow()? == name {
-                out.push((node_at(py, &at.graph, i)?, k));
+                out.push((node_at(&at.graph, i)?, k));
             }
         }
         if !at.index.read_inside(name, i) {

@@ -65,7 +65,7 @@ impl<T: 'static> Access<T> for Ptr<T> {
 struct Listed<T: 'static> {
     graph: Ptr<proto::GraphProto>,
     index: usize,
-    select: fn(&GraphLists) -> &LazyList<T>,
+    marker: std::marker::PhantomData<fn() -> T>,
 }
 
 /// A message a Python object stands for: decoded, or an element of a
@@ -94,7 +94,7 @@ impl<T: WrapListed> Handle<T> {
             listed: Some(Listed {
                 graph,
                 index,
-                select: T::select,
+                marker: std::marker::PhantomData,
             }),
         }
     }
@@ -106,7 +106,7 @@ impl<T: WrapListed> Handle<T> {
         }
         let listed = self.listed.as_ref()?;
         let lists = listed.graph.root().lists_of(&listed.graph)?;
-        Some(((listed.select)(lists), listed.index))
+        Some((T::select(lists), listed.index))
     }
 
     /// Decodes a listed element (its chunk, kept by the list) and points at it.
@@ -121,9 +121,9 @@ impl<T: WrapListed> Handle<T> {
             },
         };
         let lists = listed.graph.root().lists_of(graph).ok_or_else(missing)?;
-        (listed.select)(lists).get(listed.index)?;
+        T::select(lists).get(listed.index)?;
         Ptr::try_new(std::sync::Arc::clone(listed.graph.root()), |r| {
-            (listed.select)(r.lists_of(graph)?).cached(listed.index)
+            T::select(r.lists_of(graph)?).cached(listed.index)
         })
         .ok_or_else(missing)
     }
@@ -191,10 +191,8 @@ impl FromPeeked for i32 {
 }
 
 impl FromPeeked for u64 {}
-impl FromPeeked for u32 {}
 impl FromPeeked for f32 {}
 impl FromPeeked for f64 {}
-impl FromPeeked for bool {}
 
 /// String field `number` of element `i` of `list` from its bytes: the last
 /// value of a singular field, every value of a repeated one.

@@ -93,7 +93,9 @@ impl<T: WrapListed> AnyList for LazyListRef<T> {
         {
             return;
         }
-        let next = Arc::new(AtomicUsize::new(index / CHUNK_OF_LIST + 1));
+        let next = Arc::new(AtomicUsize::new(
+            index / onnxfast_core::decode::lazy::CHUNK + 1,
+        ));
         for _ in 0..rayon::current_num_threads() {
             let (graph, next) = (self.graph.clone(), Arc::clone(&next));
             rayon::spawn(move || {
@@ -124,9 +126,6 @@ impl<T: WrapListed> AnyList for LazyListRef<T> {
         None
     }
 }
-
-/// Elements of a decode-on-touch list decoded together (a chunk).
-const CHUNK_OF_LIST: usize = onnxfast_core::decode::lazy::CHUNK;
 
 /// A read-only sequence over a repeated message field. `len()` and indexing
 /// are O(1); an element's Python object is created when it is accessed.

@@ -509,7 +509,7 @@ message! {
         let out = PyDict::new(py);
         let n = self.count(|l| l.initializer.len(), |g| g.initializer.len());
         for i in 0..n {
-            let tensor = self.initializer_at(py, i)?;
+            let tensor = self.initializer_at(i)?;
             let name = tensor.name(py)?.to_string();
             out.set_item(name, tensor)?;
         }
@@ -520,14 +520,14 @@ message! {
     /// initializers and values of enclosing graphs have no producer here).
     fn producer(&self, py: Python<'_>, name: &str) -> PyResult<Option<Node>> {
         let index = crate::graph_index::index(&self.0).map_err(|e| crate::errors::decode_error(py, &e))?;
-        index.producer(name).map(|i| self.node_at(py, i)).transpose()
+        index.producer(name).map(|i| self.node_at(i)).transpose()
     }
 
     /// The nodes of this graph that read `name`, in graph order (a node
     /// reading it twice is listed once; uses inside subgraphs are not listed).
     fn consumers(&self, py: Python<'_>, name: &str) -> PyResult<Vec<Node>> {
         let index = crate::graph_index::index(&self.0).map_err(|e| crate::errors::decode_error(py, &e))?;
-        index.consumers(name).iter().map(|&i| self.node_at(py, i)).collect()
+        index.consumers(name).iter().map(|&i| self.node_at(i)).collect()
     }
 
     /// The values of this graph by name (see `Values`): inputs,
@@ -565,12 +565,12 @@ impl Graph {
     }
 
     /// Node `i` (decoded on touch for a main graph).
-    fn node_at(&self, py: Python<'_>, i: usize) -> PyResult<Node> {
-        node_at(py, &self.0, i)
+    fn node_at(&self, i: usize) -> PyResult<Node> {
+        node_at(&self.0, i)
     }
 
     /// Initializer `i` (decoded on touch for a main graph).
-    fn initializer_at(&self, _py: Python<'_>, i: usize) -> PyResult<Tensor> {
+    fn initializer_at(&self, i: usize) -> PyResult<Tensor> {
         element_at(&self.0, i, |g| &g.initializer)
             .map(Tensor)
             .ok_or_else(|| {
@@ -593,7 +593,7 @@ fn element_at<T: WrapListed>(
 }
 
 /// Node `i` of `graph` (decoded on touch for a main graph).
-pub(crate) fn node_at(_py: Python<'_>, graph: &Ptr<proto::GraphProto>, i: usize) -> PyResult<Node> {
+pub(crate) fn node_at(graph: &Ptr<proto::GraphProto>, i: usize) -> PyResult<Node> {
     element_at(graph, i, |g| &g.node)
         .map(Node)
         .ok_or_else(|| pyo3::exceptions::PyIndexError::new_err("node index out of range"))

@@ -169,10 +169,7 @@ impl NameTable {
 
     /// The names in order (`None`: the element has none).
     pub fn iter(&self) -> impl ExactSizeIterator<Item = Option<&str>> + '_ {
-        self.ends.iter().enumerate().map(|(i, &(end, present))| {
-            let start = if i == 0 { 0 } else { self.ends[i - 1].0 };
-            present.then(|| self.text.get(start..end).unwrap_or_default())
-        })
+        (0..self.len()).map(|i| self.get(i))
     }
 }
 
@@ -256,12 +253,6 @@ impl<T: ListElement> LazyList<T> {
             path: self.path,
             pages: self.pages.clone(),
         }
-    }
-
-    /// Whether an [`Edit`] changes this list's elements (then only a
-    /// decoded element says what they are).
-    pub fn is_edited(&self) -> bool {
-        self.edit.is_some()
     }
 
     pub fn len(&self) -> usize {
@@ -1182,24 +1173,17 @@ impl<T: ListElement> LazyList<T> {
         }
         let (_, body) = self.body(i).ok()?;
         let mut found = smallvec::SmallVec::new();
-        let end = body.len();
-        let mut pos = 0;
-        while pos < end {
-            let at = next_field(body, &mut pos, end).ok()?;
-            match at.wire {
-                wire_type::LEN => {
-                    pos = at.start + at.len;
-                    if at.tag == number {
-                        found.push(text(body.get(at.start..pos)?).ok()?);
-                    }
-                    continue;
-                }
+        for_each_field(body, |n, wire, value| {
+            if n == number {
                 // A string field holding another wire type: the decoder fails.
-                _ if at.tag == number => return None,
-                wire_type::START_GROUP => skip_group(body, &mut pos, end, at.tag).ok()?,
-                wire => skip_scalar(body, &mut pos, end, wire).ok()?,
+                if wire != wire_type::LEN {
+                    return Err(Malformed("read decoded".into()));
+                }
+                found.push(text(value)?);
             }
-        }
+            Ok(())
+        })
+        .ok()?;
         Some(found)
     }
 }
