@@ -4,11 +4,13 @@
 //! the types of every value after inference (built on the first question
 //! about a type).
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use std::collections::HashMap;
 
+use onnxfast_core::decode::lazy::{GraphLists, LazyList};
 use onnxfast_core::error::DecodeError;
+use onnxfast_core::infer::{self, LazyWritten, WrittenBack};
 use onnxfast_core::ir::{Declared, DefUse, DefUseBuilder};
 use onnxfast_core::proto;
 use onnxfast_core::proto::{tensor_shape_proto, type_proto, Str};
@@ -24,13 +26,171 @@ pub type Steps = Vec<(usize, String)>;
 /// completed by what inference found), and initializers' tensor types.
 #[derive(Default)]
 pub struct TypeStore {
+    /// Graphs written back whole: every graph of a model decoded whole,
+    /// the written-back subgraphs of one decoded on touch.
     graphs: HashMap<Steps, HashMap<Str, proto::TypeProto>>,
+    /// The main graph of a model decoded on touch.
+    main: Option<LazyMain>,
+}
+
+/// A main graph decoded on touch, after write-back: its lists write each
+/// entry back as it is decoded, so a value's type is read from the one
+/// entry that declares it; nothing is built for the others.
+struct LazyMain {
+    written: LazyWritten,
+    /// The `value_info` entries inference appended, by name: their index
+    /// in the written-back list.
+    appended: HashMap<Str, usize>,
+    /// Initializers' tensor types by name (the last of a name), built on
+    /// the first question about a value no entry types.
+    initializers: OnceLock<Result<HashMap<Str, proto::TypeProto>, DecodeError>>,
+}
+
+impl LazyMain {
+    fn new(written: LazyWritten) -> LazyMain {
+        let names = written.value_info.appended_names();
+        let first = written.lists.value_info.len().saturating_sub(names.len());
+        let appended = names
+            .enumerate()
+            .map(|(j, name)| (Str::from(name), first + j))
+            .collect();
+        LazyMain {
+            written,
+            appended,
+            initializers: OnceLock::new(),
+        }
+    }
+
+    fn get(
+        &self,
+        name: &str,
+        declared: Option<Declared>,
+    ) -> Result<Option<&proto::TypeProto>, DecodeError> {
+        let graph = self.written.model.graph.as_ref();
+        fn typed(list: Option<&[proto::ValueInfoProto]>, i: usize) -> Option<&proto::TypeProto> {
+            list?.get(i)?.r#type.as_ref()
+        }
+        let declared = match declared {
+            Some(Declared::Output(i)) => typed(graph.map(|g| g.output.as_slice()), i),
+            Some(Declared::Input(i)) => typed(graph.map(|g| g.input.as_slice()), i),
+            Some(Declared::ValueInfo(i)) => self.written.lists.value_info.get(i)?.r#type.as_ref(),
+            None => match self.appended.get(name) {
+                Some(&i) => self.written.lists.value_info.get(i)?.r#type.as_ref(),
+                None => None,
+            },
+        };
+        if declared.is_some() || self.written.lists.initializer.is_empty() {
+            return Ok(declared);
+        }
+        let types = self
+            .initializers
+            .get_or_init(|| initializer_types(&self.written.lists.initializer));
+        Ok(types.as_ref().map_err(Clone::clone)?.get(name))
+    }
+}
+
+/// Every initializer's tensor type, by name (the last of a name), read
+/// from the tensors' headers (decoded where the list cannot read one).
+fn initializer_types(
+    list: &LazyList<proto::TensorProto>,
+) -> Result<HashMap<Str, proto::TypeProto>, DecodeError> {
+    let mut out = HashMap::with_capacity(list.len());
+    for i in 0..list.len() {
+        let (name, t) = match list.header(i) {
+            Some(h) => (h.name, tensor_type_of(h.data_type.unwrap_or(0), &h.dims)),
+            None => {
+                let t = list.get(i)?;
+                (t.name(), tensor_type(t))
+            }
+        };
+        out.insert(Str::from(name), t);
+    }
+    Ok(out)
 }
 
 impl TypeStore {
-    pub fn get(&self, steps: &Steps, name: &str) -> Option<&proto::TypeProto> {
-        self.graphs.get(steps)?.get(name)
+    /// The type of `name` in the graph `steps` lead to, whose value index
+    /// says which entry `declared` it.
+    pub fn get(
+        &self,
+        steps: &Steps,
+        name: &str,
+        declared: Option<Declared>,
+    ) -> Result<Option<&proto::TypeProto>, DecodeError> {
+        if let (true, Some(main)) = (steps.is_empty(), &self.main) {
+            return main.get(name, declared);
+        }
+        Ok(self.graphs.get(steps).and_then(|g| g.get(name)))
     }
+
+    /// The types of a model written back whole.
+    fn whole(mut model: proto::ModelProto) -> TypeStore {
+        let mut store = TypeStore::default();
+        if let Some(main) = model.graph.as_mut() {
+            store.add_graphs(main, Vec::new());
+        }
+        store
+    }
+
+    /// The types of a model decoded on touch, after write-back: its main
+    /// graph's read on demand, those of its subgraphs (below `source`'s
+    /// nodes, which inference decoded and kept, or their written-back
+    /// versions) now.
+    fn lazy(written: LazyWritten, source: &GraphLists) -> Result<TypeStore, DecodeError> {
+        let mut store = TypeStore::default();
+        let edited: HashMap<usize, &proto::NodeProto> = written
+            .node
+            .as_ref()
+            .map(|e| e.nodes().collect())
+            .unwrap_or_default();
+        for i in 0..source.node.len() {
+            let node = match edited.get(&i) {
+                Some(&n) => n,
+                None => source.node.get(i)?,
+            };
+            if !node.attribute.iter().any(|a| a.g().is_some()) {
+                continue;
+            }
+            let mut node = node.clone();
+            for (attr, sub) in subgraphs_of(&mut node) {
+                store.add_graphs(sub, vec![(i, attr)]);
+            }
+        }
+        drop(edited);
+        store.main = Some(LazyMain::new(written));
+        Ok(store)
+    }
+
+    /// `g`, at `steps`, and the subgraphs below it.
+    fn add_graphs(&mut self, g: &mut proto::GraphProto, steps: Steps) {
+        let mut stack: Vec<(&mut proto::GraphProto, Steps)> = vec![(g, steps)];
+        while let Some((g, steps)) = stack.pop() {
+            self.graphs.insert(steps.clone(), take_types(g));
+            for (i, node) in g.node.iter_mut().enumerate() {
+                for (attr, sub) in subgraphs_of(node) {
+                    let mut below = steps.clone();
+                    below.push((i, attr));
+                    stack.push((sub, below));
+                }
+            }
+        }
+    }
+}
+
+/// A node's subgraphs as steps name them: the first attribute of each name
+/// that holds a graph.
+fn subgraphs_of(node: &mut proto::NodeProto) -> Vec<(String, &mut proto::GraphProto)> {
+    let mut out: Vec<(String, &mut proto::GraphProto)> = Vec::new();
+    for a in node.attribute.iter_mut() {
+        let name = a.name().to_string();
+        if out.iter().any(|(n, _)| *n == name) {
+            continue;
+        }
+        if let Some(sub) = a.g_mut() {
+            out.push((name, sub));
+        }
+    }
+    out
 }
 
 /// The value index of `graph`, cached on its root.
@@ -177,37 +337,25 @@ pub fn types<'r>(py: pyo3::Python<'_>, root: &'r Arc<Root>) -> Result<&'r TypeSt
 }
 
 fn build_types(root: &Root) -> Result<TypeStore, DecodeError> {
-    let mut store = TypeStore::default();
     let RootMessage::Model(model) = &root.message else {
-        return Ok(store);
+        return Ok(TypeStore::default());
     };
     let flags = crate::shapes::Flags {
         max_diagnostics: onnxfast_core::checker::DEFAULT_MAX_DIAGNOSTICS,
         ..Default::default()
     };
-    let (mut annotated, _) = crate::shapes::annotated(root, model, flags)?;
-    if let Some(main) = annotated.graph.as_mut() {
-        let mut stack: Vec<(&mut proto::GraphProto, Steps)> = vec![(main, Vec::new())];
-        while let Some((g, steps)) = stack.pop() {
-            store.graphs.insert(steps.clone(), take_types(g));
-            for (i, node) in g.node.iter_mut().enumerate() {
-                let mut names: Vec<String> = Vec::new();
-                for a in node.attribute.iter_mut() {
-                    let name = a.name().to_string();
-                    if names.contains(&name) {
-                        continue;
-                    }
-                    if let Some(sub) = a.g_mut() {
-                        names.push(name.clone());
-                        let mut below = steps.clone();
-                        below.push((i, name));
-                        stack.push((sub, below));
-                    }
-                }
-            }
-        }
+    // Decoded on touch: written back as onnxfast.infer_shapes does, with
+    // nothing of the main graph built beyond what inference keeps.
+    if let Some(lists) = model.graph.as_ref().and_then(|g| root.lists_of(g)) {
+        let options = crate::shapes::options(root, flags);
+        let (written, _, _) = infer::write_back_lazy(model, lists, &options)?;
+        return Ok(match written {
+            WrittenBack::Lists(w) => TypeStore::lazy(*w, lists)?,
+            WrittenBack::Whole(whole) => TypeStore::whole(*whole),
+        });
     }
-    Ok(store)
+    let (annotated, _) = crate::shapes::annotated(root, model, flags)?;
+    Ok(TypeStore::whole(annotated))
 }
 
 /// The types of a graph's values, by name: the entry that declares each
@@ -242,15 +390,19 @@ fn take_types(g: &mut proto::GraphProto) -> HashMap<Str, proto::TypeProto> {
 
 /// The tensor type an initializer has: its element type and static shape.
 fn tensor_type(t: &proto::TensorProto) -> proto::TypeProto {
+    tensor_type_of(t.data_type(), &t.dims)
+}
+
+fn tensor_type_of(elem_type: i32, dims: &[i64]) -> proto::TypeProto {
     let dim = |d: i64| tensor_shape_proto::Dimension {
         value: Some(tensor_shape_proto::dimension::Value::DimValue(d)),
         ..Default::default()
     };
     proto::TypeProto {
         value: Some(type_proto::Value::TensorType(type_proto::Tensor {
-            elem_type: Some(t.data_type()),
+            elem_type: Some(elem_type),
             shape: Some(proto::TensorShapeProto {
-                dim: t.dims.iter().map(|&d| dim(d)).collect(),
+                dim: dims.iter().map(|&d| dim(d)).collect(),
             }),
         })),
         ..Default::default()

@@ -302,8 +302,16 @@ impl Value {
             return self.declared_type(py);
         };
         let root = self.at.graph.root();
-        graph_index::types(py, root).map_err(decode_err(py))?;
-        let found = Ptr::try_new(Arc::clone(root), |r| r.types.get()?.get(&steps, &self.name));
+        let store = graph_index::types(py, root).map_err(decode_err(py))?;
+        let declared = self.at.index.declared(&self.name);
+        // Reads (and keeps) the entry that holds the type, then points at it.
+        store
+            .get(&steps, &self.name, declared)
+            .map_err(decode_err(py))?;
+        let found = Ptr::try_new(Arc::clone(root), |r| {
+            let store = r.types.get()?;
+            store.get(&steps, &self.name, declared).ok().flatten()
+        });
         match found {
             Some(t) => Ok(Some(Type(t))),
             None => self.declared_type(py),

@@ -33,7 +33,7 @@ pub fn annotated(
     Ok((annotated, inference))
 }
 
-fn options(root: &Root, flags: Flags) -> InferOptions<'_> {
+pub fn options(root: &Root, flags: Flags) -> InferOptions<'_> {
     InferOptions {
         store: Some(&root.external),
         max_diagnostics: flags.max_diagnostics,

@@ -55,6 +55,7 @@ enum Fill {
 
 /// The main graph's `value_info` after write-back, as an [`Edit`] of the
 /// source's list.
+#[derive(Default)]
 pub struct ValueInfoEdit {
     /// By source entry (shorter than the list: the rest are kept).
     fills: Vec<Fill>,
@@ -118,6 +119,12 @@ impl ValueInfoEdit {
         let start = if j == 0 { 0 } else { self.ends[j - 1] };
         self.names.get(start..self.ends[j]).unwrap_or_default()
     }
+
+    /// The appended entries' names, in order (entry `j` of them is
+    /// element `source + j` of the edited list).
+    pub fn appended_names(&self) -> impl ExactSizeIterator<Item = &str> + '_ {
+        (0..self.ends.len()).map(|j| self.added_name(j))
+    }
 }
 
 impl Edit<ValueInfoProto> for ValueInfoEdit {
@@ -149,6 +156,13 @@ impl Edit<ValueInfoProto> for ValueInfoEdit {
 #[derive(Debug, Default)]
 pub struct NodeEdit {
     nodes: HashMap<usize, NodeProto>,
+}
+
+impl NodeEdit {
+    /// The written-back nodes by index in the main graph, in no order.
+    pub fn nodes(&self) -> impl Iterator<Item = (usize, &NodeProto)> + '_ {
+        self.nodes.iter().map(|(&i, n)| (i, n))
+    }
 }
 
 impl Edit<NodeProto> for NodeEdit {

@@ -181,6 +181,43 @@ pub fn infer_shapes_lazy(
     ),
     DecodeError,
 > {
+    let (written, inference, done) = write_back_lazy(model, lists, options)?;
+    Ok(match written {
+        WrittenBack::Lists(w) => {
+            let w = *w;
+            (w.model, Some(w.lists), inference, done)
+        }
+        WrittenBack::Whole(whole) => (*whole, None, inference, done),
+    })
+}
+
+/// What [`write_back_lazy`] gives.
+pub enum WrittenBack {
+    /// The main graph's lists, written back as they are decoded.
+    Lists(Box<LazyWritten>),
+    /// A main graph not in SSA form, decoded and written back whole.
+    Whole(Box<ModelProto>),
+}
+
+/// A lazily loaded model after write-back: its decoded part, its main
+/// graph's lists (their elements written back as they are decoded) and
+/// the edits that do it, which answer where each value's type is.
+pub struct LazyWritten {
+    /// The decoded part, the main graph's inputs and outputs written back.
+    pub model: ModelProto,
+    pub lists: GraphLists,
+    /// The main graph's `value_info` edit: its appended entries' names.
+    pub value_info: Arc<annotate_lazy::ValueInfoEdit>,
+    /// The main-graph nodes whose subgraphs were written back.
+    pub node: Option<Arc<annotate_lazy::NodeEdit>>,
+}
+
+/// [`infer_shapes_lazy`], keeping the edits apart.
+pub fn write_back_lazy(
+    model: &ModelProto,
+    lists: &GraphLists,
+    options: &InferOptions<'_>,
+) -> Result<(WrittenBack, Inference, annotate::Annotated), DecodeError> {
     let lazy_options = InferOptions {
         collect_types: true,
         compact_main: true,
@@ -196,24 +233,38 @@ pub fn infer_shapes_lazy(
         None => infer_graph_of(model, main, &lazy_options),
     };
     let Some(main) = main else {
-        let done = annotate::Annotated::default();
+        let written = LazyWritten {
+            model: model.clone(),
+            lists: lists.edited(None, None),
+            value_info: Arc::default(),
+            node: None,
+        };
         return Ok((
-            model.clone(),
-            Some(lists.edited(None, None)),
+            WrittenBack::Lists(Box::new(written)),
             inference,
-            done,
+            annotate::Annotated::default(),
         ));
     };
     match annotate_lazy::annotate_lazy(model, main, &mut inference) {
         Some(written) => {
-            let node = written.node.map(|e| e as Arc<dyn Edit<_>>);
-            let value_info: Arc<dyn Edit<_>> = written.value_info;
+            let node = written
+                .node
+                .as_ref()
+                .map(|e| Arc::clone(e) as Arc<dyn Edit<_>>);
+            let value_info: Arc<dyn Edit<_>> = written.value_info.clone();
             let lists = lists.edited(node, Some(value_info));
-            Ok((written.model, Some(lists), inference, written.done))
+            let done = written.done;
+            let written = LazyWritten {
+                model: written.model,
+                lists,
+                value_info: written.value_info,
+                node: written.node,
+            };
+            Ok((WrittenBack::Lists(Box::new(written)), inference, done))
         }
         None => {
             let (whole, inference, done) = infer_shapes(lists.whole_model(model)?, options);
-            Ok((whole, None, inference, done))
+            Ok((WrittenBack::Whole(Box::new(whole)), inference, done))
         }
     }
 }
