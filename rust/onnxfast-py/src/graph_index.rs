@@ -13,6 +13,7 @@ use onnxfast_core::error::DecodeError;
 use onnxfast_core::infer::{self, LazyWritten, WrittenBack};
 use onnxfast_core::ir::{Declared, DefUse, DefUseBuilder};
 use onnxfast_core::proto;
+use onnxfast_core::proto::schema::fields;
 use onnxfast_core::proto::{tensor_shape_proto, type_proto, Str};
 
 use crate::root::{Ptr, Root, RootMessage};
@@ -206,22 +207,32 @@ pub fn index(graph: &Ptr<proto::GraphProto>) -> Result<Arc<DefUse>, DecodeError>
         // A main graph decoded on touch: its lists are read once, not kept.
         Some(lists) => {
             let mut b = DefUseBuilder::new(graph);
-            lists
-                .initializer
-                .for_each_in(0..lists.initializer.len(), |i, t| {
-                    b.initializer(i, t.name())
-                })?;
+            b.reserve(lists.initializer.len().saturating_add(lists.node.len()));
+            for i in 0..lists.initializer.len() {
+                b.initializer(i, lists.initializer.name(i)?.unwrap_or(""));
+            }
             lists
                 .sparse_initializer
                 .for_each_in(0..lists.sparse_initializer.len(), |i, s| {
                     b.sparse_initializer(i, s)
                 })?;
-            lists
-                .value_info
-                .for_each_in(0..lists.value_info.len(), |i, v| b.value_info(i, v))?;
-            lists
-                .node
-                .for_each_in(0..lists.node.len(), |i, n| b.node(i, n))?;
+            // Names are read from the entries' bytes; only a node with
+            // subgraphs is decoded (and kept: its subgraphs are indexed).
+            let vi = &lists.value_info;
+            for i in 0..vi.len() {
+                match vi.strings(i, fields::value_info_proto::NAME) {
+                    Some(names) => b.value_info_named(i, names.last().copied().unwrap_or("")),
+                    None => b.value_info(i, vi.get(i)?),
+                }
+            }
+            for i in 0..lists.node.len() {
+                let names = lists.node.names(i)?;
+                if names.has_subgraph {
+                    b.node(i, lists.node.get(i)?);
+                } else {
+                    b.node_names(i, &names);
+                }
+            }
             b.finish()
         }
         None => DefUse::of_graph(graph),

@@ -18,6 +18,7 @@ use foldhash::HashMap;
 use indexmap::IndexMap;
 use smallvec::SmallVec;
 
+use crate::decode::lazy::NodeNames;
 use crate::proto::{GraphProto, NodeProto, SparseTensorProto, Str, ValueInfoProto};
 
 /// Where a value of a graph comes from.
@@ -319,6 +320,14 @@ impl DefUseBuilder {
         b
     }
 
+    /// Room for `names` more names (a graph's count of initializers and
+    /// nodes is a good guess: most nodes define one new name).
+    pub fn reserve(&mut self, names: usize) {
+        self.index.entries.reserve(names);
+        self.index.own.reserve(names);
+        self.index.reads.reserve(names);
+    }
+
     pub fn initializer(&mut self, i: usize, name: &str) {
         self.define(name, Def::Initializer(i));
     }
@@ -330,20 +339,17 @@ impl DefUseBuilder {
     }
 
     pub fn value_info(&mut self, i: usize, v: &ValueInfoProto) {
-        self.declare(v.name(), Declared::ValueInfo(i), false);
+        self.value_info_named(i, v.name());
+    }
+
+    /// `value_info` entry `i`, by its name ("" when absent).
+    pub fn value_info_named(&mut self, i: usize, name: &str) {
+        self.declare(name, Declared::ValueInfo(i), false);
     }
 
     /// Adds node `i` (nodes must be added in order).
     pub fn node(&mut self, i: usize, n: &NodeProto) {
-        // Node indexes beyond u32 cannot occur under the decode budget (a
-        // node takes at least 192 bytes); such a node would not be listed
-        // as a reader.
-        let at = u32::try_from(i).ok();
-        for input in &n.input {
-            if let (Some(k), Some(at)) = (self.note_read(input), at) {
-                self.add_reader(k, at);
-            }
-        }
+        self.reads(i, n.input.iter().map(|s| s.as_str()));
         let mut inside: Vec<Str> = Vec::new();
         for a in &n.attribute {
             for g in a.g().into_iter().chain(a.graphs().iter()) {
@@ -351,6 +357,10 @@ impl DefUseBuilder {
                 inside.extend(sub.captured().cloned());
             }
         }
+        // Node indexes beyond u32 cannot occur under the decode budget (a
+        // node takes at least 192 bytes); such a node would not be listed
+        // as a reader.
+        let at = u32::try_from(i).ok();
         for name in inside {
             if let (Some(k), Some(at)) = (self.note_read(&name), at) {
                 let nested = self.index.nested.entry(k as u32).or_default();
@@ -359,7 +369,29 @@ impl DefUseBuilder {
                 }
             }
         }
-        for (k, output) in n.output.iter().enumerate() {
+        self.defines(i, n.output.iter().map(|s| s.as_str()));
+    }
+
+    /// Adds node `i` from its names, read from its bytes: the same as
+    /// [`DefUseBuilder::node`] for a node without subgraphs. A node with
+    /// subgraphs (`names.has_subgraph`) must be added decoded.
+    pub fn node_names(&mut self, i: usize, names: &NodeNames<'_>) {
+        debug_assert!(!names.has_subgraph);
+        self.reads(i, names.inputs.iter().copied());
+        self.defines(i, names.outputs.iter().copied());
+    }
+
+    fn reads<'n>(&mut self, i: usize, inputs: impl Iterator<Item = &'n str>) {
+        let at = u32::try_from(i).ok();
+        for input in inputs {
+            if let (Some(k), Some(at)) = (self.note_read(input), at) {
+                self.add_reader(k, at);
+            }
+        }
+    }
+
+    fn defines<'n>(&mut self, i: usize, outputs: impl Iterator<Item = &'n str>) {
+        for (k, output) in outputs.enumerate() {
             self.define(output, Def::Node { node: i, output: k });
         }
     }
