@@ -12,12 +12,14 @@ use pyo3::types::{PyList, PyString};
 
 use onnxfast_core::ir::{Declared, Def, DefUse};
 use onnxfast_core::proto;
+use onnxfast_core::proto::schema::fields;
 use onnxfast_core::proto::{tensor_shape_proto, type_proto, Str};
 
 use crate::graph_index;
 use crate::handle::Access;
 use crate::messages::{node_at, Graph, Node, Type};
 use crate::root::Ptr;
+use crate::untracked::{self, Acyclic};
 
 fn decode_err(py: Python<'_>) -> impl FnOnce(onnxfast_core::error::DecodeError) -> PyErr + '_ {
     move |e| crate::errors::decode_error(py, &e)
@@ -102,6 +104,17 @@ impl Values {
         }
     }
 
+    /// Every value, in the order of [`Values::names`].
+    fn in_order(&self) -> impl Iterator<Item = Value> + '_ {
+        let own = self.at.index.own_defs().map(|(name, def)| Value {
+            name: name.clone(),
+            at: self.at.clone(),
+            def,
+        });
+        let captured = self.captured.iter().filter_map(|(n, _)| self.lookup(n));
+        own.chain(captured)
+    }
+
     fn names(&self) -> impl Iterator<Item = &Str> {
         self.at
             .index
@@ -116,9 +129,11 @@ impl Values {
         self.at.index.own_len() + self.captured.len()
     }
 
-    fn __getitem__(&self, name: &str) -> PyResult<Value> {
-        self.lookup(name)
-            .ok_or_else(|| PyKeyError::new_err(name.to_string()))
+    fn __getitem__(&self, py: Python<'_>, name: &str) -> PyResult<Py<Value>> {
+        let v = self
+            .lookup(name)
+            .ok_or_else(|| PyKeyError::new_err(name.to_string()))?;
+        untracked::new(py, v)
     }
 
     fn __contains__(&self, name: &Bound<'_, PyAny>) -> bool {
@@ -143,21 +158,27 @@ impl Values {
     }
 
     /// The values, in order (a new list).
-    fn values(&self) -> Vec<Value> {
-        self.names().filter_map(|n| self.lookup(n)).collect()
+    fn values<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let objects = self
+            .in_order()
+            .map(|v| untracked::new(py, v))
+            .collect::<PyResult<Vec<_>>>()?;
+        PyList::new(py, objects)
     }
 
     /// (name, value) pairs, in order (a new list).
-    fn items(&self) -> Vec<(String, Value)> {
-        self.names()
-            .filter_map(|n| Some((n.to_string(), self.lookup(n)?)))
-            .collect()
+    fn items<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let pairs = self
+            .in_order()
+            .map(|v| Ok((PyString::new(py, &v.name), untracked::new(py, v)?)))
+            .collect::<PyResult<Vec<_>>>()?;
+        PyList::new(py, pairs)
     }
 
     #[pyo3(signature = (name, default = None))]
     fn get(&self, py: Python<'_>, name: &str, default: Option<Py<PyAny>>) -> PyResult<Py<PyAny>> {
         match self.lookup(name) {
-            Some(v) => Ok(Py::new(py, v)?.into_any()),
+            Some(v) => Ok(untracked::new(py, v)?.into_any()),
             None => Ok(default.unwrap_or_else(|| py.None())),
         }
     }
@@ -208,6 +229,9 @@ pub struct Value {
     def: Def,
 }
 
+// Names, indexes and the shared root: Rust data only.
+impl Acyclic for Value {}
+
 #[pymethods]
 impl Value {
     #[getter]
@@ -246,9 +270,12 @@ impl Value {
     /// `(node, output index)` of the node computing the value, or None for
     /// graph inputs and initializers.
     #[getter]
-    fn producer(&self) -> PyResult<Option<(Node, usize)>> {
+    fn producer(&self, py: Python<'_>) -> PyResult<Option<(Py<Node>, usize)>> {
         match self.def {
-            Def::Node { node, output } => Ok(Some((node_at(&self.at.graph, node)?, output))),
+            Def::Node { node, output } => {
+                let node = untracked::new(py, node_at(&self.at.graph, node)?)?;
+                Ok(Some((node, output)))
+            }
             _ => Ok(None),
         }
     }
@@ -258,7 +285,7 @@ impl Value {
     /// the value from their enclosing graph) are listed where the node
     /// holding the subgraph is, the subgraph's own nodes in their order.
     #[getter]
-    fn consumers(&self, py: Python<'_>) -> PyResult<Vec<(Node, usize)>> {
+    fn consumers(&self, py: Python<'_>) -> PyResult<Vec<(Py<Node>, usize)>> {
         let mut out = Vec::new();
         uses(py, &self.at, &self.name, &mut out)?;
         Ok(out)
@@ -382,21 +409,56 @@ impl Value {
     }
 }
 
+/// The input positions at which node `i` of `graph` reads `name` (its
+/// names read from its bytes when it is an undecoded list element).
+fn reads_at(
+    graph: &Ptr<proto::GraphProto>,
+    i: usize,
+    name: &str,
+) -> Result<Vec<usize>, onnxfast_core::error::DecodeError> {
+    let at = |inputs: &mut dyn Iterator<Item = &str>| {
+        inputs
+            .enumerate()
+            .filter(|(_, x)| *x == name)
+            .map(|(k, _)| k)
+            .collect()
+    };
+    let Some(lists) = graph.root().lists_of(graph) else {
+        let inputs = graph
+            .node
+            .get(i)
+            .map(|n| n.input.as_slice())
+            .unwrap_or_default();
+        return Ok(at(&mut inputs.iter().map(|s| s.as_str())));
+    };
+    let list = &lists.node;
+    if let Some(n) = list.cached(i) {
+        return Ok(at(&mut n.input.iter().map(|s| s.as_str())));
+    }
+    match list.strings(i, fields::node_proto::INPUT) {
+        Some(inputs) => Ok(at(&mut inputs.into_iter())),
+        None => Ok(at(&mut list.get(i)?.input.iter().map(|s| s.as_str()))),
+    }
+}
+
 /// Appends the uses of `name` in `at`'s graph (it defines the value, or
 /// reads it from an enclosing graph): direct inputs of its nodes, and uses
 /// inside their subgraphs that do not define the name again. Recursion
 /// follows graph nesting, which decoding bounds.
-fn uses(py: Python<'_>, at: &Indexed, name: &str, out: &mut Vec<(Node, usize)>) -> PyResult<()> {
+fn uses(
+    py: Python<'_>,
+    at: &Indexed,
+    name: &str,
+    out: &mut Vec<(Py<Node>, usize)>,
+) -> PyResult<()> {
     for i in at.index.users(name) {
-        let node = node_at(&at.graph, i)?;
-        for (k, input) in node.input(py)?.iter().enumerate() {
-            if input.cast::<PyString>()?.to_cow()? == name {
-                out.push((node_at(&at.graph, i)?, k));
-            }
+        for k in reads_at(&at.graph, i, name).map_err(decode_err(py))? {
+            out.push((untracked::new(py, node_at(&at.graph, i)?)?, k));
         }
         if !at.index.read_inside(name, i) {
             continue;
         }
+        let node = node_at(&at.graph, i)?;
         let node = node.0.get(py)?;
         for a in 0..node.attribute.len() {
             let subgraphs = node.attribute.get(a).map_or(0, |x| x.graphs().len());

@@ -15,6 +15,7 @@ mod messages;
 mod repr;
 mod root;
 mod shapes;
+mod untracked;
 mod values;
 
 use std::path::{Path, PathBuf};
@@ -157,7 +158,7 @@ pub(crate) fn wrap_root(py: Python<'_>, root: Arc<Root>) -> PyResult<Py<PyAny>> 
                 RootMessage::$variant(m) => Some(m),
                 _ => None,
             })
-            .map(|p| Py::new(py, messages::$class(p.into())).map(Py::into_any))
+            .map(|p| crate::untracked::new(py, messages::$class(p.into())).map(Py::into_any))
         };
     }
     let wrapped = match &root.message {

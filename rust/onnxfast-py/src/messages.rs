@@ -166,10 +166,13 @@ macro_rules! message_class {
         #[pyclass(module = "onnxfast", name = $pyname, frozen)]
         pub struct $py(pub $inner);
 
+        // Holds a `Ptr` or `Handle`: Rust data only.
+        impl crate::untracked::Acyclic for $py {}
+
         impl Wrap for $proto {
             const NAME: &'static str = $pyname;
             fn wrap(ptr: Ptr<Self>, py: Python<'_>) -> PyResult<Py<PyAny>> {
-                Ok(Py::new(py, $py(ptr.into()))?.into_any())
+                Ok(crate::untracked::new(py, $py(ptr.into()))?.into_any())
             }
         }
 
@@ -179,7 +182,7 @@ macro_rules! message_class {
                     &lists.$select
                 }
                 fn wrap_listed(handle: Handle<Self>, py: Python<'_>) -> PyResult<Py<PyAny>> {
-                    Ok(Py::new(py, $py(handle))?.into_any())
+                    Ok(crate::untracked::new(py, $py(handle))?.into_any())
                 }
                 fn peek<'a>(list: &'a LazyList<Self>, i: usize, field: &str) -> Option<Peeked<'a>> {
                     $peek(list, i, field)

@@ -65,19 +65,19 @@ pub fn attribute_value(py: Python<'_>, a: &Ptr<proto::AttributeProto>) -> PyResu
         AttributeType::Int => a.i().into_pyobject(py)?.into_any().unbind(),
         AttributeType::String => PyBytes::new(py, a.s()).into_any().unbind(),
         AttributeType::Tensor => match a.try_project(|a| a.t()) {
-            Some(t) => Py::new(py, Tensor(t.into()))?.into_any(),
+            Some(t) => crate::untracked::new(py, Tensor(t.into()))?.into_any(),
             None => py.None(),
         },
         AttributeType::Graph => match a.try_project(|a| a.g()) {
-            Some(g) => Py::new(py, Graph(g))?.into_any(),
+            Some(g) => crate::untracked::new(py, Graph(g))?.into_any(),
             None => py.None(),
         },
         AttributeType::SparseTensor => match a.try_project(|a| a.sparse_tensor()) {
-            Some(s) => Py::new(py, SparseTensor(s.into()))?.into_any(),
+            Some(s) => crate::untracked::new(py, SparseTensor(s.into()))?.into_any(),
             None => py.None(),
         },
         AttributeType::TypeProto => match a.try_project(|a| a.tp()) {
-            Some(t) => Py::new(py, Type(t))?.into_any(),
+            Some(t) => crate::untracked::new(py, Type(t))?.into_any(),
             None => py.None(),
         },
         AttributeType::Floats => PyList::new(py, &a.floats)?.into_any().unbind(),

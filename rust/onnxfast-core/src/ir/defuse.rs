@@ -245,6 +245,14 @@ impl DefUse {
             .filter_map(|&k| self.entries.get_index(k as usize).map(|(name, _)| name))
     }
 
+    /// [`DefUse::own`] with where each name is defined.
+    pub fn own_defs(&self) -> impl Iterator<Item = (&Str, Def)> + '_ {
+        self.own.iter().filter_map(|&k| {
+            let (name, entry) = self.entries.get_index(k as usize)?;
+            Some((name, entry.def()?))
+        })
+    }
+
     /// The `i`-th name of [`DefUse::own`].
     pub fn own_at(&self, i: usize) -> Option<&Str> {
         let k = *self.own.get(i)?;
