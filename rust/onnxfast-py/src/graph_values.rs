@@ -10,7 +10,7 @@ use pyo3::exceptions::PyKeyError;
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString};
 
-use onnxfast_core::ir::{Declared, Def, DefUse};
+use onnxfast_core::ir::{Declared, Def, DefUse, Key};
 use onnxfast_core::proto;
 use onnxfast_core::proto::schema::fields;
 use onnxfast_core::proto::{tensor_shape_proto, type_proto, Str};
@@ -41,10 +41,11 @@ impl Indexed {
     }
 
     fn value(&self, name: &str) -> Option<Value> {
-        self.index.def(name).map(|def| Value {
+        self.index.def_key(name).map(|(def, key)| Value {
             name: Str::from(name),
             at: self.clone(),
             def,
+            key,
         })
     }
 }
@@ -106,10 +107,11 @@ impl Values {
 
     /// Every value, in the order of [`Values::names`].
     fn in_order(&self) -> impl Iterator<Item = Value> + '_ {
-        let own = self.at.index.own_defs().map(|(name, def)| Value {
+        let own = self.at.index.own_defs().map(|(name, def, key)| Value {
             name: name.clone(),
             at: self.at.clone(),
             def,
+            key,
         });
         let captured = self.captured.iter().filter_map(|(n, _)| self.lookup(n));
         own.chain(captured)
@@ -227,6 +229,8 @@ pub struct Value {
     /// The graph defining the value.
     at: Indexed,
     def: Def,
+    /// Its entry in `at`'s index.
+    key: Key,
 }
 
 // Names, indexes and the shared root: Rust data only.
@@ -287,7 +291,7 @@ impl Value {
     #[getter]
     fn consumers(&self, py: Python<'_>) -> PyResult<Vec<(Py<Node>, usize)>> {
         let mut out = Vec::new();
-        uses(py, &self.at, &self.name, &mut out)?;
+        uses(py, &self.at, &self.name, self.key, &mut out)?;
         Ok(out)
     }
 
@@ -449,13 +453,14 @@ fn uses(
     py: Python<'_>,
     at: &Indexed,
     name: &str,
+    key: Key,
     out: &mut Vec<(Py<Node>, usize)>,
 ) -> PyResult<()> {
-    for i in at.index.users(name) {
+    for (i, inside) in at.index.uses_at(key) {
         for k in reads_at(&at.graph, i, name).map_err(decode_err(py))? {
             out.push((untracked::new(py, node_at(&at.graph, i)?)?, k));
         }
-        if !at.index.read_inside(name, i) {
+        if !inside {
             continue;
         }
         let node = node_at(&at.graph, i)?;
@@ -467,8 +472,11 @@ fn uses(
                 .filter_map(|j| node.try_project(|n| n.attribute.get(a)?.graphs().get(j)));
             for sub in single.into_iter().chain(listed) {
                 let inner = Indexed::of(py, &sub)?;
-                if inner.index.def(name).is_none() {
-                    uses(py, &inner, name, out)?;
+                if inner.index.def(name).is_some() {
+                    continue;
+                }
+                if let Some(key) = inner.index.key(name) {
+                    uses(py, &inner, name, key, out)?;
                 }
             }
         }

@@ -49,6 +49,10 @@ pub enum Declared {
 /// Node indexes.
 type Users = SmallVec<[u32; 2]>;
 
+/// A name's entry in a [`DefUse`] (valid for that index only).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Key(u32);
+
 const NONE: u32 = u32::MAX;
 
 /// One name's facts, packed in 20 bytes (indexes as u32: lists of more than
@@ -245,12 +249,53 @@ impl DefUse {
             .filter_map(|&k| self.entries.get_index(k as usize).map(|(name, _)| name))
     }
 
-    /// [`DefUse::own`] with where each name is defined.
-    pub fn own_defs(&self) -> impl Iterator<Item = (&Str, Def)> + '_ {
+    /// [`DefUse::own`] with where each name is defined and its entry (for
+    /// [`DefUse::uses_at`]).
+    pub fn own_defs(&self) -> impl Iterator<Item = (&Str, Def, Key)> + '_ {
         self.own.iter().filter_map(|&k| {
             let (name, entry) = self.entries.get_index(k as usize)?;
-            Some((name, entry.def()?))
+            Some((name, entry.def()?, Key(k)))
         })
+    }
+
+    /// Where `name` is defined, and its entry.
+    pub fn def_key(&self, name: &str) -> Option<(Def, Key)> {
+        let (k, _, e) = self.entries.get_full(name)?;
+        Some((e.def()?, Key(u32::try_from(k).ok()?)))
+    }
+
+    /// The entry of `name`, defined here or only read.
+    pub fn key(&self, name: &str) -> Option<Key> {
+        u32::try_from(self.entries.get_index_of(name)?)
+            .ok()
+            .map(Key)
+    }
+
+    /// The nodes using entry `key`'s name, in node order, each once: for
+    /// each, whether one of its subgraphs reads the name (then it may read
+    /// it directly too).
+    pub fn uses_at(&self, key: Key) -> Vec<(usize, bool)> {
+        let Some((_, e)) = self.entries.get_index(key.0 as usize) else {
+            return Vec::new();
+        };
+        let direct = self.direct(key.0 as usize, e);
+        let Some(nested) = self.nested.get(&key.0) else {
+            return direct.into_iter().map(|i| (i, false)).collect();
+        };
+        let mut out: Vec<(usize, bool)> = direct
+            .into_iter()
+            .map(|i| (i, false))
+            .chain(nested.iter().map(|&i| (i as usize, true)))
+            .collect();
+        out.sort_unstable();
+        // A node both reading the name and holding a subgraph reading it:
+        // once, marked as reading inside.
+        out.dedup_by(|later, first| {
+            let same = later.0 == first.0;
+            first.1 |= same && later.1;
+            same
+        });
+        out
     }
 
     /// The `i`-th name of [`DefUse::own`].
@@ -277,27 +322,15 @@ impl DefUse {
     /// Indexes of the nodes reading `name` directly or from inside one of
     /// their subgraphs, in node order, each once.
     pub fn users(&self, name: &str) -> Vec<usize> {
-        let Some((k, _, e)) = self.entries.get_full(name) else {
-            return Vec::new();
-        };
-        let mut out = self.direct(k, e);
-        if let Some(nested) = self.nested.get(&(k as u32)) {
-            out.extend(nested.iter().map(|&i| i as usize));
-            out.sort_unstable();
-            out.dedup();
-        }
-        out
+        let uses = self.key(name).map(|k| self.uses_at(k)).unwrap_or_default();
+        uses.into_iter().map(|(i, _)| i).collect()
     }
 
     /// True when a subgraph of node `node` reads `name` (a value of this
     /// graph or of an enclosing one).
     pub fn read_inside(&self, name: &str, node: usize) -> bool {
-        let Some(k) = self.entries.get_index_of(name) else {
-            return false;
-        };
-        self.nested
-            .get(&(k as u32))
-            .is_some_and(|nodes| nodes.iter().any(|&i| i as usize == node))
+        let uses = self.key(name).map(|k| self.uses_at(k)).unwrap_or_default();
+        uses.contains(&(node, true))
     }
 }
 
@@ -630,6 +663,22 @@ mod tests {
         assert_eq!(v.consumers("a"), vec![2], "direct readers only");
         assert_eq!(v.users("cond"), vec![0, 1]);
         assert!(v.read_inside("a", 1) && !v.read_inside("a", 2));
+        let uses = |name: &str| v.key(name).map(|k| v.uses_at(k)).unwrap_or_default();
+        assert_eq!(uses("a"), [(1, true), (2, false)]);
+        assert_eq!(uses("cond"), [(0, false), (1, false)]);
+        assert_eq!(uses("s"), []);
+        assert_eq!(uses("nowhere"), []);
+        // A node reading a name itself and from its subgraph: once.
+        let both = GraphProto {
+            node: vec![
+                node(&[], &["a"]),
+                with_graph(node(&["a", "a"], &["r"]), "body", then_branch.clone()),
+            ],
+            ..GraphProto::default()
+        };
+        let b = DefUse::of_graph(&both);
+        assert_eq!(b.key("a").map(|k| b.uses_at(k)), Some(vec![(1, true)]));
+        assert_eq!(b.users("a"), [1]);
         let inner = DefUse::of_graph(&then_branch);
         assert_eq!(names(inner.captured()), ["far", "a"]);
         assert_eq!(inner.users("b"), vec![1]);

@@ -9,5 +9,5 @@ pub mod types;
 pub mod view;
 pub mod visit;
 
-pub use defuse::{Declared, Def, DefUse, DefUseBuilder};
+pub use defuse::{Declared, Def, DefUse, DefUseBuilder, Key};
 pub(crate) use scope::Scope;
