@@ -9,8 +9,8 @@
 use onnxfast_core::checker::{check_lazy, check_model, CheckOptions};
 use onnxfast_core::decode::lazy::decode_lazy;
 use onnxfast_core::proto::{
-    type_proto, GraphProto, ModelProto, NodeProto, OperatorSetIdProto, TensorShapeProto, TypeProto,
-    ValueInfoProto,
+    type_proto, GraphProto, ModelProto, NodeProto, OperatorSetIdProto, TensorProto,
+    TensorShapeProto, TypeProto, ValueInfoProto,
 };
 use onnxfast_core::DecodeOptions;
 use prost::Message;
@@ -136,4 +136,33 @@ fn nodes_out_of_order_are_found_by_the_exact_walk() {
         }
     }));
     assert_eq!(codes(&found), ["E212"], "{found:?}");
+}
+
+#[test]
+fn initializer_names_are_checked_beside_the_proof() {
+    // Initializers: one each node could read, one repeated, one without a
+    // name and one giving the graph input a default (allowed from IR 4).
+    let mut m = chain(|i, input, _| {
+        if i == 700 {
+            *input = "w3".into();
+        }
+    });
+    let tensor = |name: Option<&str>| TensorProto {
+        name: name.map(Into::into),
+        data_type: Some(1),
+        dims: vec![1],
+        float_data: vec![1.0],
+        ..TensorProto::default()
+    };
+    let g = m.graph.as_mut().expect("a graph");
+    g.initializer = (0..NODES).map(|i| tensor(Some(&format!("w{i}")))).collect();
+    g.initializer.push(tensor(Some("w5")));
+    g.initializer.push(tensor(None));
+    g.initializer.push(tensor(Some("x")));
+    let found = findings(&m);
+    assert_eq!(codes(&found), ["E208", "E207"], "{found:?}");
+    assert!(
+        found[0].contains(&format!("initializer[{NODES}]")),
+        "{found:?}"
+    );
 }

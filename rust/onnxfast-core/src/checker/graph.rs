@@ -11,7 +11,7 @@ use crate::decode::lazy::{GraphLists, LazyList, ListElement, NodeNames, NodeRef}
 use crate::diag::{closest, Location, Step};
 use crate::error::DecodeError;
 use crate::ir::{DefUse, Scope};
-use crate::names::{Name, NameSet, PROBE_AHEAD};
+use crate::names::{Lookahead, NameTable, PROBE_AHEAD};
 use crate::proto::{type_proto, GraphProto, NodeFields, NodeProto, TensorProto, ValueInfoProto};
 
 /// Undefined inputs per graph that get a spelling suggestion.
@@ -63,7 +63,7 @@ pub(crate) fn check_graph<'a>(
                 &loc,
                 "sparse initializer has no name (values.name)".into(),
             );
-        } else if !init_names.insert(Name(name)) {
+        } else if !init_names.insert(name, ()) {
             c.emit(
                 codes::DUPLICATE_SPARSE_INITIALIZER,
                 &loc,
@@ -478,10 +478,16 @@ fn initializer_names<'a>(
     scope: &mut Scope<'a>,
     here: &Location,
     names: impl ExactSizeIterator<Item = Option<&'a str>>,
-) -> NameSet<'a> {
-    let mut seen = NameSet::default();
-    seen.reserve(names.len());
-    for (i, name) in names.enumerate() {
+) -> NameTable<'a, ()> {
+    let mut seen = NameTable::with_capacity(names.len());
+    // Both tables are probed a few names ahead: in a large graph each probe
+    // is a cache miss.
+    let mut names = Lookahead::new(names.enumerate());
+    while let Some(((i, name), ahead)) = names.next_ahead() {
+        if let Some(&(_, Some(later))) = ahead {
+            seen.prefetch(later);
+            scope.prefetch(later);
+        }
         let text = name.unwrap_or("");
         // Built only for a finding (an allocation or two per initializer
         // otherwise: 35 ms for 200,000 of them).
@@ -492,7 +498,7 @@ fn initializer_names<'a>(
                 &loc(),
                 "initializer has no name".into(),
             );
-        } else if !seen.insert(Name(text)) {
+        } else if !seen.insert(text, ()) {
             c.emit(
                 codes::DUPLICATE_INITIALIZER,
                 &loc(),
@@ -543,11 +549,12 @@ pub(crate) fn check_main_lazy<'a>(
     let here = parent.child(Step::Graph(g.name().to_string()));
     // Room for one output a node (the level grows past that).
     graph_head(c, g, true, scope, &here, names.len() + lists.node.len());
-    initializer_names(c, scope, &here, names.iter());
+    let mut named = c.fork();
     let shared: &Checker<'_> = c;
     let proving: &mut Scope<'a> = scope;
-    // Node checks and initializer checks (parallel runs) beside the proof
-    // (sequential); their findings are kept only when the proof holds.
+    // Node checks and initializer checks (parallel runs) beside the
+    // initializers' names and the proof (sequential, the names first);
+    // their findings are kept only when the proof holds.
     let ((local, init_diags), proven) = rayon::join(
         || {
             rayon::join(
@@ -555,7 +562,10 @@ pub(crate) fn check_main_lazy<'a>(
                 || tensor_checks(shared, &lists.initializer, &here),
             )
         },
-        || prove_ssa((0..lists.node.len()).map(|i| lists.node.names(i)), proving),
+        || {
+            initializer_names(&mut named, proving, &here, names.iter());
+            prove_ssa((0..lists.node.len()).map(|i| lists.node.names(i)), proving)
+        },
     );
     if proven.is_err() {
         c.out.truncate(kept);
@@ -564,6 +574,7 @@ pub(crate) fn check_main_lazy<'a>(
         scope.pop();
         return Ok(false);
     };
+    c.absorb(named.into_findings());
     policy::nodes(c, lists.node.len());
     c.absorb(init_diags?);
     for (_, diags) in local? {
