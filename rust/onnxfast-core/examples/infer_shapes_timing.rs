@@ -1,5 +1,6 @@
 //! Times `infer::infer_shapes` on one file, split into its parts:
-//! `cargo run --release --example infer_shapes_timing -- FILE [N]`.
+//! `cargo run --release --example infer_shapes_timing -- FILE [N]`
+//! (`LAZY_ONLY=1`: the lazily loaded model's runs only).
 use std::time::Instant;
 
 use onnxfast_core::decode::lazy::decode_lazy;
@@ -49,7 +50,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             lists.map_or(0, |l| l.value_info.len())
         );
     }
-    for _ in 0..n {
+    // LAZY_ONLY=1: the lazy path alone (for a profile of it).
+    let eager_runs = if std::env::var_os("LAZY_ONLY").is_some() {
+        0
+    } else {
+        n
+    };
+    for _ in 0..eager_runs {
         let t = Instant::now();
         let plain = infer_model(&model, &InferOptions::default());
         let infer = t.elapsed();
