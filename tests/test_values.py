@@ -395,3 +395,56 @@ def test_values_of_a_big_graph_decoded_on_touch() -> None:
     assert [(c.name, k) for c, k in mid.consumers] == [(f"r{n // 2}", 0)]
     assert values[f"t{n}"].shape == ["B", 8]
     assert values[f"t{n}"].is_output
+
+
+def test_types_of_a_graph_decoded_on_touch_are_what_infer_shapes_writes() -> None:
+    """Value.type on a lazily loaded model reads each value's written-back
+    entry: the type `onnxfast.infer_shapes` gives it (merged declarations,
+    appended entries, fresh dim names, outputs, initializers), and onnx's
+    dims."""
+    n = 3_000
+    nodes, inits, infos = [], [], []
+    prev = "x"
+    for i in range(n):
+        w, out = f"w{i}", f"t{i}"
+        inits.append(helper.make_tensor(w, TensorProto.FLOAT, [4], [0.5] * 4))
+        op = "Add" if i % 2 else "Mul"
+        nodes.append(helper.make_node(op, [prev, w], [out], name=f"n{i}"))
+        if i % 100 == 7:
+            # A side branch with a dim no rule can know (fresh names).
+            nodes.append(helper.make_node("NonZero", [out], [f"nz{i}"], name=f"z{i}"))
+        if i % 3 == 0:
+            infos.append(helper.make_tensor_value_info(out, TensorProto.FLOAT, None))
+        elif i % 3 == 1:
+            infos.append(helper.make_tensor_value_info(out, TensorProto.FLOAT, ["N", None]))
+        elif i % 50 == 2:
+            infos.append(helper.make_value_info(out, onnx.TypeProto()))
+        prev = out
+    g = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4])],
+        [helper.make_tensor_value_info(prev, TensorProto.FLOAT, None)],
+        initializer=inits,
+        value_info=infos,
+    )
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    blob = model.SerializeToString()
+    theirs = onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True).graph
+    ours = onnxfast.infer_shapes(blob).to_onnx().graph
+    values = onnxfast.load(blob).graph.values
+    written = {v.name: v.type for v in [*ours.output, *ours.input, *ours.value_info]}
+    expected = {v.name: v.type for v in [*theirs.output, *theirs.input, *theirs.value_info]}
+    given = {"N"}
+    compared = 0
+    for name in values:
+        got = values[name].type
+        got = got.to_onnx() if got is not None else None
+        if name.startswith("w"):
+            assert got == helper.make_tensor_type_proto(TensorProto.FLOAT, [4]), name
+            continue
+        assert got == written[name], name
+        assert _dims(got, given) == _dims(expected[name], given), name
+        compared += 1
+    assert compared == len(values) - n
+    assert sum(1 for v in written.values() if "unk__" in str(v)) >= 30
