@@ -65,10 +65,18 @@ def _after_load(title: str, path, size: int, stmts: dict, repeat: int) -> list[l
         },
         repeat=repeat,
     )
+    return _rows(title, size, runs, failures=False)
+
+
+def _rows(title: str, size: int, runs: dict, *, failures: bool) -> list[list[str]]:
+    """A table row per library, ratios against onnxfast; a failed run gets
+    a row with its error when `failures`."""
     ours = runs["onnxfast"]
     rows = []
     for lib, r in runs.items():
         if "error" in r:
+            if failures:
+                rows.append([title, fmt_bytes(size), lib, "fails: " + r["error"][:60], "", "", ""])
             continue
         speed = r["seconds"] / ours["seconds"] if "seconds" in ours else float("nan")
         rows.append(
@@ -132,22 +140,7 @@ def main() -> int:
             {lib: (setup, stmt.format(path=str(path))) for lib, (setup, stmt) in loaders.items()},
             repeat=repeat,
         )
-        base = results["onnxfast"]
-        for lib, r in results.items():
-            if "error" in r:
-                rows.append([title, fmt_bytes(size), lib, "fails: " + r["error"][:60], "", "", ""])
-                continue
-            speed = r["seconds"] / base["seconds"] if "seconds" in base else float("nan")
-            rows.append(
-                [
-                    title,
-                    fmt_bytes(size),
-                    lib,
-                    f"{fmt_seconds(r['seconds'])} {fmt_spread(r)}",
-                    fmt_bytes(r["peak_growth"]),
-                    "1.0×" if lib == "onnxfast" else f"{speed:.1f}× slower",
-                ]
-            )
+        rows.extend(_rows(title, size, results, failures=True))
         if not walk:
             continue
         for suffix, stmts in ((" + walk", TOUCH), (" + keep", KEEP)):
