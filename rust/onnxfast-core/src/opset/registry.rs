@@ -179,17 +179,35 @@ impl<const N: usize> Default for RecentSchemas<N> {
 }
 
 /// All schemas, by (domain, op_type), each list sorted by since_version.
+/// An operator's schemas are read from the compiled-in table on first use
+/// (a process that checks a model of a dozen operators reads a dozen of
+/// 227; reading them all took ~2 ms, every fresh process).
 #[derive(Debug, Default)]
 pub struct SchemaRegistry {
-    /// domain → op_type → index in `lists` (keys are slices of the
+    /// domain → op_type → index in `ops` (keys are slices of the
     /// compiled-in table).
     by_op: NameMap<'static, NameMap<'static, usize>>,
-    /// The versions of one operator each.
-    lists: Vec<Vec<OpSchema>>,
+    /// Each operator's lines of the table and its versions, read on first
+    /// use.
+    ops: Vec<OpEntry>,
+    /// How many schemas the table holds.
+    count: usize,
     /// Opset version range each known domain has.
     pub domains: HashMap<String, (i64, i64)>,
     /// The onnx release the table comes from.
     pub onnx_version: String,
+}
+
+/// One operator of the table.
+#[derive(Debug, Default)]
+struct OpEntry {
+    /// Its runs of lines (one, as the generator writes the table).
+    blocks: Vec<&'static str>,
+    /// The id of its first version; the others follow.
+    first_id: usize,
+    /// How many versions.
+    count: usize,
+    versions: OnceLock<Vec<OpSchema>>,
 }
 
 const DATA: &str = include_str!("../../data/op_schemas.txt");
@@ -296,122 +314,173 @@ fn resolve_params(s: &mut OpSchema) {
     }
 }
 
-impl SchemaRegistry {
-    fn parse(text: &'static str) -> SchemaRegistry {
-        let mut reg = SchemaRegistry::default();
-        // The schema being read, with its domain and name as keys.
-        let mut current: Option<(Name<'static>, Name<'static>, OpSchema)> = None;
-        let flush = |reg: &mut SchemaRegistry,
-                     s: Option<(Name<'static>, Name<'static>, OpSchema)>| {
-            if let Some((domain, name, mut s)) = s {
-                resolve_params(&mut s);
-                let next = reg.lists.len();
-                let i = *reg
-                    .by_op
-                    .entry(domain)
-                    .or_default()
-                    .entry(name)
-                    .or_insert(next);
-                if i == next {
-                    reg.lists.push(Vec::new());
+/// Reads the schemas of one operator's lines (`S` lines, each followed by
+/// its `I`, `O`, `A`, `T` and `F` lines) into `out`.
+fn read_schemas(block: &'static str, out: &mut Vec<OpSchema>) {
+    let mut current: Option<OpSchema> = None;
+    let mut fields: Vec<&'static str> = Vec::new();
+    for line in block.lines() {
+        fields.clear();
+        fields.extend(line.split(' '));
+        match fields.first().copied() {
+            Some("S") if fields.len() == 10 => {
+                if let Some(mut done) = current.take() {
+                    resolve_params(&mut done);
+                    out.push(done);
                 }
-                if let Some(list) = reg.lists.get_mut(i) {
-                    list.push(s);
+                let num = |i: usize| fields[i].parse::<u32>().unwrap_or(0);
+                current = Some(OpSchema {
+                    id: 0,
+                    domain: token(fields[1]).to_string(),
+                    name: token(fields[2]).to_string(),
+                    since_version: fields[3].parse().unwrap_or(0),
+                    deprecated: fields[4] == "1",
+                    min_input: num(5),
+                    max_input: num(6),
+                    min_output: num(7),
+                    max_output: num(8),
+                    inputs: Vec::new(),
+                    outputs: Vec::new(),
+                    attributes: Vec::new(),
+                    constraints: Vec::new(),
+                    inference: InferenceKind {
+                        function: fields[9].contains('i'),
+                        body: fields[9].contains('f'),
+                        context_body: fields[9].contains('c'),
+                    },
+                    body: None,
+                });
+            }
+            Some("I") => {
+                if let (Some(s), Some(p)) = (current.as_mut(), parse_param(&fields[1..])) {
+                    s.inputs.push(p);
                 }
             }
-        };
-        for line in text.lines() {
-            let fields: Vec<&str> = line.split(' ').collect();
-            match fields.first().copied() {
-                Some("#") => reg.onnx_version = fields.get(2).copied().unwrap_or("").to_string(),
-                Some("D") if fields.len() == 4 => {
-                    if let (Ok(lo), Ok(hi)) = (fields[2].parse(), fields[3].parse()) {
-                        reg.domains.insert(token(fields[1]).to_string(), (lo, hi));
+            Some("O") => {
+                if let (Some(s), Some(p)) = (current.as_mut(), parse_param(&fields[1..])) {
+                    s.outputs.push(p);
+                }
+            }
+            Some("A") if fields.len() == 5 => {
+                if let Some(s) = current.as_mut() {
+                    let name = token(fields[1]);
+                    let attr_type = fields[2].parse().unwrap_or(0);
+                    s.attributes.push(AttrSpec {
+                        name: name.to_string(),
+                        attr_type,
+                        required: fields[3] == "1",
+                        default: parse_default(name, attr_type, fields[4]),
+                    });
+                }
+            }
+            Some("T") if fields.len() == 3 => {
+                if let Some(s) = current.as_mut() {
+                    s.constraints.push(TypeConstraint {
+                        name: token(fields[1]).to_string(),
+                        allowed: TypeSet::parse(token(fields[2])).unwrap_or_default(),
+                    });
+                }
+            }
+            Some("F") if fields.len() == 2 => {
+                if let Some(s) = current.as_mut() {
+                    s.body =
+                        unhex(fields[1]).and_then(|b| FunctionProto::decode(b.as_slice()).ok());
+                }
+            }
+            _ => {}
+        }
+    }
+    if let Some(mut done) = current {
+        resolve_params(&mut done);
+        out.push(done);
+    }
+}
+
+impl SchemaRegistry {
+    /// Indexes `text`: the domains, and where each operator's lines are
+    /// (its schemas are read by [`SchemaRegistry::versions`]).
+    fn parse(text: &'static str) -> SchemaRegistry {
+        let mut reg = SchemaRegistry::default();
+        // The operator whose lines are being passed, and where they start.
+        let mut open: Option<(usize, usize)> = None;
+        let mut at = 0;
+        for line in text.split_inclusive('\n') {
+            let start = at;
+            at += line.len();
+            let line = line.trim_end_matches(['\n', '\r']);
+            match line.as_bytes().first() {
+                Some(b'#') => {
+                    reg.onnx_version = line.split(' ').nth(2).unwrap_or("").to_string();
+                }
+                Some(b'D') => {
+                    let fields: Vec<&str> = line.split(' ').collect();
+                    if let [_, domain, lo, hi] = fields[..] {
+                        if let (Ok(lo), Ok(hi)) = (lo.parse(), hi.parse()) {
+                            reg.domains.insert(token(domain).to_string(), (lo, hi));
+                        }
                     }
                 }
-                Some("S") if fields.len() == 10 => {
-                    flush(&mut reg, current.take());
-                    let num = |i: usize| fields[i].parse::<u32>().unwrap_or(0);
-                    let (domain, name) = (token(fields[1]), token(fields[2]));
-                    current = Some((
-                        Name(domain),
-                        Name(name),
-                        OpSchema {
-                            id: 0,
-                            domain: domain.to_string(),
-                            name: name.to_string(),
-                            since_version: fields[3].parse().unwrap_or(0),
-                            deprecated: fields[4] == "1",
-                            min_input: num(5),
-                            max_input: num(6),
-                            min_output: num(7),
-                            max_output: num(8),
-                            inputs: Vec::new(),
-                            outputs: Vec::new(),
-                            attributes: Vec::new(),
-                            constraints: Vec::new(),
-                            inference: InferenceKind {
-                                function: fields[9].contains('i'),
-                                body: fields[9].contains('f'),
-                                context_body: fields[9].contains('c'),
-                            },
-                            body: None,
-                        },
-                    ));
-                }
-                Some("I") => {
-                    if let (Some((_, _, s)), Some(p)) =
-                        (current.as_mut(), parse_param(&fields[1..]))
-                    {
-                        s.inputs.push(p);
+                // A schema line (read as one only with all ten fields).
+                Some(b'S') if line.split(' ').count() == 10 => {
+                    let mut fields = line.split(' ');
+                    let (Some(domain), Some(name)) = (fields.nth(1), fields.next()) else {
+                        continue;
+                    };
+                    let next = reg.ops.len();
+                    let i = *reg
+                        .by_op
+                        .entry(Name(token(domain)))
+                        .or_default()
+                        .entry(Name(token(name)))
+                        .or_insert(next);
+                    if i == next {
+                        reg.ops.push(OpEntry::default());
                     }
-                }
-                Some("O") => {
-                    if let (Some((_, _, s)), Some(p)) =
-                        (current.as_mut(), parse_param(&fields[1..]))
-                    {
-                        s.outputs.push(p);
+                    if open.map(|(o, _)| o) != Some(i) {
+                        reg.close(open, text, start);
+                        open = Some((i, start));
                     }
-                }
-                Some("A") if fields.len() == 5 => {
-                    if let Some((_, _, s)) = current.as_mut() {
-                        let name = token(fields[1]);
-                        let attr_type = fields[2].parse().unwrap_or(0);
-                        s.attributes.push(AttrSpec {
-                            name: name.to_string(),
-                            attr_type,
-                            required: fields[3] == "1",
-                            default: parse_default(name, attr_type, fields[4]),
-                        });
-                    }
-                }
-                Some("T") if fields.len() == 3 => {
-                    if let Some((_, _, s)) = current.as_mut() {
-                        s.constraints.push(TypeConstraint {
-                            name: token(fields[1]).to_string(),
-                            allowed: TypeSet::parse(token(fields[2])).unwrap_or_default(),
-                        });
-                    }
-                }
-                Some("F") if fields.len() == 2 => {
-                    if let Some((_, _, s)) = current.as_mut() {
-                        s.body =
-                            unhex(fields[1]).and_then(|b| FunctionProto::decode(b.as_slice()).ok());
+                    if let Some(op) = reg.ops.get_mut(i) {
+                        op.count += 1;
                     }
                 }
                 _ => {}
             }
         }
-        flush(&mut reg, current);
+        reg.close(open, text, text.len());
         let mut id = 0;
-        for list in &mut reg.lists {
-            list.sort_by_key(|s| s.since_version);
-            for s in list.iter_mut() {
-                s.id = id;
-                id += 1;
-            }
+        for op in &mut reg.ops {
+            op.first_id = id;
+            id += op.count;
         }
+        reg.count = id;
         reg
+    }
+
+    /// Ends the run of lines of operator `open` (its index and where the
+    /// run starts) at byte `end` of `text`.
+    fn close(&mut self, open: Option<(usize, usize)>, text: &'static str, end: usize) {
+        let Some((i, start)) = open else {
+            return;
+        };
+        if let (Some(op), Some(block)) = (self.ops.get_mut(i), text.get(start..end)) {
+            op.blocks.push(block);
+        }
+    }
+
+    /// The versions of operator `op`, read now if they were not yet.
+    fn read(op: &OpEntry) -> &[OpSchema] {
+        op.versions.get_or_init(|| {
+            let mut list = Vec::with_capacity(op.count);
+            for block in &op.blocks {
+                read_schemas(block, &mut list);
+            }
+            list.sort_by_key(|s| s.since_version);
+            for (k, s) in list.iter_mut().enumerate() {
+                s.id = op.first_id + k;
+            }
+            list
+        })
     }
 
     /// The registry compiled into this build.
@@ -434,22 +503,22 @@ impl SchemaRegistry {
         self.by_op
             .get(&Name(domain))
             .and_then(|ops| ops.get(&Name(op_type)).copied())
-            .and_then(|i| self.lists.get(i))
-            .map_or(&[], Vec::as_slice)
+            .and_then(|i| self.ops.get(i))
+            .map_or(&[], Self::read)
     }
 
-    /// Every schema; the i-th has `id` i.
+    /// Every schema (all read now); the i-th has `id` i.
     pub fn all(&self) -> impl Iterator<Item = &OpSchema> {
-        self.lists.iter().flatten()
+        self.ops.iter().flat_map(Self::read)
     }
 
     /// Number of schemas.
     pub fn len(&self) -> usize {
-        self.lists.iter().map(Vec::len).sum()
+        self.count
     }
 
     pub fn is_empty(&self) -> bool {
-        self.lists.is_empty()
+        self.count == 0
     }
 
     /// Operator names of a domain (for suggestions).
@@ -491,11 +560,46 @@ mod tests {
     }
 
     #[test]
+    fn operators_read_on_first_use_have_dense_ids() {
+        // A fresh registry: nothing read until asked.
+        let reg = SchemaRegistry::parse(DATA);
+        assert!(reg.ops.iter().all(|op| op.versions.get().is_none()));
+        let relu = reg.versions("Relu", "");
+        assert!(relu
+            .windows(2)
+            .all(|w| w[0].since_version < w[1].since_version));
+        let read = reg.ops.iter().filter(|op| op.versions.get().is_some());
+        assert_eq!(read.count(), 1, "only Relu was read");
+        // Every schema once, ids 0..len in order of `all`.
+        let ids: Vec<usize> = reg.all().map(|s| s.id).collect();
+        assert_eq!(ids, (0..reg.len()).collect::<Vec<_>>());
+        let lines = DATA
+            .lines()
+            .filter(|l| l.starts_with("S ") && l.split(' ').count() == 10)
+            .count();
+        assert_eq!(reg.len(), lines);
+        let mut ops: Vec<(&str, &str)> = DATA
+            .lines()
+            .filter(|l| l.starts_with("S "))
+            .filter_map(|l| Some((l.split(' ').nth(1)?, l.split(' ').nth(2)?)))
+            .collect();
+        ops.dedup();
+        assert_eq!(reg.ops.len(), ops.len(), "one entry an operator");
+        let global = SchemaRegistry::global();
+        for (a, b) in reg.all().zip(global.all()) {
+            assert_eq!(
+                (a.id, &a.name, a.since_version),
+                (b.id, &b.name, b.since_version)
+            );
+        }
+    }
+
+    #[test]
     fn every_type_constraint_default_and_body_is_read() {
         let reg = SchemaRegistry::global();
         let mut defaults = 0;
         let mut bodies = 0;
-        for list in &reg.lists {
+        for list in reg.ops.iter().map(SchemaRegistry::read) {
             for s in list {
                 for p in s.inputs.iter().chain(&s.outputs) {
                     assert!(!p.allowed.is_empty(), "{} {}", s.display_name(), p.name);

@@ -11,6 +11,8 @@
 
 use std::sync::OnceLock;
 
+use foldhash::HashMap;
+
 use super::context::{InferResult, NodeCtx};
 use crate::opset::{OpSchema, SchemaRegistry};
 
@@ -102,28 +104,42 @@ pub fn entries() -> impl Iterator<Item = &'static Entry> {
     FAMILIES.iter().flat_map(|f| f.iter())
 }
 
-/// The rule of each schema, by schema id.
-fn table() -> &'static [Option<Rule>] {
-    static TABLE: OnceLock<Vec<Option<Rule>>> = OnceLock::new();
-    TABLE.get_or_init(|| {
-        let reg = SchemaRegistry::global();
-        let mut out: Vec<Option<Rule>> = vec![None; reg.len()];
+/// The rows of each operator, by (domain, op_type).
+fn rows_by_op() -> &'static HashMap<(&'static str, &'static str), Vec<&'static Entry>> {
+    static ROWS: OnceLock<HashMap<(&'static str, &'static str), Vec<&'static Entry>>> =
+        OnceLock::new();
+    ROWS.get_or_init(|| {
+        let mut by_op: HashMap<(&'static str, &'static str), Vec<&'static Entry>> =
+            HashMap::default();
         for e in entries() {
-            for s in reg.versions(e.op, e.domain) {
-                if (e.from..=e.to).contains(&s.since_version) {
-                    if let Some(slot) = out.get_mut(s.id) {
-                        *slot = Some(e.rule);
-                    }
-                }
-            }
+            by_op.entry((e.domain, e.op)).or_default().push(e);
         }
-        out
+        by_op
+    })
+}
+
+/// The rule of each schema, by schema id, found on the first call for it
+/// (the registry reads an operator's schemas on first use too).
+fn table() -> &'static [OnceLock<Option<Rule>>] {
+    static TABLE: OnceLock<Vec<OnceLock<Option<Rule>>>> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        (0..SchemaRegistry::global().len())
+            .map(|_| OnceLock::new())
+            .collect()
     })
 }
 
 /// The rule for a schema, if the engine has one.
 pub fn rule(schema: &OpSchema) -> Option<Rule> {
-    table().get(schema.id).copied().flatten()
+    let slot = table().get(schema.id)?;
+    *slot.get_or_init(|| {
+        let rows = rows_by_op().get(&(schema.domain.as_str(), schema.name.as_str()))?;
+        // The last row serving the version (a test asserts there is one).
+        rows.iter()
+            .rev()
+            .find(|e| (e.from..=e.to).contains(&schema.since_version))
+            .map(|e| e.rule)
+    })
 }
 
 #[cfg(test)]
