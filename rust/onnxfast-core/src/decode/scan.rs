@@ -14,7 +14,7 @@
 //! multi-gigabyte model touches only its small fields.
 
 use super::diagnose;
-use super::walk::{scan_plain_node, walk, Deferring, DiagFault, Root, Stack};
+use super::walk::{scan_flat, scan_plain_node, walk, Deferring, DiagFault, Root, Stack};
 use crate::decode::source::{Behind, PageReleaser};
 use crate::decode::spans::{List, Lists, Spans};
 use crate::error::{DecodeError, DecodeErrorKind};
@@ -278,6 +278,9 @@ fn scan_run<const PLAIN: bool>(
         if !PLAIN && list == List::Node && scan_plain_node(element, &mut acc) {
             continue;
         }
+        if !PLAIN && list == List::Initializer && scan_flat(id, element, &mut acc) {
+            continue;
+        }
         walk::<PLAIN>(
             element,
             (id, kind),
@@ -374,6 +377,93 @@ mod tests {
         assert!(scan_plain_node(&plain, &mut fast));
         let extras = std::mem::size_of::<crate::proto::NodeExtras>() as u64;
         assert_eq!(fast.heap, 4 * 24 + extras);
+    }
+
+    /// The flat-message shortcut counts exactly what the generic walk counts
+    /// for every tensor it accepts, declines every tensor the walk refuses,
+    /// and leaves the counts untouched when it declines.
+    #[test]
+    fn flat_scan_matches_walk() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        // TensorProto's fields with the wire type each is written with
+        // (packed lists as LEN), and two numbers it does not have.
+        let fields: [(u64, u64); 17] = [
+            (1, 2),
+            (1, 0),
+            (2, 0),
+            (3, 2),
+            (4, 2),
+            (4, 5),
+            (5, 2),
+            (6, 2),
+            (7, 2),
+            (8, 2),
+            (9, 2),
+            (10, 2),
+            (11, 2),
+            (12, 2),
+            (14, 0),
+            (15, 2),
+            (99, 0),
+        ];
+        let (mut accepted, mut refused) = (0, 0);
+        for _ in 0..20_000 {
+            let mut msg = Vec::new();
+            for _ in 0..next() % 7 {
+                let (number, good) = fields[(next() % 17) as usize];
+                let wire = if next() % 5 == 0 {
+                    [0, 1, 2, 5][(next() % 4) as usize]
+                } else {
+                    good
+                };
+                varint((number << 3) | wire, &mut msg);
+                match wire {
+                    0 => varint(next() >> (next() % 64), &mut msg),
+                    1 => msg.extend_from_slice(&next().to_le_bytes()),
+                    5 => msg.extend_from_slice(&next().to_le_bytes()[..4]),
+                    _ => {
+                        let len = (next() % 13) as usize;
+                        let body: Vec<u8> = (0..len)
+                            .map(|_| match next() % 4 {
+                                0 => 0x80 | (next() as u8),
+                                _ => b'a' + (next() % 26) as u8,
+                            })
+                            .collect();
+                        varint(len as u64, &mut msg);
+                        msg.extend_from_slice(&body);
+                    }
+                }
+            }
+            if next() % 10 == 0 && !msg.is_empty() {
+                msg.truncate(msg.len() - 1 - (next() as usize % msg.len()));
+            }
+            let mut fast = ScanStats::new();
+            let took = scan_flat(ids::TENSOR_PROTO, &msg, &mut fast);
+            match scan(&msg, ids::TENSOR_PROTO, DEFAULT_MAX_DEPTH) {
+                Ok(walked) if took => {
+                    assert_eq!(fast.messages, walked.messages, "{msg:?}");
+                    assert_eq!(fast.heap, walked.heap, "{msg:?}");
+                    assert_eq!(fast.max_depth, walked.max_depth, "{msg:?}");
+                    accepted += 1;
+                }
+                Ok(_) => {}
+                Err(_) => {
+                    assert!(!took, "accepted what the walk refuses: {msg:?}");
+                    refused += 1;
+                }
+            }
+            if !took {
+                assert_eq!(fast.messages, ScanStats::new().messages);
+                assert_eq!(fast.heap, 0);
+            }
+        }
+        assert!(accepted > 2_000 && refused > 2_000, "{accepted} {refused}");
     }
 
     #[test]

@@ -226,6 +226,111 @@ pub(super) fn scan_plain_node(node: &[u8], stats: &mut ScanStats) -> bool {
     true
 }
 
+/// Containers a message scanned by [`scan_flat`] may have.
+const FLAT_SLOTS: usize = 16;
+
+/// Counts a message of type `msg` that holds no message field (a plain
+/// list element: most initializers are a name, a type, dims and a packed
+/// run of values) exactly as [`walk`] would, as a root, without its
+/// stack, paths and budget. Returns `false`, leaving `stats` untouched, for
+/// anything else (a message field, an unknown field, any framing fault):
+/// [`walk`] then scans the element, and reports the fault if there is one.
+pub(super) fn scan_flat(msg: usize, bytes: &[u8], stats: &mut ScanStats) -> bool {
+    let Some(schema) = MESSAGES.get(msg) else {
+        return false;
+    };
+    let mut counts = [0u64; FLAT_SLOTS];
+    let Some(counts) = counts.get_mut(..schema.slots.len()) else {
+        return false;
+    };
+    let end = bytes.len();
+    let mut pos = 0usize;
+    let mut heap = 0u64;
+    // The bytes of a length-delimited value at `pos`, and where it ends.
+    let span = |pos: &mut usize| -> Option<(usize, usize)> {
+        let len = read_varint(bytes, pos, end).ok()?;
+        let len = usize::try_from(len).ok().filter(|&l| l <= end - *pos)?;
+        let start = *pos;
+        *pos += len;
+        Some((start, start + len))
+    };
+    while pos < end {
+        let Ok(key) = read_varint(bytes, &mut pos, end) else {
+            return false;
+        };
+        let wire = key & 7;
+        let Some((_, field)) = schema.field(key >> 3) else {
+            return false;
+        };
+        let packed = wire == wire_type::LEN && field.repeated && field.kind.is_scalar_numeric();
+        if !packed {
+            heap = heap.saturating_add(grow(schema, field, counts, 1, false));
+        }
+        let values = match field.kind {
+            Kind::Message(_) => return false,
+            Kind::String | Kind::Bytes => {
+                if wire != wire_type::LEN {
+                    return false;
+                }
+                let Some((start, stop)) = span(&mut pos) else {
+                    return false;
+                };
+                if field.kind == Kind::String {
+                    if !utf8_ok(&bytes[start..stop]) {
+                        return false;
+                    }
+                    heap = heap.saturating_add(field.text.heap((stop - start) as u64));
+                }
+                continue;
+            }
+            Kind::Int32 | Kind::Int64 | Kind::Uint64 | Kind::Enum if packed => {
+                let Some((mut at, stop)) = span(&mut pos) else {
+                    return false;
+                };
+                let mut values = 0u64;
+                while at < stop {
+                    if read_varint(bytes, &mut at, stop).is_err() {
+                        return false;
+                    }
+                    values += 1;
+                }
+                values
+            }
+            Kind::Int32 | Kind::Int64 | Kind::Uint64 | Kind::Enum => {
+                if wire != wire_type::VARINT || read_varint(bytes, &mut pos, end).is_err() {
+                    return false;
+                }
+                continue;
+            }
+            Kind::Float | Kind::Double => {
+                let (width, fixed) = if field.kind == Kind::Float {
+                    (4, wire_type::FIXED32)
+                } else {
+                    (8, wire_type::FIXED64)
+                };
+                if !packed {
+                    if wire != fixed || end - pos < width {
+                        return false;
+                    }
+                    pos += width;
+                    continue;
+                }
+                let Some((start, stop)) = span(&mut pos) else {
+                    return false;
+                };
+                if (stop - start) % width != 0 {
+                    return false;
+                }
+                ((stop - start) / width) as u64
+            }
+        };
+        heap = heap.saturating_add(grow(schema, field, counts, values, false));
+    }
+    stats.messages[msg] += 1;
+    stats.heap = stats.heap.saturating_add(heap);
+    true
+}
+
 /// Containers of a `NodeProto` (checked against the schema in tests).
 pub(super) const NODE_SLOTS: usize = 6;
 
