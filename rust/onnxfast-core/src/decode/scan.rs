@@ -14,7 +14,9 @@
 //! multi-gigabyte model touches only its small fields.
 
 use super::diagnose;
-use super::walk::{scan_flat, scan_plain_node, walk, Deferring, DiagFault, Root, Stack};
+use super::walk::{
+    scan_flat, scan_main_node, scan_plain_node, walk, Deferring, DiagFault, Root, Stack,
+};
 use crate::decode::source::{Behind, PageReleaser};
 use crate::decode::spans::{List, Lists, Spans};
 use crate::error::{DecodeError, DecodeErrorKind};
@@ -275,8 +277,16 @@ fn scan_run<const PLAIN: bool>(
         let (start, len) = spans.get(i, buf)?;
         let element = buf.get(start..start + len)?;
         behind.advance(start, start + len);
-        if !PLAIN && list == List::Node && scan_plain_node(element, &mut acc) {
-            continue;
+        if !PLAIN && list == List::Node {
+            // Attributes are children of the node: allowed under `depth` ≥ 1.
+            let taken = if depth >= 1 {
+                scan_main_node(element, &mut acc)
+            } else {
+                scan_plain_node(element, &mut acc)
+            };
+            if taken {
+                continue;
+            }
         }
         if !PLAIN && list == List::Initializer && scan_flat(id, element, &mut acc) {
             continue;
@@ -464,6 +474,117 @@ mod tests {
             }
         }
         assert!(accepted > 2_000 && refused > 2_000, "{accepted} {refused}");
+    }
+
+    /// Main-graph nodes with attributes: the shortcut counts what the walk
+    /// of a main-graph node counts (its attribute list reserved exactly),
+    /// declines an attribute holding a message, and a node past the depth
+    /// limit is left to the walk.
+    #[test]
+    fn main_node_scan_matches_walk() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        // AttributeProto's fields and wire types (t, g, tp, sparse_tensor
+        // are messages), and one it does not have.
+        let attr_fields: [(u64, u64); 14] = [
+            (1, 2),
+            (2, 5),
+            (3, 0),
+            (4, 2),
+            (5, 2),
+            (6, 2),
+            (7, 2),
+            (8, 2),
+            (9, 2),
+            (13, 2),
+            (14, 2),
+            (20, 0),
+            (21, 2),
+            (30, 0),
+        ];
+        let walked = |node: &[u8], depth: usize| {
+            let mut stats = ScanStats::new();
+            walk::<false>(
+                node,
+                (ids::NODE_PROTO, Root::MainNode),
+                depth,
+                &mut Vec::new(),
+                None,
+                None,
+                None,
+                &mut stats,
+                &mut Stack::default(),
+            )
+            .ok()
+            .map(|()| stats)
+        };
+        let (mut with_attributes, mut declined) = (0, 0);
+        for _ in 0..20_000 {
+            let mut node = Vec::new();
+            for _ in 0..next() % 6 {
+                if next() % 2 == 0 {
+                    let text = ["x", "y1", "Transpose", "", "a long name of a tensor \u{e9}"]
+                        [(next() % 5) as usize];
+                    ld(
+                        [1, 2, 3, 4, 6, 7, 8][(next() % 7) as usize],
+                        text.as_bytes(),
+                        &mut node,
+                    );
+                    continue;
+                }
+                let mut attr = Vec::new();
+                for _ in 0..next() % 4 {
+                    let (number, wire) = attr_fields[(next() % 14) as usize];
+                    varint((number << 3) | wire, &mut attr);
+                    match wire {
+                        0 => varint(next() % 300, &mut attr),
+                        5 => attr.extend_from_slice(&next().to_le_bytes()[..4]),
+                        _ => {
+                            let len = [0, 3, 4, 8][(next() % 4) as usize];
+                            varint(len as u64, &mut attr);
+                            attr.extend((0..len).map(|_| b'a' + (next() % 26) as u8));
+                        }
+                    }
+                }
+                ld(5, &attr, &mut node);
+            }
+            if next() % 12 == 0 && !node.is_empty() {
+                node.truncate(node.len() - 1);
+            }
+            for depth in [DEFAULT_MAX_DEPTH, 1] {
+                let mut fast = ScanStats::new();
+                let took = scan_main_node(&node, &mut fast);
+                match walked(&node, depth) {
+                    Some(reference) if took => {
+                        assert_eq!(fast.messages, reference.messages, "{node:?}");
+                        assert_eq!(fast.heap, reference.heap, "{node:?}");
+                        assert_eq!(fast.max_depth, reference.max_depth, "{node:?}");
+                        with_attributes += usize::from(fast.messages[ids::ATTRIBUTE_PROTO] > 0);
+                    }
+                    Some(_) => declined += 1,
+                    None => assert!(!took, "accepted what the walk refuses: {node:?}"),
+                }
+                if !took {
+                    assert_eq!(fast.messages, ScanStats::new().messages);
+                    assert_eq!(fast.heap, 0);
+                }
+            }
+        }
+        assert!(
+            with_attributes > 2_000 && declined > 2_000,
+            "{with_attributes} {declined}"
+        );
+        // Under depth 0 a node's attribute is too deep: the walk refuses it
+        // (scan_run takes the plain shortcut there, which declines it).
+        let mut node = Vec::new();
+        ld(5, &[(3 << 3), 1], &mut node);
+        assert!(walked(&node, 0).is_none());
+        assert!(!scan_plain_node(&node, &mut ScanStats::new()));
     }
 
     #[test]

@@ -190,16 +190,32 @@ pub(super) struct PathStep {
 /// reports the fault if there is one.
 #[inline]
 pub(super) fn scan_plain_node(node: &[u8], stats: &mut ScanStats) -> bool {
+    scan_node::<false>(node, stats)
+}
+
+/// [`scan_plain_node`] for a node of the main graph that may also hold
+/// attributes without message fields (a `perm`, an `alpha`: most
+/// attributes of exported graphs), each counted by [`scan_flat`] as the
+/// walk counts a child of its root (the node's attribute list reserved
+/// exactly, as the span decoder reserves it).
+pub(super) fn scan_main_node(node: &[u8], stats: &mut ScanStats) -> bool {
+    scan_node::<true>(node, stats)
+}
+
+#[inline(always)]
+fn scan_node<const ATTRIBUTES: bool>(node: &[u8], stats: &mut ScanStats) -> bool {
     let schema = &MESSAGES[ids::NODE_PROTO];
     let mut counts = [0u64; NODE_SLOTS];
     let mut pos = 0usize;
     let mut heap = 0u64;
+    let mut attrs = 0u64;
     while pos < node.len() {
         let Ok(key) = read_varint(node, &mut pos, node.len()) else {
             return false;
         };
         let number = key >> 3;
-        if key & 7 != wire_type::LEN || !crate::proto::is_string_field(number) {
+        let attribute = ATTRIBUTES && number == u64::from(fields::node_proto::ATTRIBUTE);
+        if key & 7 != wire_type::LEN || !(attribute || crate::proto::is_string_field(number)) {
             return false;
         }
         let Some((_, field)) = schema.field(number) else {
@@ -208,20 +224,38 @@ pub(super) fn scan_plain_node(node: &[u8], stats: &mut ScanStats) -> bool {
         let Ok(len) = read_varint(node, &mut pos, node.len()) else {
             return false;
         };
-        match usize::try_from(len) {
-            Ok(len) if len <= node.len() - pos => {
-                if !utf8_ok(&node[pos..pos + len]) {
-                    return false;
-                }
-                pos += len;
-            }
+        let body = match usize::try_from(len) {
+            Ok(len) if len <= node.len() - pos => &node[pos..pos + len],
             _ => return false,
+        };
+        pos += body.len();
+        if attribute {
+            let Some(inner) = flat_heap(ids::ATTRIBUTE_PROTO, body) else {
+                return false;
+            };
+            attrs += 1;
+            heap = heap.saturating_add(inner).saturating_add(grow(
+                schema,
+                field,
+                &mut counts,
+                1,
+                true,
+            ));
+            continue;
+        }
+        if !utf8_ok(body) {
+            return false;
         }
         heap = heap
-            .saturating_add(field.text.heap(len))
+            .saturating_add(field.text.heap(body.len() as u64))
             .saturating_add(grow(schema, field, &mut counts, 1, false));
     }
     stats.messages[ids::NODE_PROTO] += 1;
+    if attrs > 0 {
+        // Children of the root: depth 1.
+        stats.messages[ids::ATTRIBUTE_PROTO] += attrs;
+        stats.max_depth = stats.max_depth.max(1);
+    }
     stats.heap = stats.heap.saturating_add(heap);
     true
 }
@@ -236,13 +270,19 @@ const FLAT_SLOTS: usize = 16;
 /// anything else (a message field, an unknown field, any framing fault):
 /// [`walk`] then scans the element, and reports the fault if there is one.
 pub(super) fn scan_flat(msg: usize, bytes: &[u8], stats: &mut ScanStats) -> bool {
-    let Some(schema) = MESSAGES.get(msg) else {
+    let Some(heap) = flat_heap(msg, bytes) else {
         return false;
     };
+    stats.messages[msg] += 1;
+    stats.heap = stats.heap.saturating_add(heap);
+    true
+}
+
+/// What [`scan_flat`] adds to the projection for one message, or `None`.
+fn flat_heap(msg: usize, bytes: &[u8]) -> Option<u64> {
+    let schema = MESSAGES.get(msg)?;
     let mut counts = [0u64; FLAT_SLOTS];
-    let Some(counts) = counts.get_mut(..schema.slots.len()) else {
-        return false;
-    };
+    let counts = counts.get_mut(..schema.slots.len())?;
     let end = bytes.len();
     let mut pos = 0usize;
     let mut heap = 0u64;
@@ -256,41 +296,35 @@ pub(super) fn scan_flat(msg: usize, bytes: &[u8], stats: &mut ScanStats) -> bool
     };
     while pos < end {
         let Ok(key) = read_varint(bytes, &mut pos, end) else {
-            return false;
+            return None;
         };
         let wire = key & 7;
-        let Some((_, field)) = schema.field(key >> 3) else {
-            return false;
-        };
+        let (_, field) = schema.field(key >> 3)?;
         let packed = wire == wire_type::LEN && field.repeated && field.kind.is_scalar_numeric();
         if !packed {
             heap = heap.saturating_add(grow(schema, field, counts, 1, false));
         }
         let values = match field.kind {
-            Kind::Message(_) => return false,
+            Kind::Message(_) => return None,
             Kind::String | Kind::Bytes => {
                 if wire != wire_type::LEN {
-                    return false;
+                    return None;
                 }
-                let Some((start, stop)) = span(&mut pos) else {
-                    return false;
-                };
+                let (start, stop) = span(&mut pos)?;
                 if field.kind == Kind::String {
                     if !utf8_ok(&bytes[start..stop]) {
-                        return false;
+                        return None;
                     }
                     heap = heap.saturating_add(field.text.heap((stop - start) as u64));
                 }
                 continue;
             }
             Kind::Int32 | Kind::Int64 | Kind::Uint64 | Kind::Enum if packed => {
-                let Some((mut at, stop)) = span(&mut pos) else {
-                    return false;
-                };
+                let (mut at, stop) = span(&mut pos)?;
                 let mut values = 0u64;
                 while at < stop {
                     if read_varint(bytes, &mut at, stop).is_err() {
-                        return false;
+                        return None;
                     }
                     values += 1;
                 }
@@ -298,7 +332,7 @@ pub(super) fn scan_flat(msg: usize, bytes: &[u8], stats: &mut ScanStats) -> bool
             }
             Kind::Int32 | Kind::Int64 | Kind::Uint64 | Kind::Enum => {
                 if wire != wire_type::VARINT || read_varint(bytes, &mut pos, end).is_err() {
-                    return false;
+                    return None;
                 }
                 continue;
             }
@@ -310,25 +344,21 @@ pub(super) fn scan_flat(msg: usize, bytes: &[u8], stats: &mut ScanStats) -> bool
                 };
                 if !packed {
                     if wire != fixed || end - pos < width {
-                        return false;
+                        return None;
                     }
                     pos += width;
                     continue;
                 }
-                let Some((start, stop)) = span(&mut pos) else {
-                    return false;
-                };
+                let (start, stop) = span(&mut pos)?;
                 if (stop - start) % width != 0 {
-                    return false;
+                    return None;
                 }
                 ((stop - start) / width) as u64
             }
         };
         heap = heap.saturating_add(grow(schema, field, counts, values, false));
     }
-    stats.messages[msg] += 1;
-    stats.heap = stats.heap.saturating_add(heap);
-    true
+    Some(heap)
 }
 
 /// Containers of a `NodeProto` (checked against the schema in tests).
