@@ -389,18 +389,22 @@ mod tests {
         assert_eq!(fast.heap, 4 * 24 + extras);
     }
 
+    /// A deterministic stream of pseudo-random numbers (xorshift64).
+    fn xorshift(mut seed: u64) -> impl FnMut() -> u64 {
+        move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        }
+    }
+
     /// The flat-message shortcut counts exactly what the generic walk counts
     /// for every tensor it accepts, declines every tensor the walk refuses,
     /// and leaves the counts untouched when it declines.
     #[test]
     fn flat_scan_matches_walk() {
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = xorshift(0x9e37_79b9_7f4a_7c15u64);
         // TensorProto's fields with the wire type each is written with
         // (packed lists as LEN), and two numbers it does not have.
         let fields: [(u64, u64); 17] = [
@@ -482,13 +486,7 @@ mod tests {
     /// limit is left to the walk.
     #[test]
     fn main_node_scan_matches_walk() {
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = xorshift(0x2545_f491_4f6c_dd1du64);
         // AttributeProto's fields and wire types (t, g, tp, sparse_tensor
         // are messages), and one it does not have.
         let attr_fields: [(u64, u64); 14] = [
