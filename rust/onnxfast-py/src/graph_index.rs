@@ -157,7 +157,6 @@ impl TypeStore {
                 store.add_graphs(sub, vec![(i, attr)]);
             }
         }
-        drop(edited);
         store.main = Some(LazyMain::new(written));
         Ok(store)
     }
