@@ -20,8 +20,25 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .and_then(|v| v.parse().ok())
         .unwrap_or(5);
     let buf = source::map_file(path.as_ref())?.bytes;
+    // FRESH=1: what a fresh process's first call pays (load, then
+    // infer_shapes_lazy with nothing decoded yet), then exit.
+    if std::env::var_os("FRESH").is_some() {
+        let t = Instant::now();
+        let fresh = decode_lazy(buf.clone(), &DecodeOptions::default())?;
+        let load = t.elapsed();
+        let t = Instant::now();
+        let (_, lists, _, done) =
+            infer_shapes_lazy(&fresh.model, &fresh.lists, &InferOptions::default())?;
+        println!(
+            "fresh: load {load:?}; infer_shapes {:?} ({} added, {} entries)",
+            t.elapsed(),
+            done.added,
+            lists.map_or(0, |l| l.value_info.len())
+        );
+        return Ok(());
+    }
     let model: proto::ModelProto = decode(buf.clone(), &DecodeOptions::default())?;
-    let lazy = decode_lazy(buf, &DecodeOptions::default())?;
+    let lazy = decode_lazy(buf.clone(), &DecodeOptions::default())?;
     // First touch: each list decoded and kept (what a fresh model pays).
     let t = Instant::now();
     lazy.lists.node.keep_all()?;

@@ -35,8 +35,10 @@ pub struct Defect {
 /// Why a rule stopped.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum InferError {
-    /// A defect of the model (reported).
-    Defect(Defect),
+    /// A defect of the model (reported). Boxed: rules return results on
+    /// every node, and an 8-byte result moves without the partial copies
+    /// of a 72-byte one (which stalled on store forwarding).
+    Defect(Box<Defect>),
     /// Nothing more can be inferred (an input's type is missing because of
     /// an earlier finding): the outputs stay unknown, nothing is reported.
     Skip,
@@ -48,24 +50,24 @@ pub type InferResult<T = ()> = Result<T, InferError>;
 
 /// Builds a defect.
 pub fn defect(code: Code, at: At, message: impl Into<String>) -> InferError {
-    InferError::Defect(Defect {
+    InferError::Defect(Box::new(Defect {
         code,
         message: message.into(),
         at,
         fatal: false,
-    })
+    }))
 }
 
 /// Builds a defect onnx raises outside its per-node error collection (a
 /// runtime error, a type-constraint failure): an earlier unknown operator
 /// does not hide it.
 pub fn fatal(code: Code, at: At, message: impl Into<String>) -> InferError {
-    InferError::Defect(Defect {
+    InferError::Defect(Box::new(Defect {
         code,
         message: message.into(),
         at,
         fatal: true,
-    })
+    }))
 }
 
 /// The attributes a rule sees: the node's own, or inside a function body,

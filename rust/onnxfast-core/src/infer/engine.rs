@@ -37,7 +37,7 @@ use crate::proto::{
 use smallvec::SmallVec;
 
 use super::constant::Const;
-use super::context::{defect, At, Attrs, Defect, InferError, InferResult, InputType, NodeCtx};
+use super::context::{defect, At, Attrs, InferError, InferResult, InputType, NodeCtx};
 use super::merge;
 use super::ops;
 use super::propagate;
@@ -236,19 +236,25 @@ struct TypeArena {
 
 impl TypeArena {
     fn intern(&mut self, t: Type) -> u32 {
+        self.intern_ref(&t)
+    }
+
+    /// [`TypeArena::intern`] of a borrowed type, cloned only when new
+    /// (most are not: the move of a type into the arena was itself a cost).
+    fn intern_ref(&mut self, t: &Type) -> u32 {
         if let Some(last) = self.last {
-            if self.types.get(last as usize) == Some(&t) {
+            if self.types.get(last as usize) == Some(t) {
                 return last;
             }
         }
-        let i = match self.index.get(&t) {
+        let i = match self.index.get(t) {
             Some(&i) => i,
             None => {
                 let i = u32::try_from(self.types.len())
                     .unwrap_or(POISONED)
                     .min(UNTYPED - 1);
                 self.types.push(t.clone());
-                self.index.insert(t, i);
+                self.index.insert(t.clone(), i);
                 i
             }
         };
@@ -474,21 +480,21 @@ impl<'m, 'o> Run<'m, 'o> {
     fn record_type(
         &mut self,
         name: &'m str,
-        inferred: Type,
+        inferred: &Type,
         symbols: &Symbols,
     ) -> Result<(), merge::Conflict> {
         let Run { values, arena, .. } = self;
         let (slot, _) = values.get_or_insert_with(name, || Entry::new(POISONED));
         match arena.get(slot.ty) {
             Some(existing) => {
-                merge::check(&inferred, existing, symbols)?;
+                merge::check(inferred, existing, symbols)?;
                 let mut merged = existing.clone();
-                merge::merge_into(&inferred, &mut merged);
+                merge::merge_into(inferred, &mut merged);
                 if merged != *existing {
                     slot.ty = arena.intern(merged);
                 }
             }
-            None => slot.ty = arena.intern(inferred),
+            None => slot.ty = arena.intern_ref(inferred),
         }
         let e = *slot;
         self.remember(name, e);
@@ -898,6 +904,7 @@ impl<'m> Engine<'m> {
                 &item("sparse_initializer", i, values.name()),
             );
         }
+        let mut with_graphs: Vec<usize> = Vec::new();
         for (i, n) in g.node.iter().enumerate() {
             // The table's probes for a node a few ahead start now: most
             // outputs are new names, at random places of a large table.
@@ -906,10 +913,18 @@ impl<'m> Engine<'m> {
                     run.values.prefetch(name);
                 }
             }
+            if self.collected.is_some() && n.attribute.iter().any(|a| a.g().is_some()) {
+                with_graphs.push(i);
+            }
             let start = run.capture.as_ref().map_or(0, |c| c.ty.len());
             self.process_node(run, i, n);
             run.capture_align(start, n.output.len());
         }
+        // The nodes holding a graph, found while their bytes were at hand
+        // (a second pass over a large graph's nodes waits on memory).
+        let holders = with_graphs
+            .iter()
+            .filter_map(|&i| Some((i, g.node.get(i)?)));
         if self.compact_main && run.is_main() && self.collected.is_some() {
             self.main_types = Some(Self::compact_types(run));
             if let Some(collected) = &mut self.collected {
@@ -920,7 +935,7 @@ impl<'m> Engine<'m> {
                     values: Vec::new(),
                 });
             }
-            self.collect_declared_subgraphs(&run.path.clone(), g);
+            self.collect_declared_subgraphs(&run.path.clone(), holders);
         } else if let Some(collected) = &mut self.collected {
             let mut values = Vec::new();
             let mut seen = NameSet::default();
@@ -958,7 +973,7 @@ impl<'m> Engine<'m> {
                 given: std::mem::take(&mut run.given),
                 values,
             });
-            self.collect_declared_subgraphs(&run.path, g);
+            self.collect_declared_subgraphs(&run.path, holders);
         }
     }
 
@@ -974,10 +989,15 @@ impl<'m> Engine<'m> {
         }
     }
 
-    /// With `collect_types`: the graphs of `g`'s nodes that no rule inferred
-    /// (onnx leaves them as declared) are listed with their declared types.
-    fn collect_declared_subgraphs(&mut self, path: &str, g: GraphView<'_>) {
-        for (i, n) in g.node.iter().enumerate() {
+    /// With `collect_types`: the graphs held by `nodes` (a graph's nodes
+    /// that hold one, with their indices) that no rule inferred (onnx
+    /// leaves them as declared) are listed with their declared types.
+    fn collect_declared_subgraphs<'g>(
+        &mut self,
+        path: &str,
+        nodes: impl Iterator<Item = (usize, &'g NodeProto)>,
+    ) {
+        for (i, n) in nodes {
             for a in &n.attribute {
                 let Some(sub) = a.g() else {
                     continue;
@@ -1012,7 +1032,7 @@ impl<'m> Engine<'m> {
                         values,
                     });
                 }
-                self.collect_declared_subgraphs(&sub_path, GraphView::whole(sub));
+                self.collect_declared_subgraphs(&sub_path, sub.node.iter().enumerate());
             }
         }
     }
@@ -1231,8 +1251,9 @@ impl<'m> Engine<'m> {
                     let known = key.as_ref().is_some_and(|k| ctx.engine.checked.contains(k));
                     if !known {
                         result = ctx.type_check(s).map_err(|e| match e {
-                            InferError::Defect(d) => {
-                                InferError::Defect(Defect { fatal: true, ..d })
+                            InferError::Defect(mut d) => {
+                                d.fatal = true;
+                                InferError::Defect(d)
                             }
                             other => other,
                         });
@@ -1307,7 +1328,9 @@ impl<'m> Engine<'m> {
         outputs: &mut Vec<Option<Type>>,
     ) -> bool {
         let mut ok = true;
-        for (k, (name, inferred)) in node.output.iter().zip(outputs.drain(..)).enumerate() {
+        // The types are read in place (a move of each through the frames
+        // below stalled on store forwarding), then dropped.
+        for (k, (name, inferred)) in node.output.iter().zip(outputs.iter_mut()).enumerate() {
             if name.is_empty() {
                 run.capture_output(None, false);
                 continue;
@@ -1317,8 +1340,8 @@ impl<'m> Engine<'m> {
                 // onnx stops at the first conflict of a node.
                 _ if !ok => run.poison(name),
                 None => run.set_untyped(name),
-                Some(mut inferred) => {
-                    merge::materialize(&mut inferred, &mut self.symbols);
+                Some(inferred) => {
+                    merge::materialize(inferred, &mut self.symbols);
                     if let Err(c) = run.record_type(name, inferred, &self.symbols) {
                         let loc = run
                             .loc
@@ -1337,6 +1360,7 @@ impl<'m> Engine<'m> {
             }
             run.capture_output(Some(name), first);
         }
+        outputs.clear();
         if ok {
             self.constant(run, node);
         }

@@ -62,12 +62,12 @@ pub(crate) fn const_scalar(ctx: &mut NodeCtx<'_, '_>, i: usize) -> InferResult<i
     };
     // onnx reads element 0 unchecked: an empty tensor stops inference at once.
     first.ok_or_else(|| {
-        InferError::Defect(Defect {
+        InferError::Defect(Box::new(Defect {
             code: codes::BAD_CONSTANT_INPUT,
             message: format!("input {i} holds no value"),
             at: At::Input(i),
             fatal: true,
-        })
+        }))
     })
 }
 
