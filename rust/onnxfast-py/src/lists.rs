@@ -100,7 +100,7 @@ impl<T: WrapListed> AnyList for LazyListRef<T> {
             let (graph, next) = (self.graph.clone(), Arc::clone(&next));
             rayon::spawn(move || {
                 if let Some(lists) = graph.root().lists_of(&graph) {
-                    T::select(lists).decode_ahead(&next);
+                    T::select(lists).decode_ahead(&next, |_| false);
                 }
             });
         }

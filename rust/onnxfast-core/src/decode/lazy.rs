@@ -22,8 +22,8 @@ use super::{Cursor, DecodeOptions, Malformed, SpanMerge};
 use crate::error::{DecodeError, DecodeErrorKind};
 use crate::proto::schema::{fields, ids, wire_type, MESSAGES};
 use crate::proto::{
-    AttributeProto, GraphProto, ModelProto, NodeFields, NodeProto, SparseTensorProto, TensorProto,
-    ValueInfoProto,
+    AttributeProto, GraphProto, ModelProto, NodeFields, NodeHead, NodeProto, SparseTensorProto,
+    TensorProto, ValueInfoProto,
 };
 
 /// Elements are decoded and cached in chunks of this many: touching one
@@ -433,14 +433,22 @@ impl<T: ListElement> LazyList<T> {
     /// counter several threads share, so they work ahead of a reader in
     /// step), until every chunk is claimed. A chunk already decoded, or
     /// being decoded by another thread, is passed over or waited for.
-    pub fn decode_ahead(&self, next: &std::sync::atomic::AtomicUsize) {
+    /// Chunks for which `skip(k)` holds are passed over (their reader
+    /// does not need them decoded).
+    pub fn decode_ahead(
+        &self,
+        next: &std::sync::atomic::AtomicUsize,
+        skip: impl Fn(usize) -> bool,
+    ) {
         use std::sync::atomic::Ordering;
         loop {
             let k = next.fetch_add(1, Ordering::Relaxed);
             let Some(chunk) = self.cache.get(k) else {
                 return;
             };
-            chunk.get_or_init(|| self.decode_chunk(k));
+            if !skip(k) {
+                chunk.get_or_init(|| self.decode_chunk(k));
+            }
         }
     }
 
@@ -817,33 +825,79 @@ impl<'a> NodeNames<'a> {
 /// the node), and a pass over a graph drops it at once.
 #[derive(Debug, Default)]
 pub struct NodeView<'a> {
-    name: &'a str,
-    op_type: &'a str,
-    domain: &'a str,
-    input: smallvec::SmallVec<[&'a str; 2]>,
-    output: smallvec::SmallVec<[&'a str; 1]>,
+    head: NodeHead<'a>,
     attribute: Vec<AttributeProto>,
 }
 
 impl NodeFields for NodeView<'_> {
     fn node_name(&self) -> &str {
-        self.name
+        self.head.name
     }
     fn node_op_type(&self) -> &str {
-        self.op_type
+        self.head.op_type
     }
     fn node_domain(&self) -> &str {
-        self.domain
+        self.head.domain
     }
     fn inputs(&self) -> impl ExactSizeIterator<Item = &str> {
-        self.input.iter().copied()
+        self.head.input.iter().copied()
     }
     fn outputs(&self) -> impl ExactSizeIterator<Item = &str> {
-        self.output.iter().copied()
+        self.head.output.iter().copied()
     }
     fn attributes(&self) -> &[AttributeProto] {
         &self.attribute
     }
+}
+
+/// Reads a node's fields from its bytes `body` into `head` (its names;
+/// singular ones last-wins, as decoding), calling `attribute(bytes)` for
+/// each attribute. Fails where a read of the bytes cannot stand for the
+/// decoded node: metadata_props or device_configurations (not read), a
+/// known field of another wire type, text that is not UTF-8 (decoding
+/// then reports what is wrong). Unknown fields are skipped, as decoding
+/// skips them.
+fn read_head<'a>(
+    body: &'a [u8],
+    head: &mut NodeHead<'a>,
+    mut attribute: impl FnMut(&'a [u8]) -> Result<(), Malformed>,
+) -> Result<(), Malformed> {
+    use fields::node_proto as F;
+    for_each_field(body, |number, wire, value| {
+        let known = matches!(
+            number,
+            F::INPUT
+                | F::OUTPUT
+                | F::NAME
+                | F::OP_TYPE
+                | F::ATTRIBUTE
+                | F::DOC_STRING
+                | F::DOMAIN
+                | F::OVERLOAD
+                | F::METADATA_PROPS
+                | F::DEVICE_CONFIGURATIONS
+        );
+        if known && wire != wire_type::LEN {
+            return Err(Malformed("a node field of the wrong wire type".into()));
+        }
+        match number {
+            F::INPUT => head.input.push(text(value)?),
+            F::OUTPUT => head.output.push(text(value)?),
+            F::NAME => head.name = text(value)?,
+            F::OP_TYPE => head.op_type = text(value)?,
+            F::DOMAIN => head.domain = text(value)?,
+            F::OVERLOAD => head.overload = text(value)?,
+            F::DOC_STRING => {
+                text(value)?;
+            }
+            F::ATTRIBUTE => attribute(value)?,
+            F::METADATA_PROPS | F::DEVICE_CONFIGURATIONS => {
+                return Err(Malformed("fields a view does not read".into()));
+            }
+            _ => {}
+        }
+        Ok(())
+    })
 }
 
 /// A node of a pass ([`LazyList::for_each_node_in`]): a view over its
@@ -1058,64 +1112,79 @@ impl LazyList<NodeProto> {
     fn view(&self, i: usize) -> Option<NodeView<'_>> {
         use fields::node_proto as F;
         let (offset, body) = self.body(i).ok()?;
-        let mut view = NodeView::default();
-        for_each_field(body, |number, wire, value| {
-            let known = matches!(
-                number,
-                F::INPUT
-                    | F::OUTPUT
-                    | F::NAME
-                    | F::OP_TYPE
-                    | F::ATTRIBUTE
-                    | F::DOC_STRING
-                    | F::DOMAIN
-                    | F::OVERLOAD
-                    | F::METADATA_PROPS
-                    | F::DEVICE_CONFIGURATIONS
-            );
-            if known && wire != wire_type::LEN {
-                return Err(Malformed("a node field of the wrong wire type".into()));
+        let mut head = NodeHead::default();
+        let mut attribute: Vec<AttributeProto> = Vec::new();
+        read_head(body, &mut head, |value| {
+            // `value` lies inside `body`, which starts at `offset`.
+            let start = offset + (value.as_ptr() as usize - body.as_ptr() as usize);
+            let end = start
+                .checked_add(value.len())
+                .filter(|&e| e <= self.source.len())
+                .ok_or_else(|| Malformed("attribute past the source".into()))?;
+            // A slice of the source: tensor bytes are not copied.
+            let a = AttributeProto::decode(self.source.slice(start..end))
+                .map_err(|e| Malformed(e.to_string()))?;
+            if attribute.capacity() == 0 {
+                // Room for exactly the node's attributes (a Vec grows to
+                // four slots for its first one).
+                let mut count = 0;
+                for_each_field(body, |n, _, _| {
+                    count += usize::from(n == F::ATTRIBUTE);
+                    Ok(())
+                })?;
+                attribute.reserve_exact(count);
             }
-            match number {
-                F::INPUT => view.input.push(text(value)?),
-                F::OUTPUT => view.output.push(text(value)?),
-                F::NAME => view.name = text(value)?,
-                F::OP_TYPE => view.op_type = text(value)?,
-                F::DOMAIN => view.domain = text(value)?,
-                F::DOC_STRING | F::OVERLOAD => {
-                    text(value)?;
-                }
-                F::ATTRIBUTE => {
-                    // `value` lies inside `body`, which starts at `offset`.
-                    let start = offset + (value.as_ptr() as usize - body.as_ptr() as usize);
-                    let end = start
-                        .checked_add(value.len())
-                        .filter(|&e| e <= self.source.len())
-                        .ok_or_else(|| Malformed("attribute past the source".into()))?;
-                    // A slice of the source: tensor bytes are not copied.
-                    let a = AttributeProto::decode(self.source.slice(start..end))
-                        .map_err(|e| Malformed(e.to_string()))?;
-                    if view.attribute.capacity() == 0 {
-                        // Room for exactly the node's attributes (a Vec
-                        // grows to four 336-byte slots for its first one).
-                        let mut count = 0;
-                        for_each_field(body, |n, _, _| {
-                            count += usize::from(n == F::ATTRIBUTE);
-                            Ok(())
-                        })?;
-                        view.attribute.reserve_exact(count);
-                    }
-                    view.attribute.push(a);
-                }
-                F::METADATA_PROPS | F::DEVICE_CONFIGURATIONS => {
-                    return Err(Malformed("fields a view does not read".into()));
-                }
-                _ => {}
-            }
+            attribute.push(a);
             Ok(())
         })
         .ok()?;
-        Some(view)
+        Some(NodeView { head, attribute })
+    }
+
+    /// Node `i`'s head read from its bytes, for a node without attributes
+    /// (their values must outlive the read: such a node is decoded and
+    /// kept), in a list without edits; `None` otherwise, or when the bytes
+    /// alone cannot stand for the decoded node (see [`read_head`]).
+    pub fn head(&self, i: usize) -> Option<NodeHead<'_>> {
+        let mut head = NodeHead::default();
+        self.head_into(i, &mut head).then_some(head)
+    }
+
+    /// [`LazyList::head`] into `head`, in place: `false` (and `head` left
+    /// unspecified) where that gives `None`.
+    pub fn head_into<'s>(&'s self, i: usize, head: &mut NodeHead<'s>) -> bool {
+        if self.edit.is_some() {
+            return false;
+        }
+        let Ok((_, body)) = self.body(i) else {
+            return false;
+        };
+        head.clear();
+        read_head(body, head, |_| {
+            Err(Malformed("a node with attributes is read decoded".into()))
+        })
+        .is_ok()
+    }
+
+    /// Whether node `i` is one [`LazyList::head`] does not read: it has
+    /// attributes, metadata_props or device_configurations, its list has
+    /// edits, or its bytes are not well formed (a quick look: text is not
+    /// checked).
+    pub fn read_decoded(&self, i: usize) -> bool {
+        use fields::node_proto as F;
+        if self.edit.is_some() {
+            return true;
+        }
+        let Ok((_, body)) = self.body(i) else {
+            return true;
+        };
+        for_each_field(body, |number, _, _| match number {
+            F::ATTRIBUTE | F::METADATA_PROPS | F::DEVICE_CONFIGURATIONS => {
+                Err(Malformed("read decoded".into()))
+            }
+            _ => Ok(()),
+        })
+        .is_err()
     }
 
     /// The names of node `i`, read from its bytes (an appended node's from

@@ -482,8 +482,8 @@ pub(super) fn model_symbols(g: GraphView<'_>, taken: &mut HashSet<String>, depth
             type_symbols(t, taken, 0);
         }
     }
-    for n in g.node.iter() {
-        for a in &n.attribute {
+    for (_, n) in g.node_heads() {
+        for a in n.attribute {
             if let Some(sub) = a.g() {
                 model_symbols(GraphView::whole(sub), taken, depth + 1);
             }

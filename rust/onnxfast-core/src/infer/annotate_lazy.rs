@@ -19,7 +19,7 @@ use super::annotate::{self, Annotated, FreshNames, Slot};
 use super::{Inference, MainTypes};
 use crate::decode::lazy::Edit;
 use crate::ir::types::{Dim, Symbols, Type};
-use crate::ir::view::{same_declared, DeclaredType, GraphView};
+use crate::ir::view::{same_declared, DeclaredType, GraphView, NodeHeads};
 use crate::names::{NameTable, PROBE_AHEAD};
 use crate::proto::{GraphProto, ModelProto, NodeProto, TypeProto, ValueInfoProto};
 
@@ -199,10 +199,12 @@ fn needs_names(t: &Type, symbols: &Symbols) -> bool {
 /// is `main` (the decoded part's graph with its kept lists): the decoded
 /// part is written now, the lists' entries as they are decoded (the
 /// returned edits). `inference.symbols` moves into the edit. `None` when
-/// the main graph is not in SSA form (see `plan_main`).
-pub fn annotate_lazy(
+/// the main graph is not in SSA form (see `plan_main`). `outputs`: every
+/// node output of `main` in order, if gathered already.
+pub fn annotate_lazy<'a>(
     model: &ModelProto,
-    main: GraphView<'_>,
+    main: GraphView<'a>,
+    outputs: Option<&[&'a str]>,
     inference: &mut Inference,
 ) -> Option<LazyAnnotated> {
     let types = inference.main.take().unwrap_or_default();
@@ -224,7 +226,7 @@ pub fn annotate_lazy(
             let Some(((index, attr), below)) = steps.split_first() else {
                 if plan.is_none() {
                     if let Some(g) = out.graph.as_mut() {
-                        plan = Some(plan_main(g, main, &types, &mut names, &mut done)?);
+                        plan = Some(plan_main(g, main, outputs, &types, &mut names, &mut done)?);
                         done.graphs += 1;
                     }
                 }
@@ -287,9 +289,10 @@ impl Plan {
 /// kept), whose entries are planned instead of written. `None` when a name
 /// is output by two nodes (not SSA form): the captured types are then not
 /// all final, and the caller writes the decoded model back instead.
-fn plan_main(
+fn plan_main<'a>(
     graph: &mut GraphProto,
-    main: GraphView<'_>,
+    main: GraphView<'a>,
+    outputs: Option<&[&'a str]>,
     types: &MainTypes,
     names: &mut FreshNames<'_>,
     done: &mut Annotated,
@@ -358,15 +361,29 @@ fn plan_main(
     for name in aside {
         typed.get_or_insert_with(name, || (Slot::Aside, false));
     }
-    let outputs = || main.node.iter().flat_map(|n| n.output.iter());
+    // Every node output in order: as gathered beside inference, or read
+    // now as inference read the nodes (one without attributes from its
+    // bytes).
+    let read;
+    let outputs: &[&str] = match outputs {
+        Some(o) => o,
+        None => {
+            let mut heads = NodeHeads::new(main.node, 0);
+            let mut all = Vec::with_capacity(main.node.len());
+            while let Some((_, n, _)) = heads.next() {
+                all.extend_from_slice(&n.output);
+            }
+            read = all;
+            &read
+        }
+    };
     // The probes of names a few outputs ahead start early (see NameTable),
     // when the table is too large for the caches.
-    let mut ahead = (typed.len() > PREFETCH_FROM).then(|| outputs().skip(PROBE_AHEAD));
-    for (p, out) in outputs().enumerate() {
-        if let Some(next) = ahead.as_mut().and_then(Iterator::next) {
+    let prefetch = typed.len() > PREFETCH_FROM;
+    for (p, &out) in outputs.iter().enumerate() {
+        if let Some(next) = outputs.get(p + PROBE_AHEAD).filter(|_| prefetch) {
             typed.prefetch(next);
         }
-        let out = out.as_str();
         if out.is_empty() {
             continue;
         }

@@ -7,7 +7,7 @@ use crate::diag::codes::{self, Code};
 use crate::ir::types::{Dim, Dims, Symbols, TensorType, Type};
 use crate::opset::OpSchema;
 use crate::proto::attribute_proto::AttributeType;
-use crate::proto::{AttributeProto, GraphProto, NodeProto};
+use crate::proto::{AttributeProto, GraphProto, NodeHead};
 
 use super::constant::{self, Const};
 use super::engine::{Engine, Run};
@@ -111,7 +111,7 @@ pub(crate) enum InputType<'a> {
 
 /// The context of one node's inference.
 pub struct NodeCtx<'a, 'm> {
-    pub node: &'m NodeProto,
+    pub node: &'a NodeHead<'m>,
     pub schema: &'static OpSchema,
     /// The opset version of the node's domain.
     pub opset: i64,
@@ -149,7 +149,7 @@ impl<'a, 'm> NodeCtx<'a, 'm> {
 
     /// The name of input `i` ("" when absent).
     pub fn input_name(&self, i: usize) -> &str {
-        self.node.input.get(i).map_or("", |s| s.as_str())
+        self.node.input.get(i).copied().unwrap_or("")
     }
 
     /// The type of input `i`, when known.
@@ -590,7 +590,7 @@ impl<'a, 'm> NodeCtx<'a, 'm> {
                 } else {
                     node.input.get(i)
                 };
-                super::engine::q(name.map_or("", |s| s.as_str()))
+                super::engine::q(name.copied().unwrap_or(""))
             },
         )
     }

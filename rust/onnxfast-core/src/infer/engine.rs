@@ -27,12 +27,12 @@ use crate::diag::codes::{self, Code};
 use crate::diag::{Diagnostic, Location, Severity, Step};
 use crate::external::ExternalStore;
 use crate::ir::types::{Dim, Dims, Symbols, Type};
-use crate::ir::view::{same_declared, DeclaredType, GraphView, TensorRef};
+use crate::ir::view::{same_declared, DeclaredType, GraphView, NodeHeads, TensorRef};
 use crate::names::{Lookahead, Name, NameMap, NameSet, NameTable, PROBE_AHEAD};
 use crate::opset::{OpSchema, ParamOption, SchemaRegistry};
 use crate::proto::attribute_proto::AttributeType;
 use crate::proto::{
-    AttributeProto, FunctionProto, GraphProto, ModelProto, NodeProto, ValueInfoProto,
+    AttributeProto, FunctionProto, GraphProto, ModelProto, NodeHead, ValueInfoProto,
 };
 use smallvec::SmallVec;
 
@@ -545,7 +545,7 @@ impl<'m, 'o> Run<'m, 'o> {
     }
 }
 
-fn node_step(index: usize, n: &NodeProto) -> Step {
+fn node_step(index: usize, n: &NodeHead<'_>) -> Step {
     Step::Node {
         index,
         name: n.name().to_string(),
@@ -582,7 +582,7 @@ fn function_id(domain: &str, name: &str, overload: &str) -> String {
 /// output counts, attribute types, required attributes), or `None` when it
 /// fits: a node that does not is reported by the structural checker, and
 /// skipped here.
-fn unfit(node: &NodeProto, attrs: &Attrs<'_>, s: &OpSchema) -> Option<String> {
+fn unfit(node: &NodeHead<'_>, attrs: &Attrs<'_>, s: &OpSchema) -> Option<String> {
     let (n_in, n_out) = (node.input.len(), node.output.len());
     if n_in < s.min_input as usize || n_in > s.max_input as usize {
         return Some(format!(
@@ -633,21 +633,21 @@ fn unfit(node: &NodeProto, attrs: &Attrs<'_>, s: &OpSchema) -> Option<String> {
 /// are bound to the caller's values, unbound ones dropped (onnx's
 /// AttributeBinder).
 fn bind_attrs<'m>(
-    node: &'m NodeProto,
+    node: &NodeHead<'m>,
     bindings: Option<&[(&'m str, &'m AttributeProto)]>,
 ) -> Attrs<'m> {
     let Some(bindings) = bindings else {
-        return Attrs::Direct(&node.attribute);
+        return Attrs::Direct(node.attribute);
     };
     if node
         .attribute
         .iter()
         .all(|a| a.ref_attr_name_opt().is_none())
     {
-        return Attrs::Direct(&node.attribute);
+        return Attrs::Direct(node.attribute);
     }
     let mut out = Vec::with_capacity(node.attribute.len());
-    for a in &node.attribute {
+    for a in node.attribute {
         match a.ref_attr_name_opt() {
             None => out.push((a.name(), a)),
             Some(r) => {
@@ -904,27 +904,26 @@ impl<'m> Engine<'m> {
                 &item("sparse_initializer", i, values.name()),
             );
         }
-        let mut with_graphs: Vec<usize> = Vec::new();
-        for (i, n) in g.node.iter().enumerate() {
+        // The nodes holding a graph, found while their bytes are at hand (a
+        // second pass over a large graph's nodes waits on memory).
+        let mut holders: Vec<(usize, &'m [AttributeProto])> = Vec::new();
+        let mut heads = NodeHeads::new(g.node, PROBE_AHEAD);
+        while let Some((i, n, ahead)) = heads.next() {
             // The table's probes for a node a few ahead start now: most
             // outputs are new names, at random places of a large table.
-            if let Some(ahead) = g.node.get(i + PROBE_AHEAD) {
+            if let Some(ahead) = ahead {
                 for name in ahead.input.iter().chain(&ahead.output) {
                     run.values.prefetch(name);
                 }
             }
             if self.collected.is_some() && n.attribute.iter().any(|a| a.g().is_some()) {
-                with_graphs.push(i);
+                holders.push((i, n.attribute));
             }
             let start = run.capture.as_ref().map_or(0, |c| c.ty.len());
             self.process_node(run, i, n);
             run.capture_align(start, n.output.len());
         }
-        // The nodes holding a graph, found while their bytes were at hand
-        // (a second pass over a large graph's nodes waits on memory).
-        let holders = with_graphs
-            .iter()
-            .filter_map(|&i| Some((i, g.node.get(i)?)));
+        let mut holders = holders.into_iter();
         if self.compact_main && run.is_main() && self.collected.is_some() {
             self.main_types = Some(Self::compact_types(run));
             if let Some(collected) = &mut self.collected {
@@ -935,7 +934,7 @@ impl<'m> Engine<'m> {
                     values: Vec::new(),
                 });
             }
-            self.collect_declared_subgraphs(&run.path.clone(), holders);
+            self.collect_declared_subgraphs(&run.path.clone(), &mut holders);
         } else if let Some(collected) = &mut self.collected {
             let mut values = Vec::new();
             let mut seen = NameSet::default();
@@ -973,7 +972,7 @@ impl<'m> Engine<'m> {
                 given: std::mem::take(&mut run.given),
                 values,
             });
-            self.collect_declared_subgraphs(&run.path, holders);
+            self.collect_declared_subgraphs(&run.path, &mut holders);
         }
     }
 
@@ -995,10 +994,10 @@ impl<'m> Engine<'m> {
     fn collect_declared_subgraphs<'g>(
         &mut self,
         path: &str,
-        nodes: impl Iterator<Item = (usize, &'g NodeProto)>,
+        nodes: &mut dyn Iterator<Item = (usize, &'g [AttributeProto])>,
     ) {
-        for (i, n) in nodes {
-            for a in &n.attribute {
+        for (i, attributes) in nodes {
+            for a in attributes {
                 let Some(sub) = a.g() else {
                     continue;
                 };
@@ -1032,7 +1031,8 @@ impl<'m> Engine<'m> {
                         values,
                     });
                 }
-                self.collect_declared_subgraphs(&sub_path, sub.node.iter().enumerate());
+                let mut nodes = sub.node.iter().map(|n| &n.attribute[..]).enumerate();
+                self.collect_declared_subgraphs(&sub_path, &mut nodes);
             }
         }
     }
@@ -1089,7 +1089,7 @@ impl<'m> Engine<'m> {
         false
     }
 
-    fn poison_outputs(run: &mut Run<'m, '_>, node: &'m NodeProto) {
+    fn poison_outputs(run: &mut Run<'m, '_>, node: &NodeHead<'m>) {
         for o in &node.output {
             if o.is_empty() {
                 run.capture_output(None, false);
@@ -1101,7 +1101,7 @@ impl<'m> Engine<'m> {
         }
     }
 
-    fn process_node(&mut self, run: &mut Run<'m, '_>, index: usize, node: &'m NodeProto) {
+    fn process_node(&mut self, run: &mut Run<'m, '_>, index: usize, node: &NodeHead<'m>) {
         self.work = self.work.saturating_add(1);
         let domain = node.domain();
         let version = run.opset(domain);
@@ -1159,7 +1159,7 @@ impl<'m> Engine<'m> {
     }
 
     /// A node onnx cannot infer (no schema, no model-local function).
-    fn unsupported(&mut self, run: &mut Run<'m, '_>, index: usize, node: &'m NodeProto) {
+    fn unsupported(&mut self, run: &mut Run<'m, '_>, index: usize, node: &NodeHead<'m>) {
         run.masked = true;
         Self::poison_outputs(run, node);
         let builtin = matches!(
@@ -1196,7 +1196,7 @@ impl<'m> Engine<'m> {
         &mut self,
         run: &mut Run<'m, '_>,
         index: usize,
-        node: &'m NodeProto,
+        node: &NodeHead<'m>,
         attrs: Attrs<'m>,
         version: i64,
         schema: Option<&'static OpSchema>,
@@ -1300,19 +1300,21 @@ impl<'m> Engine<'m> {
         self.spare_outputs = outputs;
     }
 
-    fn defect_loc(&self, run: &Run<'m, '_>, index: usize, node: &NodeProto, at: &At) -> Location {
+    fn defect_loc(
+        &self,
+        run: &Run<'m, '_>,
+        index: usize,
+        node: &NodeHead<'_>,
+        at: &At,
+    ) -> Location {
         let loc = run.loc.child(node_step(index, node));
         match at {
             At::Node => loc,
-            At::Input(i) => loc.child(item(
-                "input",
-                *i,
-                node.input.get(*i).map_or("", |s| s.as_str()),
-            )),
+            At::Input(i) => loc.child(item("input", *i, node.input.get(*i).copied().unwrap_or(""))),
             At::Output(i) => loc.child(item(
                 "output",
                 *i,
-                node.output.get(*i).map_or("", |s| s.as_str()),
+                node.output.get(*i).copied().unwrap_or(""),
             )),
             At::Attribute(a) => loc.child(Step::Attribute(a.clone())),
         }
@@ -1324,7 +1326,7 @@ impl<'m> Engine<'m> {
         &mut self,
         run: &mut Run<'m, '_>,
         index: usize,
-        node: &'m NodeProto,
+        node: &NodeHead<'m>,
         outputs: &mut Vec<Option<Type>>,
     ) -> bool {
         let mut ok = true;
@@ -1375,7 +1377,7 @@ impl<'m> Engine<'m> {
         &mut self,
         run: &mut Run<'m, '_>,
         index: usize,
-        node: &'m NodeProto,
+        node: &NodeHead<'m>,
         schema: &'static OpSchema,
         attrs: &Attrs<'m>,
     ) {
@@ -1439,7 +1441,7 @@ impl<'m> Engine<'m> {
     /// DataPropagationContext::getInputData): computed by an earlier step;
     /// else a small int64 / int32 constant of rank 0 or 1; else, for a
     /// 1-D input of static length, that many unknown values.
-    fn input_data(&self, run: &Run<'m, '_>, node: &NodeProto, i: usize) -> Option<Dims> {
+    fn input_data(&self, run: &Run<'m, '_>, node: &NodeHead<'m>, i: usize) -> Option<Dims> {
         let name = node.input.get(i).filter(|n| !n.is_empty())?;
         if !run.unbound.is_empty() && run.unbound.contains(&Name(name)) {
             return None;
@@ -1515,14 +1517,14 @@ impl<'m> Engine<'m> {
     }
 
     /// Keeps a Constant node's value for later rules (onnx's ProcessConstant).
-    fn constant(&mut self, run: &mut Run<'m, '_>, node: &'m NodeProto) {
+    fn constant(&mut self, run: &mut Run<'m, '_>, node: &NodeHead<'m>) {
         if node.op_type() != "Constant"
             || !matches!(node.domain(), "" | "ai.onnx")
             || node.output.len() != 1
         {
             return;
         }
-        let out = Name(node.output[0].as_str());
+        let out = Name(node.output[0]);
         for (name, a) in bind_attrs(node, run.bindings()).iter() {
             let kind = a.r#type.and_then(|t| AttributeType::try_from(t).ok());
             let value = match (name, kind) {
@@ -1561,7 +1563,7 @@ impl<'m> Engine<'m> {
         attr: &str,
         given: &[Option<Type>],
         parent: &Run<'m, '_>,
-        node: &'m NodeProto,
+        node: &NodeHead<'m>,
         index: usize,
     ) -> InferResult<Vec<Option<Type>>> {
         let at = || At::Attribute(attr.to_string());
@@ -1726,7 +1728,7 @@ impl<'m> Engine<'m> {
         &mut self,
         f: &'m FunctionProto,
         caller: &Run<'m, '_>,
-        node: &'m NodeProto,
+        node: &NodeHead<'m>,
         index: usize,
         inputs: &[InputType<'_>],
         consts: &[Option<&Const<'m>>],
@@ -1801,7 +1803,7 @@ impl<'m> Engine<'m> {
         }
         self.active.push(key);
         for (i, n) in f.node.iter().enumerate() {
-            self.process_node(&mut run, i, n);
+            self.process_node(&mut run, i, &NodeHead::of(n));
         }
         self.active.pop();
         if run.failed {

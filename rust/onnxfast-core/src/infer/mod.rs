@@ -228,9 +228,9 @@ pub fn write_back_lazy(
         Some(g) => Some(GraphView::kept(g, lists)?),
         None => None,
     };
-    let mut inference = match main {
-        Some(g) => g.read_nodes(|| infer_graph_of(model, main, &lazy_options))?,
-        None => infer_graph_of(model, main, &lazy_options),
+    let (mut inference, outputs) = match main {
+        Some(g) => g.read_nodes_gathering(|| infer_graph_of(model, main, &lazy_options))?,
+        None => (infer_graph_of(model, main, &lazy_options), None),
     };
     let Some(main) = main else {
         let written = LazyWritten {
@@ -245,7 +245,7 @@ pub fn write_back_lazy(
             annotate::Annotated::default(),
         ));
     };
-    match annotate_lazy::annotate_lazy(model, main, &mut inference) {
+    match annotate_lazy::annotate_lazy(model, main, outputs.as_deref(), &mut inference) {
         Some(written) => {
             let node = written
                 .node
@@ -275,8 +275,10 @@ pub fn infer_model<'m>(model: &'m ModelProto, options: &InferOptions<'m>) -> Inf
 }
 
 /// [`infer_model`] for a lazily loaded model: `model`'s decoded part and
-/// its main graph's `lists`, all of whose elements are decoded now and
-/// kept by the lists (no copy of the graph is made).
+/// its main graph's `lists` (no copy of the graph is made). Nodes without
+/// attributes, `value_info` entries and initializers are read from their
+/// bytes; other nodes (and an initializer whose value a rule reads) are
+/// decoded now and kept by the lists.
 pub fn infer_lazy<'m>(
     model: &'m ModelProto,
     lists: &'m crate::decode::lazy::GraphLists,

@@ -8,7 +8,7 @@ use std::ops::Deref;
 use crate::decode::lazy::{GraphLists, LazyList, ListElement, TensorHeader};
 use crate::error::DecodeError;
 use crate::proto::{
-    GraphProto, NodeProto, SparseTensorProto, TensorProto, TypeProto, ValueInfoProto,
+    GraphProto, NodeHead, NodeProto, SparseTensorProto, TensorProto, TypeProto, ValueInfoProto,
 };
 
 /// The elements of one list: a slice, or a decode-on-touch list whose
@@ -146,17 +146,64 @@ impl<'a> GraphView<'a> {
     }
 }
 
-impl GraphView<'_> {
-    /// Runs `read` (which reads the nodes in order) while the thread pool
-    /// decodes them ahead of it, then reports a node that could not be
-    /// decoded (the reader met the end of the list there).
+impl<'a> GraphView<'a> {
+    /// Runs `read` (which reads the nodes in order, as
+    /// [`GraphView::node_heads`] gives them) while the thread pool decodes
+    /// ahead of it the chunks that hold a node a head cannot be read for,
+    /// then reports a node that could not be decoded (the reader skipped
+    /// it).
     pub fn read_nodes<R: Send>(&self, read: impl FnOnce() -> R + Send) -> Result<R, DecodeError> {
+        self.read_nodes_then(read, |_| ()).map(|(r, _)| r)
+    }
+
+    /// [`GraphView::read_nodes`], gathering every node output in order
+    /// (what the write-back reads next) on the other thread once it has
+    /// decoded what the reader needs (`None` for a list of slices, or
+    /// where the bytes alone cannot give a node's outputs).
+    pub fn read_nodes_gathering<R: Send>(
+        &self,
+        read: impl FnOnce() -> R + Send,
+    ) -> Result<(R, Option<Vec<&'a str>>), DecodeError> {
+        self.read_nodes_then(read, |list| {
+            use crate::proto::schema::fields::node_proto::OUTPUT;
+            let mut all = Vec::with_capacity(list.len());
+            for i in 0..list.len() {
+                match list.cached(i) {
+                    Some(n) => all.extend(n.output.iter().map(|o| o.as_str())),
+                    None => all.extend(list.strings(i, OUTPUT)?),
+                }
+            }
+            Some(all)
+        })
+        .map(|(r, all)| (r, all.flatten()))
+    }
+
+    /// [`GraphView::read_nodes`], running `then(list)` on the other thread
+    /// after its decoding (`None` for a list of slices).
+    fn read_nodes_then<R: Send, T: Send>(
+        &self,
+        read: impl FnOnce() -> R + Send,
+        then: impl FnOnce(&'a LazyList<NodeProto>) -> T + Send,
+    ) -> Result<(R, Option<T>), DecodeError> {
         match self.node {
-            Seq::Slice(_) => Ok(read()),
+            Seq::Slice(_) => Ok((read(), None)),
             Seq::Kept(list) => {
                 let next = std::sync::atomic::AtomicUsize::new(0);
-                let ((), r) = rayon::join(|| list.decode_ahead(&next), read);
-                list.keep_all()?;
+                let read_alone = |k: usize| {
+                    let start = k * crate::decode::lazy::CHUNK;
+                    !(start..(start + crate::decode::lazy::CHUNK).min(list.len()))
+                        .any(|i| list.read_decoded(i))
+                };
+                let (t, r) = rayon::join(
+                    || {
+                        list.decode_ahead(&next, read_alone);
+                        then(list)
+                    },
+                    read,
+                );
+                if let Some(e) = crate::decode::lazy::decode_failure(list) {
+                    return Err(e);
+                }
                 if let Some(e) = self
                     .value_info
                     .failure()
@@ -164,7 +211,100 @@ impl GraphView<'_> {
                 {
                     return Err(e);
                 }
-                Ok(r)
+                Ok((r, Some(t)))
+            }
+        }
+    }
+}
+
+impl<'a> GraphView<'a> {
+    /// The nodes' heads in order, with their indices. Of a decode-on-touch
+    /// list: a node already decoded is read decoded; a node without
+    /// attributes is read from its bytes (nothing is decoded or kept);
+    /// another is decoded (and kept), and one that cannot be decoded is
+    /// skipped ([`GraphView::read_nodes`] reports it).
+    pub fn node_heads(&self) -> impl Iterator<Item = (usize, NodeHead<'a>)> + 'a {
+        self.node.read_each(
+            |i, n| (i, NodeHead::of(n)),
+            |l, i| match l.cached(i) {
+                Some(n) => Some((i, NodeHead::of(n))),
+                None => l.head(i).map(|h| (i, h)),
+            },
+        )
+    }
+}
+
+/// Slots of [`NodeHeads`]' ring (more than any look-ahead it is given).
+const RING: usize = 8;
+
+/// A graph's node heads in order, as [`GraphView::node_heads`] reads
+/// them, each read into a slot of a ring a few nodes ahead of the reader
+/// (who can start the work a later node needs, e.g. prefetches), and
+/// lent, not moved: a head is ~200 bytes.
+pub struct NodeHeads<'a> {
+    node: Seq<'a, NodeProto>,
+    ring: [NodeHead<'a>; RING],
+    read: [bool; RING],
+    /// The next node to lend.
+    at: usize,
+    ahead: usize,
+}
+
+impl<'a> NodeHeads<'a> {
+    /// The heads of `node`, read `ahead` (< 8) nodes ahead of the reader.
+    pub fn new(node: Seq<'a, NodeProto>, ahead: usize) -> Self {
+        let mut heads = NodeHeads {
+            node,
+            ring: Default::default(),
+            read: [false; RING],
+            at: 0,
+            ahead: ahead.min(RING - 1),
+        };
+        for j in 0..heads.ahead.min(node.len()) {
+            heads.fill(j);
+        }
+        heads
+    }
+
+    /// Reads node `j` into its slot: from its bytes, or decoded (and
+    /// kept); a node that cannot be decoded is marked unread.
+    fn fill(&mut self, j: usize) {
+        let slot = &mut self.ring[j % RING];
+        self.read[j % RING] = match self.node {
+            Seq::Slice(s) => s.get(j).map(|n| slot.assign(n)).is_some(),
+            Seq::Kept(l) => match l.cached(j) {
+                Some(n) => {
+                    slot.assign(n);
+                    true
+                }
+                None => l.head_into(j, slot) || l.get(j).ok().map(|n| slot.assign(n)).is_some(),
+            },
+        };
+    }
+
+    /// The next node (its index and head) and the head of the node
+    /// `ahead` places after it, if any; a node that cannot be decoded is
+    /// skipped ([`GraphView::read_nodes`] reports it).
+    #[allow(clippy::should_implement_trait)]
+    pub fn next(&mut self) -> Option<(usize, &NodeHead<'a>, Option<&NodeHead<'a>>)> {
+        let len = self.node.len();
+        loop {
+            let i = self.at;
+            if i >= len {
+                return None;
+            }
+            self.at += 1;
+            let j = i + self.ahead;
+            let later = j < len && self.ahead > 0;
+            if later {
+                self.fill(j);
+            }
+            if self.ahead == 0 {
+                self.fill(i);
+            }
+            if self.read[i % RING] {
+                let ahead = (later && self.read[j % RING]).then(|| &self.ring[j % RING]);
+                return Some((i, &self.ring[i % RING], ahead));
             }
         }
     }

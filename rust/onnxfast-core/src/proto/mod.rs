@@ -10,7 +10,7 @@ mod node;
 pub mod schema;
 pub use attribute::{attribute_proto, AttributeExtras, AttributeProto};
 pub(crate) use node::is_string_field;
-pub use node::{Inputs, NodeExtras, NodeFields, NodeProto, Outputs, Str};
+pub use node::{Inputs, NodeExtras, NodeFields, NodeHead, NodeProto, Outputs, Str};
 
 include!(concat!(env!("OUT_DIR"), "/onnx.rs"));
 

@@ -184,6 +184,104 @@ impl NodeFields for NodeProto {
     }
 }
 
+/// What inference reads of a node, borrowed: names as `&str`s (slices of
+/// the source bytes, or of a decoded node's strings) and the attributes
+/// of a decoded node. Made per node as it is read, on the stack: a node
+/// without attributes is read from its bytes
+/// (`decode::lazy::LazyList::head`) and never decoded or kept.
+#[derive(Clone, Debug, Default)]
+pub struct NodeHead<'a> {
+    pub input: smallvec::SmallVec<[&'a str; 4]>,
+    pub output: smallvec::SmallVec<[&'a str; 2]>,
+    /// The node's attributes (empty for a node read from its bytes).
+    pub attribute: &'a [AttributeProto],
+    pub(crate) name: &'a str,
+    pub(crate) op_type: &'a str,
+    pub(crate) domain: &'a str,
+    pub(crate) overload: &'a str,
+}
+
+impl<'a> NodeHead<'a> {
+    /// The head of a decoded node.
+    pub fn of(n: &'a NodeProto) -> Self {
+        let mut head = NodeHead::default();
+        head.assign(n);
+        head
+    }
+
+    /// Makes this the head of a decoded node, in place (its name lists
+    /// keep their room).
+    pub fn assign(&mut self, n: &'a NodeProto) {
+        self.clear();
+        self.input.extend(n.input.iter().map(|s| s.as_str()));
+        self.output.extend(n.output.iter().map(|s| s.as_str()));
+        self.attribute = &n.attribute;
+        self.name = n.name();
+        self.op_type = n.op_type();
+        self.domain = n.domain();
+        self.overload = n.overload();
+    }
+
+    /// Empties this head, in place.
+    pub fn clear(&mut self) {
+        self.input.clear();
+        self.output.clear();
+        self.attribute = &[];
+        self.name = "";
+        self.op_type = "";
+        self.domain = "";
+        self.overload = "";
+    }
+
+    /// `name`, or "" when absent.
+    #[inline]
+    pub fn name(&self) -> &'a str {
+        self.name
+    }
+
+    /// `op_type`, or "" when absent.
+    #[inline]
+    pub fn op_type(&self) -> &'a str {
+        self.op_type
+    }
+
+    /// `domain`, or "" when absent.
+    #[inline]
+    pub fn domain(&self) -> &'a str {
+        self.domain
+    }
+
+    /// `overload`, or "" when absent.
+    #[inline]
+    pub fn overload(&self) -> &'a str {
+        self.overload
+    }
+}
+
+impl NodeFields for NodeHead<'_> {
+    #[inline]
+    fn node_name(&self) -> &str {
+        self.name
+    }
+    #[inline]
+    fn node_op_type(&self) -> &str {
+        self.op_type
+    }
+    #[inline]
+    fn node_domain(&self) -> &str {
+        self.domain
+    }
+    fn inputs(&self) -> impl ExactSizeIterator<Item = &str> {
+        self.input.iter().copied()
+    }
+    fn outputs(&self) -> impl ExactSizeIterator<Item = &str> {
+        self.output.iter().copied()
+    }
+    fn attributes(&self) -> &[AttributeProto] {
+        self.attribute
+    }
+}
+
 /// Whether `number` is one of NodeProto's string fields: 1 input and
 /// 2 output (repeated), 3 name, 4 op_type, 6 doc_string, 7 domain,
 /// 8 overload. The scanner's and the decoder's fast paths read exactly these.
