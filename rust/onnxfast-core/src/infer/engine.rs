@@ -991,10 +991,10 @@ impl<'m> Engine<'m> {
     /// With `collect_types`: the graphs held by `nodes` (a graph's nodes
     /// that hold one, with their indices) that no rule inferred (onnx
     /// leaves them as declared) are listed with their declared types.
-    fn collect_declared_subgraphs<'g>(
+    fn collect_declared_subgraphs(
         &mut self,
         path: &str,
-        nodes: &mut dyn Iterator<Item = (usize, &'g [AttributeProto])>,
+        nodes: &mut dyn Iterator<Item = (usize, &[AttributeProto])>,
     ) {
         for (i, attributes) in nodes {
             for a in attributes {
