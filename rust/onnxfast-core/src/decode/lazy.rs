@@ -850,6 +850,36 @@ impl NodeFields for NodeView<'_> {
     }
 }
 
+/// [`read_head`]'s common case, a node of short string fields (a one-byte
+/// key and length each: fields 1 to 8 but attributes, up to 127 bytes), in
+/// one tight loop; `false` at anything else (`head` is then left partly
+/// read: clear it and read the node with [`read_head`]).
+fn read_plain_head<'a>(body: &'a [u8], head: &mut NodeHead<'a>) -> bool {
+    use fields::node_proto as F;
+    let mut pos = 0;
+    while let (Some(&key), Some(&len)) = (body.get(pos), body.get(pos + 1)) {
+        if key & 0x87 != wire_type::LEN as u8 || len & 0x80 != 0 {
+            return false;
+        }
+        let start = pos + 2;
+        pos = start + usize::from(len);
+        let Some(Ok(value)) = body.get(start..pos).map(text) else {
+            return false;
+        };
+        match u32::from(key >> 3) {
+            F::INPUT => head.input.push(value),
+            F::OUTPUT => head.output.push(value),
+            F::NAME => head.name = value,
+            F::OP_TYPE => head.op_type = value,
+            F::DOMAIN => head.domain = value,
+            F::OVERLOAD => head.overload = value,
+            F::DOC_STRING => {}
+            _ => return false,
+        }
+    }
+    pos == body.len()
+}
+
 /// Reads a node's fields from its bytes `body` into `head` (its names;
 /// singular ones last-wins, as decoding), calling `attribute(bytes)` for
 /// each attribute. Fails where a read of the bytes cannot stand for the
@@ -1159,6 +1189,10 @@ impl LazyList<NodeProto> {
         let Ok((_, body)) = self.body(i) else {
             return false;
         };
+        head.clear();
+        if read_plain_head(body, head) {
+            return true;
+        }
         head.clear();
         read_head(body, head, |_| {
             Err(Malformed("a node with attributes is read decoded".into()))
