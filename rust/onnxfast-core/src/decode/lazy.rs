@@ -1200,6 +1200,32 @@ impl LazyList<NodeProto> {
         .is_ok()
     }
 
+    /// Whether chunk `k` holds a node [`LazyList::head`] does not read (see
+    /// [`LazyList::read_decoded`]): its reader decodes the chunk.
+    pub fn chunk_read_decoded(&self, k: usize) -> bool {
+        let start = k.saturating_mul(CHUNK);
+        (start..start.saturating_add(CHUNK).min(self.len())).any(|i| self.read_decoded(i))
+    }
+
+    /// Decodes and keeps (in parallel when many) the chunks a reader of
+    /// heads decodes ([`LazyList::chunk_read_decoded`]); the others stay
+    /// bytes.
+    pub fn keep_read_decoded(&self) -> Result<(), DecodeError> {
+        use rayon::prelude::*;
+        let keep = |k: usize| {
+            if self.chunk_read_decoded(k) {
+                self.get(k * CHUNK).map(|_| ())
+            } else {
+                Ok(())
+            }
+        };
+        if self.len() < super::PARALLEL_MIN {
+            (0..self.cache.len()).try_for_each(keep)
+        } else {
+            (0..self.cache.len()).into_par_iter().try_for_each(keep)
+        }
+    }
+
     /// Whether node `i` is one [`LazyList::head`] does not read: it has
     /// attributes, metadata_props or device_configurations, its list has
     /// edits, or its bytes are not well formed (a quick look: text is not

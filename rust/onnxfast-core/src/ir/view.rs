@@ -189,11 +189,7 @@ impl<'a> GraphView<'a> {
             Seq::Slice(_) => Ok((read(), None)),
             Seq::Kept(list) => {
                 let next = std::sync::atomic::AtomicUsize::new(0);
-                let read_alone = |k: usize| {
-                    let start = k * crate::decode::lazy::CHUNK;
-                    !(start..(start + crate::decode::lazy::CHUNK).min(list.len()))
-                        .any(|i| list.read_decoded(i))
-                };
+                let read_alone = |k: usize| !list.chunk_read_decoded(k);
                 let (t, r) = rayon::join(
                     || {
                         list.decode_ahead(&next, read_alone);
