@@ -842,7 +842,8 @@ fn a_pass_decodes_each_tensor_as_a_fresh_decode_does() {
 /// singular fields (the last wins), unknown fields, wrong wire types, text
 /// that is not UTF-8, attributes. A head is read exactly for the nodes that
 /// decode and hold no attributes, metadata_props or device configurations,
-/// and `read_decoded` never passes over a node without a head.
+/// and `read_decoded` never passes over a node without a head. The
+/// checker's views (attributes decoded) hold what the decoded node holds.
 #[test]
 fn node_heads_read_what_decoding_gives() {
     use onnxfast_core::proto::NodeHead;
@@ -858,7 +859,7 @@ fn node_heads_read_what_decoding_gives() {
         .chain(varint(20, 1))
         .chain(varint(2, 0))
         .collect::<Vec<u8>>();
-    let (mut heads, mut decoded_only) = (0, 0);
+    let (mut heads, mut decoded_only, mut views) = (0, 0, 0);
     for _ in 0..20_000 {
         let mut body = Vec::new();
         for _ in 0..next() % 8 {
@@ -887,6 +888,19 @@ fn node_heads_read_what_decoding_gives() {
             continue;
         };
         let list = &lazy.lists.node;
+        // The checker's view of the node (read before anything decodes it).
+        let mut viewed = None;
+        let pass = list.for_each_node_in(0..1, |_, n| {
+            if let onnxfast_core::decode::lazy::NodeRef::View(v) = n {
+                use onnxfast_core::proto::NodeFields;
+                viewed = Some((
+                    [v.node_name(), v.node_op_type(), v.node_domain()].map(String::from),
+                    v.inputs().map(String::from).collect::<Vec<_>>(),
+                    v.outputs().map(String::from).collect::<Vec<_>>(),
+                    v.attributes().to_vec(),
+                ));
+            }
+        });
         let head = list.head(0);
         if head.is_some() {
             assert!(!list.read_decoded(0), "{body:?}");
@@ -894,6 +908,27 @@ fn node_heads_read_what_decoding_gives() {
         let mut into = NodeHead::default();
         into.input.push("left over");
         assert_eq!(list.head_into(0, &mut into), head.is_some(), "{body:?}");
+        if let Some((names, inputs, outputs, attributes)) = viewed {
+            let node = list.get(0).expect("a viewed node decodes");
+            assert!(pass.is_ok());
+            assert_eq!(
+                names,
+                [node.name(), node.op_type(), node.domain()].map(String::from)
+            );
+            assert_eq!(
+                inputs,
+                node.input.iter().map(|s| s.to_string()).collect::<Vec<_>>()
+            );
+            assert_eq!(
+                outputs,
+                node.output
+                    .iter()
+                    .map(|s| s.to_string())
+                    .collect::<Vec<_>>()
+            );
+            assert_eq!(attributes, node.attribute, "{body:?}");
+            views += 1;
+        }
         match (list.get(0), head) {
             (Ok(node), Some(head)) => {
                 let want = NodeHead::of(node);

@@ -1122,10 +1122,13 @@ impl LazyList<NodeProto> {
         if self.edit.is_some() {
             return self.for_each_in(range, |i, n| f(i, NodeRef::Decoded(n)));
         }
+        // One view for the pass, read into in place (its lists keep their
+        // room; a view is ~250 bytes, not moved).
+        let mut view = NodeView::default();
         self.pass(range, |i, cursor| {
             if let Some(t) = self.cached(i) {
                 f(i, NodeRef::Decoded(t));
-            } else if let Some(view) = self.view(i) {
+            } else if self.view_into(i, &mut view) {
                 f(i, NodeRef::View(&view));
                 if let Some((offset, len)) = self.span(i) {
                     self.release_after_read(offset, len);
@@ -1137,14 +1140,18 @@ impl LazyList<NodeProto> {
         })
     }
 
-    /// Node `i` as a [`NodeView`], or `None` when a view cannot stand for
-    /// it (see [`LazyList::for_each_node_in`]).
-    fn view(&self, i: usize) -> Option<NodeView<'_>> {
+    /// Reads node `i` into `view`, in place: `false` (and `view` left
+    /// unspecified) when a view cannot stand for it (see
+    /// [`LazyList::for_each_node_in`]).
+    fn view_into<'s>(&'s self, i: usize, view: &mut NodeView<'s>) -> bool {
         use fields::node_proto as F;
-        let (offset, body) = self.body(i).ok()?;
-        let mut head = NodeHead::default();
-        let mut attribute: Vec<AttributeProto> = Vec::new();
-        read_head(body, &mut head, |value| {
+        let Ok((offset, body)) = self.body(i) else {
+            return false;
+        };
+        view.head.clear();
+        let attribute = &mut view.attribute;
+        attribute.clear();
+        read_head(body, &mut view.head, |value| {
             // `value` lies inside `body`, which starts at `offset`.
             let start = offset + (value.as_ptr() as usize - body.as_ptr() as usize);
             let end = start
@@ -1156,7 +1163,7 @@ impl LazyList<NodeProto> {
                 .map_err(|e| Malformed(e.to_string()))?;
             if attribute.capacity() == 0 {
                 // Room for exactly the node's attributes (a Vec grows to
-                // four slots for its first one).
+                // four slots for its first one); kept for the next views.
                 let mut count = 0;
                 for_each_field(body, |n, _, _| {
                     count += usize::from(n == F::ATTRIBUTE);
@@ -1167,8 +1174,7 @@ impl LazyList<NodeProto> {
             attribute.push(a);
             Ok(())
         })
-        .ok()?;
-        Some(NodeView { head, attribute })
+        .is_ok()
     }
 
     /// Node `i`'s head read from its bytes, for a node without attributes
