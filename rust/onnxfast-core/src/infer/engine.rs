@@ -367,8 +367,12 @@ impl<'m, 'o> Run<'m, 'o> {
     /// node's outputs, whatever path its inference took).
     fn capture_align(&mut self, start: usize, outputs: usize) {
         if let Some(c) = &mut self.capture {
-            c.ty.resize(start + outputs, super::MainTypes::NONE);
-            c.first.resize(start + outputs, false);
+            // Almost always aligned already (one entry per output).
+            let want = start + outputs;
+            if c.ty.len() != want || c.first.len() != want {
+                c.ty.resize(want, super::MainTypes::NONE);
+                c.first.resize(want, false);
+            }
         }
     }
 
