@@ -135,8 +135,8 @@ impl TypeStore {
 
     /// The types of a model decoded on touch, after write-back: its main
     /// graph's read on demand, those of its subgraphs (below `source`'s
-    /// nodes, which inference decoded and kept, or their written-back
-    /// versions) now.
+    /// nodes with attributes, which inference decoded and kept, or their
+    /// written-back versions) now.
     fn lazy(written: LazyWritten, source: &GraphLists) -> Result<TypeStore, DecodeError> {
         let mut store = TypeStore::default();
         let edited: HashMap<usize, &proto::NodeProto> = written
@@ -147,6 +147,11 @@ impl TypeStore {
         for i in 0..source.node.len() {
             let node = match edited.get(&i) {
                 Some(&n) => n,
+                None if source.node.cached(i).is_none() && !source.node.read_decoded(i) => {
+                    // Read by inference from its bytes: no attributes, so
+                    // no subgraph (decoding it would keep it for nothing).
+                    continue;
+                }
                 None => source.node.get(i)?,
             };
             if !node.attribute.iter().any(|a| a.g().is_some()) {
