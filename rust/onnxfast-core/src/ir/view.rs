@@ -127,8 +127,9 @@ impl<'a> GraphView<'a> {
 
     /// `graph` (a lazily loaded model's main graph, its lists empty) with
     /// `lists`: sparse initializers decoded now and kept by the lists;
-    /// nodes decoded as they are read, or ahead of the reader by
-    /// [`GraphView::read_nodes`]; value_info entries and initializers read
+    /// nodes read as heads by [`NodeHeads`] (from their bytes, or decoded
+    /// as they are read or ahead of the reader by
+    /// [`GraphView::read_nodes`]); value_info entries and initializers read
     /// from their bytes by [`GraphView::declarations`] and
     /// [`GraphView::initializers`] (an initializer decoded only when its
     /// value is read), or decoded when read as messages. Elements that
