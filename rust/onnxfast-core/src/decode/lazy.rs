@@ -1180,7 +1180,7 @@ impl LazyList<NodeProto> {
     /// Node `i`'s head read from its bytes, for a node without attributes
     /// (their values must outlive the read: such a node is decoded and
     /// kept), in a list without edits; `None` otherwise, or when the bytes
-    /// alone cannot stand for the decoded node (see [`read_head`]).
+    /// alone cannot stand for the decoded node (see `read_head`).
     pub fn head(&self, i: usize) -> Option<NodeHead<'_>> {
         let mut head = NodeHead::default();
         self.head_into(i, &mut head).then_some(head)
