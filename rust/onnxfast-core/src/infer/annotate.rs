@@ -482,7 +482,8 @@ pub(super) fn model_symbols(g: GraphView<'_>, taken: &mut HashSet<String>, depth
             type_symbols(t, taken, 0);
         }
     }
-    for (_, n) in g.node_heads() {
+    let mut heads = crate::ir::view::NodeHeads::new(g.node, 0);
+    while let Some((_, n, _)) = heads.next() {
         for a in n.attribute {
             if let Some(sub) = a.g() {
                 model_symbols(GraphView::whole(sub), taken, depth + 1);

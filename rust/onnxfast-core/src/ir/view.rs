@@ -149,7 +149,7 @@ impl<'a> GraphView<'a> {
 
 impl<'a> GraphView<'a> {
     /// Runs `read` (which reads the nodes in order, as
-    /// [`GraphView::node_heads`] gives them) while the thread pool decodes
+    /// [`NodeHeads`] gives them) while the thread pool decodes
     /// ahead of it the chunks that hold a node a head cannot be read for,
     /// then reports a node that could not be decoded (the reader skipped
     /// it).
@@ -214,28 +214,14 @@ impl<'a> GraphView<'a> {
     }
 }
 
-impl<'a> GraphView<'a> {
-    /// The nodes' heads in order, with their indices. Of a decode-on-touch
-    /// list: a node already decoded is read decoded; a node without
-    /// attributes is read from its bytes (nothing is decoded or kept);
-    /// another is decoded (and kept), and one that cannot be decoded is
-    /// skipped ([`GraphView::read_nodes`] reports it).
-    pub fn node_heads(&self) -> impl Iterator<Item = (usize, NodeHead<'a>)> + 'a {
-        self.node.read_each(
-            |i, n| (i, NodeHead::of(n)),
-            |l, i| match l.cached(i) {
-                Some(n) => Some((i, NodeHead::of(n))),
-                None => l.head(i).map(|h| (i, h)),
-            },
-        )
-    }
-}
-
 /// Slots of [`NodeHeads`]' ring (more than any look-ahead it is given).
 const RING: usize = 8;
 
-/// A graph's node heads in order, as [`GraphView::node_heads`] reads
-/// them, each read into a slot of a ring a few nodes ahead of the reader
+/// A graph's node heads in order (of a decode-on-touch list: a node
+/// already decoded read decoded; one without attributes read from its
+/// bytes, nothing decoded or kept; another decoded and kept; one that
+/// cannot be decoded skipped, [`GraphView::read_nodes`] reports it), each
+/// read into a slot of a ring a few nodes ahead of the reader
 /// (who can start the work a later node needs, e.g. prefetches), and
 /// lent, not moved: a head is ~200 bytes.
 pub struct NodeHeads<'a> {
