@@ -4,7 +4,9 @@
 //! steps count (`scan_reference`), on graphs built to stress them: repeated
 //! and varied children, more variants than the table holds, children too
 //! long to compare, children with many message types below them, unknown
-//! groups, depth limits.
+//! groups, depth limits. A graph over several release windows is scanned
+//! beside the walk, on the thread pool, or on the calling thread from
+//! inside the pool: the same counts, the same fault.
 
 #![allow(clippy::expect_used)]
 
@@ -317,4 +319,47 @@ fn children_repeated_near_the_depth_limit() {
             "depth {depth}"
         );
     }
+}
+
+/// A model of several release windows: scanned with its windows beside the
+/// walk (the calling thread is not the pool's) and from inside the pool
+/// (each window before the walk goes on), it gives the generic steps'
+/// counts; an unsound element in a middle window is the same fault, at the
+/// same place, both ways.
+#[test]
+fn windows_scanned_beside_the_walk_or_before_it_agree() {
+    let file = model(graph(60_000));
+    assert!(
+        file.len() > 2 * onnxfast_core::decode::source::RELEASE_WINDOW,
+        "{} bytes: fewer than three windows",
+        file.len()
+    );
+    let one = rayon::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .build()
+        .expect("a pool");
+    let inside = |file: &[u8]| one.install(|| scan(file, ids::MODEL_PROTO, DEFAULT_MAX_DEPTH));
+    let beside = scan(&file, ids::MODEL_PROTO, DEFAULT_MAX_DEPTH).expect("a sound model");
+    assert_eq!(
+        Some(&beside),
+        scan_reference(&file, ids::MODEL_PROTO, DEFAULT_MAX_DEPTH).as_ref()
+    );
+    assert_eq!(inside(&file).expect("a sound model"), beside);
+
+    // Node 40,000's name (field 3, 6 bytes; past the first window) made
+    // invalid UTF-8.
+    let name = b"\x1a\x06n40000";
+    let at = file
+        .windows(name.len())
+        .position(|w| w == name)
+        .expect("the node's name");
+    let mut bad = file.clone();
+    bad[at + 2] = 0xff;
+    assert!(at > onnxfast_core::decode::source::RELEASE_WINDOW);
+    let fault = scan(&bad, ids::MODEL_PROTO, DEFAULT_MAX_DEPTH).expect_err("invalid UTF-8");
+    assert_eq!(inside(&bad).expect_err("invalid UTF-8"), fault);
+    assert!(
+        fault.path.starts_with("graph.node[40000]"),
+        "{fault:?} at {at}"
+    );
 }

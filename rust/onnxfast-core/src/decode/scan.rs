@@ -13,9 +13,11 @@
 //! bytes of `bytes` fields (tensor `raw_data`): scanning a memory-mapped
 //! multi-gigabyte model touches only its small fields.
 
+use std::sync::mpsc::{Receiver, Sender};
+
 use super::diagnose;
 use super::walk::{
-    scan_flat, scan_main_node, scan_plain_node, walk, Deferring, DiagFault, Root, Stack,
+    scan_flat, scan_main_node, scan_plain_node, walk, Deferring, DiagFault, Flush, Root, Stack,
 };
 use crate::decode::source::{Behind, PageReleaser};
 use crate::decode::spans::{List, Lists, Spans};
@@ -144,7 +146,9 @@ pub fn scan_reference(buf: &[u8], root: usize, max_depth: usize) -> Option<ScanS
 
 /// The fast scan; `None` on any fault. For a model, the elements of the
 /// main graph's lists (the bulk of big graphs) are deferred by the walk and
-/// then scanned in parallel, each as a root of its own. `PLAIN` takes the
+/// scanned in parallel, each as a root of its own, a release window at a
+/// time: on the thread pool while the walk goes on when the caller is not
+/// one of its threads, else before the walk goes on. `PLAIN` takes the
 /// generic steps only (the walk's diagnose mode: [`scan_reference`]).
 fn fast_scan<const PLAIN: bool>(
     buf: &[u8],
@@ -166,39 +170,214 @@ fn fast_scan<const PLAIN: bool>(
     let mut stats = ScanStats::new();
     let mut deferred = Deferred::default();
     let defer = root == ids::MODEL_PROTO && max_depth >= LIST_DEPTH;
-    // What the deferred elements add, scanned a release window at a time
-    // while their pages are still mapped.
-    let mut inner = ScanStats::new();
-    let mut done = [0usize; 4];
-    let mut flush = |lists: &Lists| -> bool {
-        let depth = max_depth.saturating_sub(LIST_DEPTH);
-        match scan_deferred::<PLAIN>(buf, lists, &done, depth, pages) {
-            Some(found) => {
-                inner = std::mem::replace(&mut inner, ScanStats::new()).merged(found);
-                for (done, list) in done.iter_mut().zip(lists) {
-                    *done = list.len();
-                }
-                true
-            }
-            None => false,
-        }
+    let mut flusher = Flusher::new(buf, max_depth.saturating_sub(LIST_DEPTH), pages);
+    let mut walk_with = |flush: &mut dyn FnMut(&Lists, Flush) -> bool| {
+        walk::<PLAIN>(
+            buf,
+            (root, Root::Plain),
+            max_depth,
+            &mut Vec::new(),
+            pages,
+            defer.then_some(Deferring {
+                deferred: &mut deferred,
+                flush,
+            }),
+            budget,
+            &mut stats,
+            &mut Stack::default(),
+        )
     };
-    walk::<PLAIN>(
-        buf,
-        (root, Root::Plain),
-        max_depth,
-        &mut Vec::new(),
-        pages,
-        defer.then_some(Deferring {
-            deferred: &mut deferred,
-            flush: &mut flush,
-        }),
-        budget,
-        &mut stats,
-        &mut Stack::default(),
-    )
+    // Waiting for the pool from one of its own threads could wait for
+    // work queued behind the wait: the caller scans then.
+    let beside = !PLAIN
+        && defer
+        && rayon::current_thread_index().is_none()
+        && rayon::current_num_threads() > 1;
+    if beside {
+        rayon::in_place_scope(|scope| {
+            walk_with(&mut |lists, upto| flusher.flush_beside(scope, lists, upto))
+        })
+    } else {
+        walk_with(&mut |lists, upto| flusher.flush_now::<PLAIN>(lists, upto))
+    }
     .map_err(fault)?;
-    Ok((stats.merged(inner), deferred))
+    Ok((stats.merged(flusher.inner), deferred))
+}
+
+/// Scans a model walk's deferred list elements as the walk hands them over
+/// ([`Deferring`]) and releases the pages behind them once scanned.
+struct Flusher<'b> {
+    buf: &'b [u8],
+    /// The depth limit below an element.
+    depth: usize,
+    pages: Option<&'b PageReleaser>,
+    /// What the elements scanned so far add.
+    inner: ScanStats,
+    /// Elements of each list handed to a scan.
+    done: [usize; 4],
+    /// Pages before this offset are released.
+    released: usize,
+    /// Windows being scanned on the pool, oldest first.
+    pending: std::collections::VecDeque<Window>,
+    /// The pool's tasks report here: their window and what they found.
+    replies: (Sender<Reply>, Receiver<Reply>),
+    /// Windows handed to the pool so far.
+    windows: usize,
+    /// Whether a task found an unsound element.
+    failed: bool,
+}
+
+/// Windows scanned on the pool: how many of its tasks have not reported,
+/// and the offset the walk had passed (released once they have).
+struct Window {
+    id: usize,
+    left: usize,
+    upto: usize,
+}
+
+/// A task's report: its window, and what it found (`None`: unsound).
+type Reply = (usize, Option<ScanStats>);
+
+/// Sends a task's report when dropped, found or not (a task that
+/// unwinds still reports, so the walk's wait ends).
+struct Report {
+    to: Sender<Reply>,
+    window: usize,
+    found: Option<ScanStats>,
+}
+
+impl Drop for Report {
+    fn drop(&mut self) {
+        // The receiver outlives every task (the scope ends first).
+        let _ = self.to.send((self.window, self.found.take()));
+    }
+}
+
+impl<'b> Flusher<'b> {
+    fn new(buf: &'b [u8], depth: usize, pages: Option<&'b PageReleaser>) -> Self {
+        Flusher {
+            buf,
+            depth,
+            pages,
+            inner: ScanStats::new(),
+            done: [0; 4],
+            released: 0,
+            pending: std::collections::VecDeque::new(),
+            replies: std::sync::mpsc::channel(),
+            windows: 0,
+            failed: false,
+        }
+    }
+
+    fn end_of(&self, upto: Flush) -> usize {
+        match upto {
+            Flush::Window(at) => at,
+            Flush::End => self.buf.len(),
+        }
+    }
+
+    fn release(&mut self, to: usize) {
+        if let Some(pages) = self.pages {
+            pages.release(self.released, to);
+        }
+        self.released = self.released.max(to);
+    }
+
+    fn found(&mut self, found: Option<ScanStats>) {
+        match found {
+            Some(found) => {
+                self.inner = std::mem::replace(&mut self.inner, ScanStats::new()).merged(found)
+            }
+            None => self.failed = true,
+        }
+    }
+
+    /// Scans the new elements on the calling thread (in parallel runs when
+    /// there are many), then releases the pages behind.
+    fn flush_now<const PLAIN: bool>(&mut self, lists: &Lists, upto: Flush) -> bool {
+        let found = scan_deferred::<PLAIN>(self.buf, lists, &self.done, self.depth, self.pages);
+        let sound = found.is_some();
+        self.found(found);
+        for (done, list) in self.done.iter_mut().zip(lists) {
+            *done = list.len();
+        }
+        if sound {
+            self.release(self.end_of(upto));
+        }
+        sound
+    }
+
+    /// Hands the new elements to the pool (a copy of their offsets: the
+    /// walk goes on pushing), then waits for the window before (the walk
+    /// has read this one meanwhile) and releases the pages behind it; at
+    /// the end, waits for every window.
+    fn flush_beside<'s>(&mut self, scope: &rayon::Scope<'s>, lists: &Lists, upto: Flush) -> bool
+    where
+        'b: 's,
+    {
+        let id = self.windows;
+        self.windows += 1;
+        let threads = rayon::current_num_threads();
+        let mut left = 0;
+        for (list, (spans, done)) in List::ALL.into_iter().zip(lists.iter().zip(&mut self.done)) {
+            let n = spans.len();
+            if n <= *done {
+                continue;
+            }
+            let window = std::sync::Arc::new(spans.tail(*done));
+            *done = n;
+            let len = window.len();
+            let step = len.div_ceil(threads * 2).max(MIN_RUN);
+            for start in (0..len).step_by(step) {
+                let (buf, depth, pages) = (self.buf, self.depth, self.pages);
+                let window = std::sync::Arc::clone(&window);
+                let report = Report {
+                    to: self.replies.0.clone(),
+                    window: id,
+                    found: None,
+                };
+                scope.spawn(move |_| {
+                    // The whole report moves in (not just the field set).
+                    let mut report = report;
+                    let range = start..(start + step).min(len);
+                    report.found = scan_run::<false>(buf, &window, list, range, depth, pages);
+                });
+                left += 1;
+            }
+        }
+        self.pending.push_back(Window {
+            id,
+            left,
+            upto: self.end_of(upto),
+        });
+        let keep = if upto == Flush::End { 0 } else { 1 };
+        while self.pending.len() > keep {
+            if !self.wait_oldest() {
+                return false;
+            }
+        }
+        !self.failed
+    }
+
+    /// Waits for the oldest window's tasks, then releases the pages behind
+    /// it; false if a report went missing (a task that did not run).
+    fn wait_oldest(&mut self) -> bool {
+        while self.pending.front().is_some_and(|w| w.left > 0) {
+            let Ok((id, found)) = self.replies.1.recv() else {
+                return false;
+            };
+            self.found(found);
+            if let Some(w) = self.pending.iter_mut().find(|w| w.id == id) {
+                w.left = w.left.saturating_sub(1);
+            }
+        }
+        if let Some(w) = self.pending.pop_front() {
+            if !self.failed {
+                self.release(w.upto);
+            }
+        }
+        true
+    }
 }
 
 /// Pending elements below which they are scanned on the calling thread.

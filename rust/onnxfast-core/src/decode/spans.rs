@@ -112,6 +112,14 @@ impl Spans {
         (len <= source.len() - pos).then_some((pos, len))
     }
 
+    /// A copy of the entries from element `from` on.
+    pub fn tail(&self, from: usize) -> Spans {
+        match self {
+            Spans::Narrow(v) => Spans::Narrow(v.get(from..).unwrap_or_default().to_vec()),
+            Spans::Wide(v) => Spans::Wide(v.get(from..).unwrap_or_default().to_vec()),
+        }
+    }
+
     /// Heap bytes the index takes.
     pub fn heap_bytes(&self) -> usize {
         match self {

@@ -61,12 +61,25 @@ pub(super) enum Root {
 }
 
 /// A model walk's deferral of its main graph's list elements: where they
-/// go, and what scans those deferred so far (called as the walk crosses a
-/// release window and at its end, before the pages behind are released, so
-/// each page is faulted in once; false when an element is unsound).
+/// go, and what scans those deferred so far. The walk calls `flush` as it
+/// crosses a release window (`Flush::Window(offset)`: every element so far
+/// lies before `offset`) and at its end (`Flush::End`); the flusher, not
+/// the walk, releases the pages behind, once the elements on them are
+/// scanned, so each page is faulted in once. False when an element is
+/// unsound.
 pub(super) struct Deferring<'d> {
     pub(super) deferred: &'d mut Deferred,
-    pub(super) flush: &'d mut dyn FnMut(&Lists) -> bool,
+    pub(super) flush: &'d mut dyn FnMut(&Lists, Flush) -> bool,
+}
+
+/// Where a deferring walk is when it calls its flusher.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Flush {
+    /// Past a release window: the walk has read everything before this
+    /// offset, and will not read it again.
+    Window(usize),
+    /// At the end of the buffer.
+    End,
 }
 
 /// Whether the container of `field` in a message of type `msg` is
@@ -534,31 +547,41 @@ pub(super) fn walk<'a, const DIAG: bool>(
         }};
     }
 
-    // Scans the list elements deferred so far (a model walk).
+    // Has the list elements deferred so far scanned and the pages behind
+    // `$upto` released (a model walk); else releases them.
     macro_rules! flush {
-        ($at:expr) => {{
-            if let Some(deferring) = defer.as_mut() {
-                if !(deferring.flush)(&deferring.deferred.lists) {
-                    fail!(
-                        $at,
-                        DecodeErrorKind::Internal {
-                            detail: "a deferred list element is unsound".to_string(),
-                        }
-                    );
+        ($upto:expr, $at:expr) => {{
+            let upto: Flush = $upto;
+            match defer.as_mut() {
+                Some(deferring) => {
+                    if !(deferring.flush)(&deferring.deferred.lists, upto) {
+                        fail!(
+                            $at,
+                            DecodeErrorKind::Internal {
+                                detail: "a deferred list element is unsound".to_string(),
+                            }
+                        );
+                    }
+                }
+                None => {
+                    if let Some(pages) = pages {
+                        let to = match upto {
+                            Flush::Window(to) => to,
+                            Flush::End => buf.len(),
+                        };
+                        pages.release(released, to);
+                    }
                 }
             }
         }};
     }
     // At a message starting at `$start`, a window or more past the last
-    // release: scans what was deferred, then releases the pages behind.
+    // release: scans what was deferred, releases the pages behind.
     macro_rules! release_to {
         ($start:expr, $at:expr) => {{
             let start = $start;
             if start >= next_release {
-                flush!($at);
-                if let Some(pages) = pages {
-                    pages.release(released, start);
-                }
+                flush!(Flush::Window(start), $at);
                 released = start;
                 next_release = start.saturating_add(RELEASE_WINDOW);
             }
@@ -569,10 +592,7 @@ pub(super) fn walk<'a, const DIAG: bool>(
         if pos >= end {
             match saved.pop() {
                 None => {
-                    flush!(pos);
-                    if let Some(pages) = pages {
-                        pages.release(released, buf.len());
-                    }
+                    flush!(Flush::End, pos);
                     stats.heap = stats.heap.saturating_add(heap);
                     return Ok(());
                 }
