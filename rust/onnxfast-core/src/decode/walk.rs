@@ -126,6 +126,33 @@ fn grow(
     added
 }
 
+/// The heap bytes of a message's containers holding `counts` values
+/// (indexed like `schema.slots`): what [`grow`] adds up for them, one
+/// value at a time, from empty (each container's size only grows with its
+/// count, so the steps add up to the size at the final count). `exact`:
+/// the containers reserved to their final length.
+#[inline]
+fn settle(schema: &MessageSchema, counts: &[u64], exact: impl Fn(usize) -> bool) -> u64 {
+    let mut heap = 0u64;
+    for (s, (slot, &count)) in schema.slots.iter().zip(counts).enumerate() {
+        if count > 0 {
+            let exact = exact(s) && slot.growth == Growth::Vec;
+            heap = heap.saturating_add(slot.heap(count, exact));
+        }
+    }
+    heap
+}
+
+/// Counts one occurrence (`n` values) of `field` in `counts`.
+#[inline(always)]
+fn count(field: &FieldSchema, counts: &mut [u64], n: u64) {
+    for &s in field.slots {
+        if let Some(c) = counts.get_mut(usize::from(s)) {
+            *c = c.saturating_add(n);
+        }
+    }
+}
+
 /// Elements of the main graph's lists indexed by one [`defer_run`] at
 /// most, so the projection is checked against the budget as it grows.
 const DEFER_RUN: u64 = 4096;
@@ -242,27 +269,28 @@ fn scan_node<const ATTRIBUTES: bool>(node: &[u8], stats: &mut ScanStats) -> bool
             _ => return false,
         };
         pos += body.len();
+        count(field, &mut counts, 1);
         if attribute {
             let Some(inner) = flat_heap(ids::ATTRIBUTE_PROTO, body) else {
                 return false;
             };
             attrs += 1;
-            heap = heap.saturating_add(inner).saturating_add(grow(
-                schema,
-                field,
-                &mut counts,
-                1,
-                true,
-            ));
+            heap = heap.saturating_add(inner);
             continue;
         }
         if !utf8_ok(body) {
             return false;
         }
-        heap = heap
-            .saturating_add(field.text.heap(body.len() as u64))
-            .saturating_add(grow(schema, field, &mut counts, 1, false));
+        heap = heap.saturating_add(field.text.heap(body.len() as u64));
     }
+    // The attribute list is reserved exactly (a main-graph node).
+    let reserved = match schema.field(u64::from(fields::node_proto::ATTRIBUTE)) {
+        Some((_, attribute)) if ATTRIBUTES => attribute.slots,
+        _ => &[],
+    };
+    heap = heap.saturating_add(settle(schema, &counts, |s| {
+        reserved.iter().any(|&r| usize::from(r) == s)
+    }));
     stats.messages[ids::NODE_PROTO] += 1;
     if attrs > 0 {
         // Children of the root: depth 1.
@@ -315,7 +343,7 @@ fn flat_heap(msg: usize, bytes: &[u8]) -> Option<u64> {
         let (_, field) = schema.field(key >> 3)?;
         let packed = wire == wire_type::LEN && field.repeated && field.kind.is_scalar_numeric();
         if !packed {
-            heap = heap.saturating_add(grow(schema, field, counts, 1, false));
+            count(field, counts, 1);
         }
         let values = match field.kind {
             Kind::Message(_) => return None,
@@ -369,9 +397,9 @@ fn flat_heap(msg: usize, bytes: &[u8]) -> Option<u64> {
                 ((stop - start) / width) as u64
             }
         };
-        heap = heap.saturating_add(grow(schema, field, counts, values, false));
+        count(field, counts, values);
     }
-    Some(heap)
+    Some(heap.saturating_add(settle(schema, counts, |_| false)))
 }
 
 /// Containers of a `NodeProto` (checked against the schema in tests).
