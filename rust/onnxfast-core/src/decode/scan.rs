@@ -19,7 +19,7 @@ use super::diagnose;
 use super::walk::{
     scan_flat, scan_main_node, scan_plain_node, walk, Deferring, DiagFault, Flush, Root, Stack,
 };
-use crate::decode::source::{Behind, PageReleaser};
+use crate::decode::source::{Behind, PageReleaser, RELEASE_WINDOW};
 use crate::decode::spans::{List, Lists, Spans};
 use crate::error::{DecodeError, DecodeErrorKind};
 use crate::proto::schema::{ids, MESSAGES};
@@ -171,6 +171,21 @@ fn fast_scan<const PLAIN: bool>(
     let mut deferred = Deferred::default();
     let defer = root == ids::MODEL_PROTO && max_depth >= LIST_DEPTH;
     let mut flusher = Flusher::new(buf, max_depth.saturating_sub(LIST_DEPTH), pages);
+    // Waiting for the pool from one of its own threads could wait for
+    // work queued behind the wait: the caller scans then.
+    let beside = !PLAIN
+        && defer
+        && rayon::current_thread_index().is_none()
+        && rayon::current_num_threads() > 1;
+    // Beside the walk, a window's pages stay mapped while the walk reads
+    // the next: quarter windows keep the peak of mapped pages at or below
+    // that of whole windows scanned in turn (half windows measured 1-2 MiB
+    // above it, 2 MiB folios straddling their ends).
+    let window = if beside {
+        RELEASE_WINDOW / 4
+    } else {
+        RELEASE_WINDOW
+    };
     let mut walk_with = |flush: &mut dyn FnMut(&Lists, Flush) -> bool| {
         walk::<PLAIN>(
             buf,
@@ -181,18 +196,13 @@ fn fast_scan<const PLAIN: bool>(
             defer.then_some(Deferring {
                 deferred: &mut deferred,
                 flush,
+                window,
             }),
             budget,
             &mut stats,
             &mut Stack::default(),
         )
     };
-    // Waiting for the pool from one of its own threads could wait for
-    // work queued behind the wait: the caller scans then.
-    let beside = !PLAIN
-        && defer
-        && rayon::current_thread_index().is_none()
-        && rayon::current_num_threads() > 1;
     if beside {
         rayon::in_place_scope(|scope| {
             walk_with(&mut |lists, upto| flusher.flush_beside(scope, lists, upto))

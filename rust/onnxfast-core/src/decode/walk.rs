@@ -70,6 +70,9 @@ pub(super) enum Root {
 pub(super) struct Deferring<'d> {
     pub(super) deferred: &'d mut Deferred,
     pub(super) flush: &'d mut dyn FnMut(&Lists, Flush) -> bool,
+    /// How far the walk goes between two calls (at most
+    /// [`RELEASE_WINDOW`]).
+    pub(super) window: usize,
 }
 
 /// Where a deferring walk is when it calls its flusher.
@@ -456,7 +459,10 @@ pub(super) fn walk<'a, const DIAG: bool>(
     // (the deferred node list).
     let mut heap: u64 = 0;
     let mut released = 0usize;
-    let mut next_release = RELEASE_WINDOW;
+    let window = defer
+        .as_ref()
+        .map_or(RELEASE_WINDOW, |d| d.window.clamp(1, RELEASE_WINDOW));
+    let mut next_release = window;
     stats.messages[root] += 1;
     let Stack {
         saved,
@@ -611,7 +617,7 @@ pub(super) fn walk<'a, const DIAG: bool>(
             if start >= next_release {
                 flush!(Flush::Window(start), $at);
                 released = start;
-                next_release = start.saturating_add(RELEASE_WINDOW);
+                next_release = start.saturating_add(window);
             }
         }};
     }
