@@ -358,7 +358,10 @@ impl<'b> Flusher<'b> {
             let len = window.len();
             let step = len.div_ceil(threads * 2).max(MIN_RUN);
             for start in (0..len).step_by(step) {
-                let (buf, depth, pages) = (self.buf, self.depth, self.pages);
+                // The window's pages are released once all its runs have
+                // reported, at once (each release interrupts every CPU the
+                // process ran on to flush its TLB): a run releases none.
+                let (buf, depth) = (self.buf, self.depth);
                 let window = std::sync::Arc::clone(&window);
                 let report = Report {
                     to: self.replies.0.clone(),
@@ -369,7 +372,7 @@ impl<'b> Flusher<'b> {
                     // The whole report moves in (not just the field set).
                     let mut report = report;
                     let range = start..(start + step).min(len);
-                    report.found = scan_run::<false>(buf, &window, list, range, depth, pages);
+                    report.found = scan_run::<false>(buf, &window, list, range, depth, None);
                 });
                 left += 1;
             }
