@@ -19,7 +19,7 @@ use super::diagnose;
 use super::walk::{
     scan_flat, scan_main_node, scan_plain_node, walk, Deferring, DiagFault, Flush, Root, Stack,
 };
-use crate::decode::source::{Behind, PageReleaser, RELEASE_WINDOW};
+use crate::decode::source::{PageReleaser, RELEASE_WINDOW};
 use crate::decode::spans::{List, Lists, Spans};
 use crate::error::{DecodeError, DecodeErrorKind};
 use crate::proto::schema::{ids, MESSAGES};
@@ -308,7 +308,7 @@ impl<'b> Flusher<'b> {
     /// Scans the new elements on the calling thread (in parallel runs when
     /// there are many), then releases the pages behind.
     fn flush_now<const PLAIN: bool>(&mut self, lists: &Lists, upto: Flush) -> bool {
-        let found = scan_deferred::<PLAIN>(self.buf, lists, &self.done, self.depth, self.pages);
+        let found = scan_deferred::<PLAIN>(self.buf, lists, &self.done, self.depth);
         let sound = found.is_some();
         self.found(found);
         for (done, list) in self.done.iter_mut().zip(lists) {
@@ -342,7 +342,7 @@ impl<'b> Flusher<'b> {
             // the last window (the walk has nothing left to overlap):
             // scanned now, in parallel runs when many (as a small model's
             // one window always was).
-            let found = scan_deferred::<false>(self.buf, lists, &self.done, self.depth, self.pages);
+            let found = scan_deferred::<false>(self.buf, lists, &self.done, self.depth);
             self.found(found);
             for (done, spans) in self.done.iter_mut().zip(lists) {
                 *done = spans.len();
@@ -359,8 +359,7 @@ impl<'b> Flusher<'b> {
             let step = len.div_ceil(threads * 2).max(MIN_RUN);
             for start in (0..len).step_by(step) {
                 // The window's pages are released once all its runs have
-                // reported, at once (each release interrupts every CPU the
-                // process ran on to flush its TLB): a run releases none.
+                // reported (see scan_deferred).
                 let (buf, depth) = (self.buf, self.depth);
                 let window = std::sync::Arc::clone(&window);
                 let report = Report {
@@ -372,7 +371,7 @@ impl<'b> Flusher<'b> {
                     // The whole report moves in (not just the field set).
                     let mut report = report;
                     let range = start..(start + step).min(len);
-                    report.found = scan_run::<false>(buf, &window, list, range, depth, None);
+                    report.found = scan_run::<false>(buf, &window, list, range, depth);
                 });
                 left += 1;
             }
@@ -418,12 +417,13 @@ const PARALLEL_PENDING: usize = 2048;
 /// Scans the elements of `lists` past `done` (each list's count already
 /// scanned), each as a root under the depth limit `depth`; in parallel runs
 /// when there are many. Their own count is already in the model walk's.
+/// Releases no pages: the caller releases the window once, after (each
+/// release interrupts every CPU the process ran on to flush its TLB).
 fn scan_deferred<const PLAIN: bool>(
     buf: &[u8],
     lists: &Lists,
     done: &[usize; 4],
     depth: usize,
-    pages: Option<&PageReleaser>,
 ) -> Option<ScanStats> {
     use rayon::prelude::*;
     let pending: usize = lists
@@ -447,7 +447,7 @@ fn scan_deferred<const PLAIN: bool>(
         );
     }
     let run = |(list, range): (List, std::ops::Range<usize>)| {
-        scan_run::<PLAIN>(buf, &lists[list as usize], list, range, depth, pages)
+        scan_run::<PLAIN>(buf, &lists[list as usize], list, range, depth)
     };
     if runs.len() <= 1 {
         return runs
@@ -461,15 +461,14 @@ fn scan_deferred<const PLAIN: bool>(
 }
 
 /// Scans elements `range` of `list` (whose offsets are `spans`), each as a
-/// root; their own count is already in the model walk's. Releases the
-/// pages the run walked.
+/// root; their own count is already in the model walk's. Releases no pages
+/// (see [`scan_deferred`]).
 fn scan_run<const PLAIN: bool>(
     buf: &[u8],
     spans: &Spans,
     list: List,
     range: std::ops::Range<usize>,
     depth: usize,
-    pages: Option<&PageReleaser>,
 ) -> Option<ScanStats> {
     let id = list.field_and_message().1;
     let kind = if list == List::Node {
@@ -483,11 +482,9 @@ fn scan_run<const PLAIN: bool>(
     } else {
         Stack::remembering()
     };
-    let mut behind = Behind::new(pages);
     for i in range.clone() {
         let (start, len) = spans.get(i, buf)?;
         let element = buf.get(start..start + len)?;
-        behind.advance(start, start + len);
         if !PLAIN && list == List::Node {
             // Attributes are children of the node: allowed under `depth` ≥ 1.
             let taken = if depth >= 1 {
@@ -515,7 +512,6 @@ fn scan_run<const PLAIN: bool>(
         )
         .ok()?;
     }
-    behind.finish();
     acc.messages[id] -= range.len() as u64;
     acc.max_depth += LIST_DEPTH;
     Some(acc)
