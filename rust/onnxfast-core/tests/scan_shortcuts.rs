@@ -346,20 +346,40 @@ fn windows_scanned_beside_the_walk_or_before_it_agree() {
     );
     assert_eq!(inside(&file).expect("a sound model"), beside);
 
-    // Node 40,000's name (field 3, 6 bytes; past the first window) made
-    // invalid UTF-8.
-    let name = b"\x1a\x06n40000";
+    // A node's name (field 3) made invalid UTF-8: in the first window, a
+    // middle one, the last node (the nodes come first, the other lists
+    // after them).
+    for node in [3, 40_000, 59_999] {
+        let mut name = vec![0x1a];
+        let text = format!("n{node}");
+        name.push(text.len() as u8);
+        name.extend_from_slice(text.as_bytes());
+        let at = file
+            .windows(name.len())
+            .position(|w| w == name.as_slice())
+            .expect("the node's name");
+        let mut bad = file.clone();
+        bad[at + 2] = 0xff;
+        let fault = scan(&bad, ids::MODEL_PROTO, DEFAULT_MAX_DEPTH).expect_err("invalid UTF-8");
+        assert_eq!(inside(&bad).expect_err("invalid UTF-8"), fault);
+        assert!(
+            fault.path.starts_with(&format!("graph.node[{node}]")),
+            "{fault:?} at {at}"
+        );
+    }
+    // The last value_info entry's name (field 1), in the last window.
+    let name = b"\x0a\x06t59999";
     let at = file
         .windows(name.len())
-        .position(|w| w == name)
-        .expect("the node's name");
+        .rposition(|w| w == name)
+        .expect("the entry's name");
+    assert!(at > file.len() - onnxfast_core::decode::source::RELEASE_WINDOW);
     let mut bad = file.clone();
     bad[at + 2] = 0xff;
-    assert!(at > onnxfast_core::decode::source::RELEASE_WINDOW);
     let fault = scan(&bad, ids::MODEL_PROTO, DEFAULT_MAX_DEPTH).expect_err("invalid UTF-8");
     assert_eq!(inside(&bad).expect_err("invalid UTF-8"), fault);
     assert!(
-        fault.path.starts_with("graph.node[40000]"),
+        fault.path.starts_with("graph.value_info[59999]"),
         "{fault:?} at {at}"
     );
 }
