@@ -367,6 +367,23 @@ fn windows_scanned_beside_the_walk_or_before_it_agree() {
             "{fault:?} at {at}"
         );
     }
+    // A budget the walk's own projection passes midway: refused, with
+    // windows still being scanned on the pool (they are waited for).
+    let budget = beside.heap / 8;
+    let refusal = |file: &[u8]| {
+        onnxfast_core::decode::scan::scan_model(file, DEFAULT_MAX_DEPTH, None, Some(budget))
+            .expect_err("over the budget")
+    };
+    let refused = refusal(&file);
+    assert!(
+        matches!(
+            refused.kind,
+            onnxfast_core::error::DecodeErrorKind::MemoryBudget { .. }
+        ),
+        "{refused:?}"
+    );
+    assert_eq!(one.install(|| refusal(&file)), refused);
+
     // The last value_info entry's name (field 1), in the last window.
     let name = b"\x0a\x06t59999";
     let at = file

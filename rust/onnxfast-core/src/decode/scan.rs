@@ -180,15 +180,6 @@ fn fast_scan<const PLAIN: bool>(
         && buf.len() > 2 * RELEASE_WINDOW
         && rayon::current_thread_index().is_none()
         && rayon::current_num_threads() > 1;
-    // Beside the walk, a window's pages stay mapped while the walk reads
-    // the next: quarter windows keep the peak of mapped pages at or below
-    // that of whole windows scanned in turn (half windows measured 1-2 MiB
-    // above it, 2 MiB folios straddling their ends).
-    let window = if beside {
-        RELEASE_WINDOW / 4
-    } else {
-        RELEASE_WINDOW
-    };
     let mut walk_with = |flush: &mut dyn FnMut(&Lists, Flush) -> bool| {
         walk::<PLAIN>(
             buf,
@@ -199,7 +190,6 @@ fn fast_scan<const PLAIN: bool>(
             defer.then_some(Deferring {
                 deferred: &mut deferred,
                 flush,
-                window,
             }),
             budget,
             &mut stats,
@@ -306,8 +296,14 @@ impl<'b> Flusher<'b> {
     }
 
     /// Scans the new elements on the calling thread (in parallel runs when
-    /// there are many), then releases the pages behind.
+    /// there are many), then releases the pages behind; a whole release
+    /// window at a time (the walk calls every quarter window).
     fn flush_now<const PLAIN: bool>(&mut self, lists: &Lists, upto: Flush) -> bool {
+        if let Flush::Window(at) = upto {
+            if at.saturating_sub(self.released) < RELEASE_WINDOW {
+                return true;
+            }
+        }
         let found = scan_deferred::<PLAIN>(self.buf, lists, &self.done, self.depth);
         let sound = found.is_some();
         self.found(found);

@@ -70,10 +70,13 @@ pub(super) enum Root {
 pub(super) struct Deferring<'d> {
     pub(super) deferred: &'d mut Deferred,
     pub(super) flush: &'d mut dyn FnMut(&Lists, Flush) -> bool,
-    /// How far the walk goes between two calls (at most
-    /// [`RELEASE_WINDOW`]).
-    pub(super) window: usize,
 }
+
+/// How far a deferring walk goes between two calls of its flusher (which
+/// may wait for more). The same for every flusher, so the walk's budget
+/// checks fall at the same places (a refusal names the same offset)
+/// whichever scans the elements.
+pub(super) const FLUSH_WINDOW: usize = RELEASE_WINDOW / 4;
 
 /// Where a deferring walk is when it calls its flusher.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -459,9 +462,11 @@ pub(super) fn walk<'a, const DIAG: bool>(
     // (the deferred node list).
     let mut heap: u64 = 0;
     let mut released = 0usize;
-    let window = defer
-        .as_ref()
-        .map_or(RELEASE_WINDOW, |d| d.window.clamp(1, RELEASE_WINDOW));
+    let window = if defer.is_some() {
+        FLUSH_WINDOW
+    } else {
+        RELEASE_WINDOW
+    };
     let mut next_release = window;
     stats.messages[root] += 1;
     let Stack {
