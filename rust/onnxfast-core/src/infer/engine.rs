@@ -1220,7 +1220,7 @@ impl<'m> Engine<'m> {
         }
         let mut outputs = std::mem::take(&mut self.spare_outputs);
         outputs.clear();
-        outputs.resize(node.output.len(), None);
+        outputs.resize_with(node.output.len(), || None);
         let run_ref: &Run<'m, '_> = run;
         let (result, mut outputs, attrs) = {
             let mut ctx = NodeCtx {
