@@ -444,7 +444,7 @@ impl<'a, 'm> NodeCtx<'a, 'm> {
                 format!("the {what} of input {j} is unknown"),
             )
         })?;
-        self.set(i, t.clone());
+        set_copy(&mut self.outputs, i, t);
         Ok(())
     }
 
@@ -615,5 +615,28 @@ fn check_elem_known(t: &Type) -> Result<(), &'static str> {
             _ => Err("key or value type"),
         },
         Type::Opaque { .. } => Ok(()),
+    }
+}
+
+/// Sets output `i` of `outputs` to a copy of `t`. A tensor type is built in
+/// the slot (its dims copied there) rather than cloned on the stack and
+/// moved in: the move reads the fresh clone back with wide loads its
+/// narrower stores cannot forward to, a stall on every elementwise node.
+fn set_copy(outputs: &mut [Option<Type>], i: usize, t: &Type) {
+    let Some(slot) = outputs.get_mut(i) else {
+        return;
+    };
+    let Type::Tensor(src) = t else {
+        *slot = Some(t.clone());
+        return;
+    };
+    let dst = slot.insert(Type::Tensor(TensorType {
+        elem: src.elem,
+        shape: None,
+    }));
+    if let (Type::Tensor(dst), Some(dims)) = (dst, &src.shape) {
+        dst.shape
+            .get_or_insert_with(Dims::new)
+            .extend_from_slice(dims);
     }
 }
