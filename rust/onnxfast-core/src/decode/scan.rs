@@ -272,13 +272,6 @@ impl<'b> Flusher<'b> {
         }
     }
 
-    fn end_of(&self, upto: Flush) -> usize {
-        match upto {
-            Flush::Window(at) => at,
-            Flush::End => self.buf.len(),
-        }
-    }
-
     fn release(&mut self, to: usize) {
         if let Some(pages) = self.pages {
             pages.release(self.released, to);
@@ -304,14 +297,21 @@ impl<'b> Flusher<'b> {
                 return true;
             }
         }
+        let sound = self.scan_now::<PLAIN>(lists);
+        if sound {
+            self.release(upto.passed(self.buf.len()));
+        }
+        sound
+    }
+
+    /// Scans the new elements on the calling thread (in parallel runs when
+    /// there are many); false if one is unsound.
+    fn scan_now<const PLAIN: bool>(&mut self, lists: &Lists) -> bool {
         let found = scan_deferred::<PLAIN>(self.buf, lists, &self.done, self.depth);
         let sound = found.is_some();
         self.found(found);
         for (done, list) in self.done.iter_mut().zip(lists) {
             *done = list.len();
-        }
-        if sound {
-            self.release(self.end_of(upto));
         }
         sound
     }
@@ -328,21 +328,12 @@ impl<'b> Flusher<'b> {
         self.windows += 1;
         let threads = rayon::current_num_threads();
         let mut left = 0;
-        let new: usize = lists
-            .iter()
-            .zip(&self.done)
-            .map(|(spans, &done)| spans.len().saturating_sub(done))
-            .sum();
-        if new < PARALLEL_PENDING || upto == Flush::End {
+        if pending(lists, &self.done) < PARALLEL_PENDING || upto == Flush::End {
             // A few elements (a small model; a window of big tensors), or
             // the last window (the walk has nothing left to overlap):
             // scanned now, in parallel runs when many (as a small model's
             // one window always was).
-            let found = scan_deferred::<false>(self.buf, lists, &self.done, self.depth);
-            self.found(found);
-            for (done, spans) in self.done.iter_mut().zip(lists) {
-                *done = spans.len();
-            }
+            self.scan_now::<false>(lists);
         }
         for (list, (spans, done)) in List::ALL.into_iter().zip(lists.iter().zip(&mut self.done)) {
             let n = spans.len();
@@ -375,7 +366,7 @@ impl<'b> Flusher<'b> {
         self.pending.push_back(Window {
             id,
             left,
-            upto: self.end_of(upto),
+            upto: upto.passed(self.buf.len()),
         });
         let keep = if upto == Flush::End { 0 } else { 1 };
         while self.pending.len() > keep {
@@ -410,6 +401,15 @@ impl<'b> Flusher<'b> {
 /// Pending elements below which they are scanned on the calling thread.
 const PARALLEL_PENDING: usize = 2048;
 
+/// Elements of `lists` past `done` (each list's count already scanned).
+fn pending(lists: &Lists, done: &[usize; 4]) -> usize {
+    lists
+        .iter()
+        .zip(done)
+        .map(|(list, &done)| list.len().saturating_sub(done))
+        .sum()
+}
+
 /// Scans the elements of `lists` past `done` (each list's count already
 /// scanned), each as a root under the depth limit `depth`; in parallel runs
 /// when there are many. Their own count is already in the model walk's.
@@ -422,12 +422,7 @@ fn scan_deferred<const PLAIN: bool>(
     depth: usize,
 ) -> Option<ScanStats> {
     use rayon::prelude::*;
-    let pending: usize = lists
-        .iter()
-        .zip(done)
-        .map(|(list, &done)| list.len().saturating_sub(done))
-        .sum();
-    let threads = if pending < PARALLEL_PENDING {
+    let threads = if pending(lists, done) < PARALLEL_PENDING {
         1
     } else {
         rayon::current_num_threads()

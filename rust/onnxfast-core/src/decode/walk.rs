@@ -88,6 +88,16 @@ pub(super) enum Flush {
     End,
 }
 
+impl Flush {
+    /// The offset the walk has passed, in a buffer of `len` bytes.
+    pub(super) fn passed(self, len: usize) -> usize {
+        match self {
+            Flush::Window(at) => at,
+            Flush::End => len,
+        }
+    }
+}
+
 /// Whether the container of `field` in a message of type `msg` is
 /// reserved to its final length rather than grown: the main graph's four
 /// long lists (decoded by spans, eagerly or on touch) and a main-graph
@@ -604,11 +614,7 @@ pub(super) fn walk<'a, const DIAG: bool>(
                 }
                 None => {
                     if let Some(pages) = pages {
-                        let to = match upto {
-                            Flush::Window(to) => to,
-                            Flush::End => buf.len(),
-                        };
-                        pages.release(released, to);
+                        pages.release(released, upto.passed(buf.len()));
                     }
                 }
             }
