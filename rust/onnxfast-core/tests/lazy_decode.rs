@@ -102,6 +102,13 @@ fn same_as_eager(bytes: &[u8]) {
                     (t.name(), t.data_type(), &t.dims[..])
                 );
             }
+            // The initializers' names as copied out (in runs of 1,024).
+            let table = lazy.lists.initializer.name_table().expect("names");
+            let names: Vec<Option<&str>> =
+                g.initializer.iter().map(|t| t.name.as_deref()).collect();
+            assert_eq!(table.len(), names.len());
+            assert_eq!(table.iter().collect::<Vec<_>>(), names);
+            assert_eq!(table.get(names.len()), None);
             for (i, v) in g.value_info.iter().enumerate() {
                 if let Some((name, _)) = lazy.lists.value_info.declaration(i) {
                     assert_eq!(name, v.name());
@@ -204,6 +211,36 @@ fn edge_cases_decode_the_same_on_touch() {
     let w = lazy.lists.initializer.get(0).expect("w");
     let raw = w.raw_data.as_ref().expect("raw");
     assert!(source.as_ptr_range().contains(&raw.as_ptr()));
+}
+
+#[test]
+fn initializer_names_copied_in_runs_read_as_decoded() {
+    // More than two runs of names: absent, empty, long and repeated ones
+    // among them, and a run boundary at an absent name.
+    let tensor = |i: usize| TensorProto {
+        name: match i % 7 {
+            0 => None,
+            1 => Some(String::new()),
+            2 => Some(format!("a name long enough to spill, number {i}")),
+            3 => Some("same".into()),
+            _ => Some(format!("w{i}")),
+        },
+        data_type: Some(1),
+        dims: vec![1],
+        float_data: vec![1.0],
+        ..TensorProto::default()
+    };
+    for count in [0, 1, 1023, 1024, 1025, 2600] {
+        let model = ModelProto {
+            ir_version: Some(10),
+            graph: Some(GraphProto {
+                initializer: (0..count).map(tensor).collect(),
+                ..GraphProto::default()
+            }),
+            ..ModelProto::default()
+        };
+        same_as_eager(&model.encode_to_vec());
+    }
 }
 
 #[test]

@@ -123,48 +123,63 @@ impl<T> Edit<T> for Chain<T> {
     }
 }
 
-/// Names copied out of a list's elements, in one buffer.
+/// Names copied out of a list's elements: runs of [`NAME_RUN`] names (the
+/// last may be shorter), each run's text in one buffer. The runs are kept as
+/// copied, not joined: joining grew two buffers to the table's size by
+/// doubling (12.7 MiB of fresh memory for 200,000 names, about 5 MiB kept).
 #[derive(Debug, Default)]
 pub struct NameTable {
+    runs: Vec<NameRun>,
+}
+
+/// Names a run of a [`NameTable`] holds (all but the last run).
+const NAME_RUN: usize = 1024;
+
+/// One run's names: their text back to back, and where each ends.
+#[derive(Debug, Default)]
+struct NameRun {
     text: String,
-    /// Where each name ends in `text`, and whether it was present.
-    ends: Vec<(usize, bool)>,
+    /// Where each name ends in `text` (bits 0..63), and whether it was
+    /// present (bit 63: a text is shorter than 2^63 bytes).
+    ends: Vec<u64>,
+}
+
+const PRESENT: u64 = 1 << 63;
+
+impl NameRun {
+    fn push(&mut self, name: Option<&str>) {
+        self.text.push_str(name.unwrap_or_default());
+        let end = self.text.len() as u64;
+        self.ends
+            .push(if name.is_some() { end | PRESENT } else { end });
+    }
+
+    fn get(&self, i: usize) -> Option<&str> {
+        let end = *self.ends.get(i)?;
+        let start = match i.checked_sub(1) {
+            Some(before) => self.ends.get(before)? & !PRESENT,
+            None => 0,
+        };
+        let range = usize::try_from(start).ok()?..usize::try_from(end & !PRESENT).ok()?;
+        (end & PRESENT != 0).then(|| self.text.get(range).unwrap_or_default())
+    }
 }
 
 impl NameTable {
-    fn push(&mut self, name: Option<&str>) {
-        self.text.push_str(name.unwrap_or_default());
-        self.ends.push((self.text.len(), name.is_some()));
-    }
-
-    /// Adds `other`'s names after these (its text copied once).
-    fn append(&mut self, other: NameTable) {
-        let base = self.text.len();
-        self.text.push_str(&other.text);
-        self.ends.extend(
-            other
-                .ends
-                .into_iter()
-                .map(|(end, present)| (base + end, present)),
-        );
-    }
-
     pub fn len(&self) -> usize {
-        self.ends.len()
+        match self.runs.split_last() {
+            Some((last, full)) => full.len() * NAME_RUN + last.ends.len(),
+            None => 0,
+        }
     }
 
     pub fn is_empty(&self) -> bool {
-        self.ends.is_empty()
+        self.len() == 0
     }
 
     /// Name `i` (`None`: the element has none, or there is no element `i`).
     pub fn get(&self, i: usize) -> Option<&str> {
-        let &(end, present) = self.ends.get(i)?;
-        let start = match i.checked_sub(1) {
-            Some(before) => self.ends.get(before)?.0,
-            None => 0,
-        };
-        present.then(|| self.text.get(start..end).unwrap_or_default())
+        self.runs.get(i / NAME_RUN)?.get(i % NAME_RUN)
     }
 
     /// The names in order (`None`: the element has none).
@@ -1371,9 +1386,10 @@ impl LazyList<TensorProto> {
     /// (see [`LazyList::name`]); the pages behind the pass are released a
     /// window at a time, so small tensors' folios (2 MiB each where the
     /// file is cached in huge folios) are never all mapped at once.
-    fn copy_names(&self, range: std::ops::Range<usize>) -> Result<NameTable, DecodeError> {
+    fn copy_names(&self, range: std::ops::Range<usize>) -> Result<NameRun, DecodeError> {
         let mut behind = self.behind(&range);
-        let mut table = NameTable::default();
+        let mut table = NameRun::default();
+        table.ends.reserve_exact(range.len());
         for i in range {
             if let Some((offset, len)) = self.span(i) {
                 behind.advance(offset, offset.saturating_add(len));
@@ -1390,18 +1406,14 @@ impl LazyList<TensorProto> {
     /// each name would fault in the folio its tensor starts in.
     pub fn name_table(&self) -> Result<&NameTable, DecodeError> {
         use rayon::prelude::*;
-        const RUN: usize = 1024;
         let built = self.names.get_or_init(|| {
             let n = self.len();
-            let runs = (0..n.div_ceil(RUN))
+            let runs = (0..n.div_ceil(NAME_RUN))
                 .into_par_iter()
-                .map(|r| self.copy_names(r * RUN..((r + 1) * RUN).min(n)))
+                .map(|r| self.copy_names(r * NAME_RUN..((r + 1) * NAME_RUN).min(n)))
                 .collect::<Result<Vec<_>, _>>()?;
-            let mut table = NameTable::default();
-            for run in runs {
-                table.append(run);
-            }
-            Ok(table)
+            // Only the last run may be shorter (`len` and `get` count on it).
+            Ok(NameTable { runs })
         });
         built.as_ref().map_err(Clone::clone)
     }
