@@ -377,6 +377,17 @@ fn plan_main<'a>(
             &read
         }
     };
+    // Room for every output appended, made once (growing by doubling
+    // touched twice the memory, each fresh page a fault); what a graph
+    // whose outputs are declared leaves unused is never touched.
+    plan.ends.reserve_exact(outputs.len());
+    plan.added.reserve_exact(outputs.len());
+    plan.names.reserve_exact(
+        outputs
+            .iter()
+            .map(|o| o.len())
+            .fold(0, usize::saturating_add),
+    );
     // The probes of names a few outputs ahead start early (see NameTable),
     // when the table is too large for the caches.
     let prefetch = typed.len() > PREFETCH_FROM;
