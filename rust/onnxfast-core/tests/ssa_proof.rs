@@ -166,3 +166,39 @@ fn initializer_names_are_checked_beside_the_proof() {
         "{found:?}"
     );
 }
+
+#[test]
+fn an_input_given_twice_by_initializers_is_a_repeated_name() {
+    // From IR 4 repeated names are found in the scope (inputs first, then
+    // each initializer); up to IR 3 in a table of the initializers' own.
+    // Both ways: the second initializer of a name repeats it, whether the
+    // name is a graph input or not.
+    let tensor = |name: &str| TensorProto {
+        name: Some(name.into()),
+        data_type: Some(1),
+        dims: vec![1],
+        float_data: vec![1.0],
+        ..TensorProto::default()
+    };
+    let mut m = chain(|_, _, _| {});
+    let g = m.graph.as_mut().expect("a graph");
+    g.initializer = vec![
+        tensor("x"),
+        tensor("w"),
+        tensor("x"),
+        tensor("w"),
+        tensor("x"),
+    ];
+    let found = findings(&m);
+    assert_eq!(codes(&found), ["E208", "E208", "E208"], "{found:?}");
+    for (f, at) in found.iter().zip([2, 3, 4]) {
+        assert!(f.contains(&format!("initializer[{at}]")), "{found:?}");
+    }
+    m.ir_version = Some(3);
+    let found = findings(&m);
+    assert_eq!(
+        codes(&found),
+        ["E209", "E208", "E208", "E209", "E208"],
+        "{found:?}"
+    );
+}

@@ -38,6 +38,21 @@ impl<'a> Scope<'a> {
         }
     }
 
+    /// Adds to the innermost level: `Ok(index)` of the new entry, or
+    /// `Err(index)` of the entry the name already had there (entries are
+    /// numbered in the order they were added).
+    pub fn add_or_index(&mut self, name: &'a str) -> Result<usize, usize> {
+        match self.levels.last_mut() {
+            Some(level) => level.insert_or_index(name, || ()),
+            None => Ok(0),
+        }
+    }
+
+    /// Entries made in the innermost level so far: the index of the next.
+    pub fn innermost_made(&self) -> usize {
+        self.levels.last().map_or(0, |l| l.entries_made())
+    }
+
     /// Removes from the innermost level.
     pub fn remove(&mut self, name: &'a str) {
         if let Some(level) = self.levels.last_mut() {

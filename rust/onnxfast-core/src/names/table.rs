@@ -239,6 +239,26 @@ impl<'a, V> NameTable<'a, V> {
         }
     }
 
+    /// Inserts `name` (with `make()`) if absent: `Ok(index)` of its new
+    /// entry, or `Err(index)` of the entry it already has. Entries are
+    /// indexed in insertion order, so an index tells which names came first.
+    pub(crate) fn insert_or_index(
+        &mut self,
+        name: &'a str,
+        make: impl FnOnce() -> V,
+    ) -> Result<usize, usize> {
+        match self.place(name) {
+            Ok(i) => Err(i),
+            Err(vacant) => Ok(self.push(vacant, name, make())),
+        }
+    }
+
+    /// Entries made so far (removed ones included): the index the next new
+    /// name gets.
+    pub(crate) fn entries_made(&self) -> usize {
+        self.entries.len()
+    }
+
     /// Takes `name` out; true if it was there. Its entry stays in place,
     /// unreachable (removals are rare: a proof taken back).
     pub(crate) fn remove(&mut self, name: &str) -> bool {
@@ -360,6 +380,18 @@ mod tests {
         listed.sort_unstable();
         expected.sort_unstable();
         assert_eq!(listed, expected);
+    }
+
+    #[test]
+    fn indexes_follow_insertion_order() {
+        let mut t: NameTable<'_, ()> = NameTable::default();
+        assert_eq!(t.insert_or_index("a", || ()), Ok(0));
+        assert_eq!(t.insert_or_index("b", || ()), Ok(1));
+        assert_eq!(t.insert_or_index("a", || ()), Err(0));
+        assert!(t.remove("a"));
+        assert_eq!(t.entries_made(), 2);
+        assert_eq!(t.insert_or_index("a", || ()), Ok(2));
+        assert_eq!(t.insert_or_index("b", || ()), Err(1));
     }
 
     #[test]
