@@ -885,8 +885,7 @@ impl<'m> Engine<'m> {
                 run.values.prefetch(ahead.name);
             }
             let ty = Type::tensor_of(t.data_type.unwrap_or(0), &t.dims);
-            self.initializer(run, t.name, ty, &item("initializer", t.index, t.name));
-            run.set_const(t.name, Const::Tensor(t.tensor));
+            self.dense_initializer(run, t.index, t.name, ty, Const::Tensor(t.tensor));
         }
         for (i, s) in g.sparse_initializer.iter().enumerate() {
             let Some(values) = &s.values else {
@@ -1038,6 +1037,65 @@ impl<'m> Engine<'m> {
                 let mut nodes = sub.node.iter().map(|n| &n.attribute[..]).enumerate();
                 self.collect_declared_subgraphs(&sub_path, &mut nodes);
             }
+        }
+    }
+
+    /// An initializer of the `initializer` list: [`Engine::initializer`]
+    /// and [`Run::set_const`] with one probe of the run's table (they took
+    /// five, each hashing the name, for every one of a graph's weights),
+    /// its location built only for a finding.
+    fn dense_initializer(
+        &mut self,
+        run: &mut Run<'m, '_>,
+        index: usize,
+        name: &'m str,
+        ty: Type,
+        value: Const<'m>,
+    ) {
+        let Some(k) = u32::try_from(run.consts.len())
+            .ok()
+            .filter(|&k| k != NO_CONST)
+        else {
+            // No room for another constant: as set_const, nothing recorded.
+            self.initializer(run, name, ty, &item("initializer", index, name));
+            return;
+        };
+        // onnx infers subgraphs (and function bodies) at the latest IR
+        // version: only the main graph's initializers follow the model's.
+        let sets_type = self.ir_version >= 4 || !run.is_main();
+        let Run {
+            values,
+            arena,
+            consts,
+            ..
+        } = run;
+        let (slot, _) = values.get_or_insert_with(name, || Entry::new(POISONED));
+        let conflict = match arena.get(slot.ty) {
+            Some(existing) => merge::check(&ty, existing, &self.symbols).err(),
+            None => {
+                if sets_type {
+                    slot.ty = arena.intern(ty);
+                }
+                None
+            }
+        };
+        consts.push(value);
+        slot.konst = k;
+        let e = *slot;
+        run.remember(name, e);
+        if let Some(c) = conflict {
+            let loc = run.loc.child(item("initializer", index, name));
+            self.report(
+                run,
+                codes::INITIALIZER_DECLARED_TYPE,
+                loc,
+                format!(
+                    "the initializer does not match the declared type of {}: {}",
+                    q(name),
+                    c.message
+                ),
+                false,
+            );
         }
     }
 
