@@ -582,8 +582,10 @@ pub(crate) fn check_main_lazy<'a>(
     // Rolled back if the fast path does not apply.
     let (kept, counts, tally) = (c.out.len(), c.counts, c.tally);
     let here = parent.child(Step::Graph(g.name().to_string()));
-    // Room for one output a node (the level grows past that).
-    graph_head(c, g, true, scope, &here, names.len() + lists.node.len());
+    // The level's room (one output a node; it grows past that) is made
+    // beside the node checks, by the proof's thread: writing a large
+    // table's slots is a page fault per 4 KiB, off the critical path there.
+    graph_head(c, g, true, scope, &here, 0);
     let mut named = c.fork();
     let shared: &Checker<'_> = c;
     let proving: &mut Scope<'a> = scope;
@@ -598,6 +600,7 @@ pub(crate) fn check_main_lazy<'a>(
             )
         },
         || {
+            proving.reserve(names.len() + lists.node.len());
             initializer_names(&mut named, proving, &here, names.iter(), false);
             prove_ssa((0..lists.node.len()).map(|i| lists.node.names(i)), proving)
         },
