@@ -1085,18 +1085,29 @@ impl<'m> Engine<'m> {
         run.remember(name, e);
         if let Some(c) = conflict {
             let loc = run.loc.child(item("initializer", index, name));
-            self.report(
-                run,
-                codes::INITIALIZER_DECLARED_TYPE,
-                loc,
-                format!(
-                    "the initializer does not match the declared type of {}: {}",
-                    q(name),
-                    c.message
-                ),
-                false,
-            );
+            self.initializer_conflict(run, loc, name, &c);
         }
+    }
+
+    /// An initializer whose type conflicts with its name's declaration.
+    fn initializer_conflict(
+        &mut self,
+        run: &mut Run<'m, '_>,
+        loc: Location,
+        name: &str,
+        c: &merge::Conflict,
+    ) {
+        self.report(
+            run,
+            codes::INITIALIZER_DECLARED_TYPE,
+            loc,
+            format!(
+                "the initializer does not match the declared type of {}: {}",
+                q(name),
+                c.message
+            ),
+            false,
+        );
     }
 
     /// An initializer's type against a declaration of the same name.
@@ -1107,17 +1118,7 @@ impl<'m> Engine<'m> {
         match checked {
             Some(Err(c)) => {
                 let loc = run.loc.child(step.clone());
-                self.report(
-                    run,
-                    codes::INITIALIZER_DECLARED_TYPE,
-                    loc,
-                    format!(
-                        "the initializer does not match the declared type of {}: {}",
-                        q(name),
-                        c.message
-                    ),
-                    false,
-                );
+                self.initializer_conflict(run, loc, name, &c);
             }
             Some(Ok(())) => {}
             None => {
