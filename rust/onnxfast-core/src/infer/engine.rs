@@ -1060,9 +1060,7 @@ impl<'m> Engine<'m> {
             self.initializer(run, name, ty, &item("initializer", index, name));
             return;
         };
-        // onnx infers subgraphs (and function bodies) at the latest IR
-        // version: only the main graph's initializers follow the model's.
-        let sets_type = self.ir_version >= 4 || !run.is_main();
+        let sets_type = self.initializer_sets_type(run);
         let Run {
             values,
             arena,
@@ -1122,14 +1120,19 @@ impl<'m> Engine<'m> {
             }
             Some(Ok(())) => {}
             None => {
-                // onnx infers subgraphs (and function bodies) at the latest
-                // IR version: only the main graph's initializers follow the
-                // model's.
-                if self.ir_version >= 4 || !run.is_main() {
+                if self.initializer_sets_type(run) {
                     run.set_type(name, ty);
                 }
             }
         }
+    }
+
+    /// Whether an initializer without a declaration gives its name a type:
+    /// from IR version 4 (onnx infers subgraphs and function bodies at the
+    /// latest IR version: only the main graph's initializers follow the
+    /// model's).
+    fn initializer_sets_type(&self, run: &Run<'m, '_>) -> bool {
+        self.ir_version >= 4 || !run.is_main()
     }
 
     fn spend(&mut self, nodes: usize, loc: &Location) -> bool {

@@ -217,9 +217,9 @@ impl<'a, V> NameTable<'a, V> {
         name: &'a str,
         make: impl FnOnce() -> V,
     ) -> (&mut V, bool) {
-        let (i, new) = match self.place(name) {
-            Ok(i) => (i, false),
-            Err(vacant) => (self.push(vacant, name, make()), true),
+        let (i, new) = match self.insert_or_index(name, make) {
+            Ok(i) => (i, true),
+            Err(i) => (i, false),
         };
         // `i` is an entry's index (found, or just pushed).
         (&mut self.entries[i].1, new)
