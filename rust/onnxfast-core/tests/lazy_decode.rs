@@ -655,6 +655,281 @@ fn declarations_read_from_bytes_infer_as_decoded_ones() {
     assert!(found.iter().any(|l| l.contains("'v1500'")), "{found:?}");
 }
 
+/// Nodes whose attributes inference reads from their bytes (decoded for
+/// the read, the node not kept) infer as decoded ones: Transpose's `perm`,
+/// LeakyRelu's `alpha`, Cast's `to`, a string attribute; a Constant's
+/// `value_ints` (its value kept: the node is read kept), a model-local
+/// function's caller (the body binds the attributes: kept), a Constant
+/// holding a tensor and an If holding graphs (kept before inference, as
+/// decode-ahead finds them). The written-back model and the findings equal
+/// the eager inference's, and the plain nodes stay bytes.
+#[test]
+fn attributes_read_from_bytes_infer_as_decoded_ones() {
+    use onnxfast_core::infer::{infer_shapes, infer_shapes_lazy, InferOptions};
+    use onnxfast_core::proto::{
+        attribute_proto::AttributeType, tensor_shape_proto::dimension::Value,
+        tensor_shape_proto::Dimension, type_proto, AttributeProto, FunctionProto,
+        OperatorSetIdProto, TensorShapeProto, TypeProto,
+    };
+    let attr = |name: &str, kind: AttributeType| AttributeProto {
+        name: Some(name.into()),
+        r#type: Some(kind as i32),
+        ..AttributeProto::default()
+    };
+    let ints = |name: &str, v: &[i64]| AttributeProto {
+        ints: v.to_vec(),
+        ..attr(name, AttributeType::Ints)
+    };
+    let node =
+        |op: &str, inputs: &[&str], outputs: &[&str], attribute: Vec<AttributeProto>| NodeProto {
+            op_type: Some(op.into()),
+            input: inputs.iter().map(|&s| s.into()).collect(),
+            output: outputs.iter().map(|&s| s.into()).collect(),
+            attribute,
+            ..NodeProto::default()
+        };
+    let typed = |name: &str, elem: i32, dims: &[i64]| ValueInfoProto {
+        name: Some(name.into()),
+        r#type: Some(TypeProto {
+            value: Some(type_proto::Value::TensorType(type_proto::Tensor {
+                elem_type: Some(elem),
+                shape: Some(TensorShapeProto {
+                    dim: dims
+                        .iter()
+                        .map(|&d| Dimension {
+                            value: Some(Value::DimValue(d)),
+                            ..Dimension::default()
+                        })
+                        .collect(),
+                }),
+            })),
+            ..TypeProto::default()
+        }),
+        ..ValueInfoProto::default()
+    };
+    let branch = |out: &str| GraphProto {
+        name: Some(format!("b_{out}")),
+        node: vec![node("Identity", &["x"], &[out], vec![])],
+        output: vec![ValueInfoProto {
+            name: Some(out.into()),
+            ..ValueInfoProto::default()
+        }],
+        ..GraphProto::default()
+    };
+    let graph_attr = |name: &str, g: GraphProto| AttributeProto {
+        extras: Some(Box::new(onnxfast_core::proto::AttributeExtras {
+            g: Some(Box::new(g)),
+            ..Default::default()
+        })),
+        ..attr(name, AttributeType::Graph)
+    };
+    // First chunk: a Constant holding a tensor and an If holding graphs
+    // (kept before inference reads them).
+    let mut nodes = vec![
+        node(
+            "Constant",
+            &[],
+            &["k"],
+            vec![AttributeProto {
+                extras: Some(Box::new(onnxfast_core::proto::AttributeExtras {
+                    t: Some(Box::new(TensorProto {
+                        data_type: Some(7),
+                        dims: vec![3],
+                        int64_data: vec![1, 2, 3],
+                        ..TensorProto::default()
+                    })),
+                    ..Default::default()
+                })),
+                ..attr("value", AttributeType::Tensor)
+            }],
+        ),
+        node(
+            "If",
+            &["c0"],
+            &["chosen"],
+            vec![
+                graph_attr("then_branch", branch("a")),
+                graph_attr("else_branch", branch("b")),
+            ],
+        ),
+    ];
+    // Plain attributes, many of them (several chunks of the list).
+    let mut last = "x".to_string();
+    for i in 0..600 {
+        let out = format!("t{i}");
+        nodes.push(match i % 4 {
+            0 => node(
+                "Transpose",
+                &[&last],
+                &[&out],
+                vec![ints("perm", &[1, 0, 2])],
+            ),
+            1 => node(
+                "LeakyRelu",
+                &[&last],
+                &[&out],
+                vec![AttributeProto {
+                    f: Some(0.1),
+                    ..attr("alpha", AttributeType::Float)
+                }],
+            ),
+            2 => node(
+                "Cast",
+                &[&last],
+                &[&out],
+                vec![AttributeProto {
+                    i: Some(1),
+                    ..attr("to", AttributeType::Int)
+                }],
+            ),
+            _ => node(
+                "Gelu",
+                &[&last],
+                &[&out],
+                vec![AttributeProto {
+                    s: Some(Bytes::from_static(b"tanh")),
+                    ..attr("approximate", AttributeType::String)
+                }],
+            ),
+        });
+        last = out;
+    }
+    // Last chunk: read from bytes, then read again kept: a Constant's
+    // ints (its value is kept) and a function's caller.
+    nodes.push(node(
+        "Constant",
+        &[],
+        &["shape"],
+        vec![ints("value_ints", &[-1, 6])],
+    ));
+    nodes.push(node("Reshape", &[&last, "shape"], &["flat"], vec![]));
+    nodes.push(NodeProto {
+        domain: Some("local".into()),
+        ..node("Spin", &["flat"], &["spun"], vec![ints("order", &[1, 0])])
+    });
+    let n_nodes = nodes.len();
+    let function = FunctionProto {
+        name: Some("Spin".into()),
+        domain: Some("local".into()),
+        input: vec!["X".into()],
+        output: vec!["Y".into()],
+        attribute: vec!["order".into()],
+        node: vec![NodeProto {
+            attribute: vec![AttributeProto {
+                extras: Some(Box::new(onnxfast_core::proto::AttributeExtras {
+                    ref_attr_name: Some("order".into()),
+                    ..Default::default()
+                })),
+                ..attr("perm", AttributeType::Ints)
+            }],
+            ..node("Transpose", &["X"], &["Y"], vec![])
+        }],
+        opset_import: vec![OperatorSetIdProto {
+            domain: Some(String::new()),
+            version: Some(21),
+        }],
+        ..FunctionProto::default()
+    };
+    let model = ModelProto {
+        ir_version: Some(10),
+        opset_import: vec![
+            OperatorSetIdProto {
+                domain: Some(String::new()),
+                version: Some(21),
+            },
+            OperatorSetIdProto {
+                domain: Some("local".into()),
+                version: Some(1),
+            },
+        ],
+        functions: vec![function],
+        graph: Some(GraphProto {
+            name: Some("g".into()),
+            node: nodes,
+            input: vec![typed("x", 1, &[2, 3, 4]), typed("c0", 9, &[])],
+            output: vec![
+                ValueInfoProto {
+                    name: Some("spun".into()),
+                    ..ValueInfoProto::default()
+                },
+                ValueInfoProto {
+                    name: Some("chosen".into()),
+                    ..ValueInfoProto::default()
+                },
+            ],
+            ..GraphProto::default()
+        }),
+        ..ModelProto::default()
+    };
+    let bytes = model.encode_to_vec();
+    same_as_eager(&bytes);
+    let options = DecodeOptions::default();
+    let lazy = decode_lazy(Bytes::copy_from_slice(&bytes), &options).expect("lazy");
+    let infer = InferOptions::default();
+    let (written, lists, inference, _) =
+        infer_shapes_lazy(&lazy.model, &lazy.lists, &infer).expect("infer");
+    let list = &lazy.lists.node;
+    // The message holders' chunk and the re-read nodes' are kept (a chunk
+    // is decoded whole), the plain one between them stays bytes.
+    use onnxfast_core::decode::lazy::CHUNK;
+    let kept: Vec<bool> = (0..n_nodes).map(|i| list.cached(i).is_some()).collect();
+    let last_chunk = (n_nodes - 1) / CHUNK * CHUNK;
+    assert!(kept[..CHUNK].iter().all(|&k| k), "the first chunk is kept");
+    assert!(
+        !kept[CHUNK..last_chunk].iter().any(|&k| k),
+        "the plain chunks stay bytes"
+    );
+    assert!(
+        kept[last_chunk..].iter().all(|&k| k),
+        "the re-read nodes are kept"
+    );
+    let (want, want_inference, _) = infer_shapes(model.clone(), &infer);
+    let show = |ds: &[onnxfast_core::diag::Diagnostic]| -> Vec<String> {
+        ds.iter()
+            .map(|d| format!("{} {} {}", d.code, d.location, d.message))
+            .collect()
+    };
+    assert_eq!(
+        show(&inference.diagnostics),
+        show(&want_inference.diagnostics)
+    );
+    let mut got = written;
+    if let Some(lists) = lists {
+        got = lists.whole_model(&got).expect("whole");
+    }
+    assert_eq!(got.encode_to_vec(), want.encode_to_vec());
+    // What the attributes gave: Reshape by the Constant's ints (6 = 2*3*4
+    // / 4), the function's transpose of it, a typed If.
+    let output = |name: &str| -> Option<(i32, Vec<Option<Value>>)> {
+        let g = got.graph.as_ref()?;
+        let vi = g.output.iter().find(|o| o.name() == name)?;
+        match &vi.r#type.as_ref()?.value {
+            Some(type_proto::Value::TensorType(t)) => Some((
+                t.elem_type.unwrap_or(0),
+                t.shape
+                    .as_ref()
+                    .map(|s| s.dim.iter().map(|d| d.value.clone()).collect())
+                    .unwrap_or_default(),
+            )),
+            _ => None,
+        }
+    };
+    assert_eq!(
+        output("spun"),
+        Some((1, vec![Some(Value::DimValue(6)), Some(Value::DimValue(4))]))
+    );
+    assert_eq!(
+        output("chosen"),
+        Some((
+            1,
+            vec![2, 3, 4]
+                .into_iter()
+                .map(|d| Some(Value::DimValue(d)))
+                .collect()
+        ))
+    );
+}
+
 /// Initializers read from their bytes by inference (name, element type and
 /// dims; a tensor decoded only when a rule reads its value) give what the
 /// decoded tensors give: the header of every encoding protobuf allows
@@ -880,7 +1155,11 @@ fn a_pass_decodes_each_tensor_as_a_fresh_decode_does() {
 /// that is not UTF-8, attributes. A head is read exactly for the nodes that
 /// decode and hold no attributes, metadata_props or device configurations,
 /// and `read_decoded` never passes over a node without a head. The
-/// checker's views (attributes decoded) hold what the decoded node holds.
+/// checker's views (attributes decoded) hold what the decoded node holds,
+/// and so does a reader's read of head and attributes (`read_into`, into
+/// lists holding another node's), which is refused exactly where the
+/// decoded node holds a tensor or a graph (or fields a view does not
+/// read), as `kept_by_reader` finds from the bytes.
 #[test]
 fn node_heads_read_what_decoding_gives() {
     use onnxfast_core::proto::NodeHead;
@@ -891,12 +1170,31 @@ fn node_heads_read_what_decoding_gives() {
         seed ^= seed << 17;
         seed
     };
-    let attribute = ld(1, b"alpha")
-        .into_iter()
-        .chain(varint(20, 1))
-        .chain(varint(2, 0))
-        .collect::<Vec<u8>>();
-    let (mut heads, mut decoded_only, mut views) = (0, 0, 0);
+    let cat = |parts: &[Vec<u8>]| parts.concat();
+    // Attributes: plain ones (short and past the 64 bytes read_into
+    // decodes before looking), and ones holding a tensor or a graph (short
+    // and long), which a reader of attributes keeps decoded.
+    let packed: Vec<u8> = (0..70u8).collect();
+    let attributes = [
+        cat(&[ld(1, b"alpha"), varint(20, 1), varint(2, 0)]),
+        cat(&[ld(1, b"perm"), varint(20, 7), ld(8, &[1, 0, 2])]),
+        cat(&[ld(1, b"perm"), varint(20, 7), ld(8, &packed)]),
+        cat(&[ld(1, b"mode"), varint(20, 3), ld(4, b"constant")]),
+        cat(&[
+            ld(1, b"value"),
+            varint(20, 4),
+            ld(5, &cat(&[varint(2, 1), ld(8, b"t")])),
+        ]),
+        cat(&[
+            ld(1, b"value"),
+            varint(20, 4),
+            ld(5, &cat(&[varint(2, 2), ld(9, &packed)])),
+        ]),
+        cat(&[ld(1, b"body"), varint(20, 5), ld(6, &ld(2, b"g"))]),
+        cat(&[ld(1, b"branches"), varint(20, 10), ld(11, &ld(2, b"g"))]),
+    ];
+    let (mut heads, mut decoded_only, mut views, mut read) = (0, 0, 0, 0usize);
+    let mut kept_by_reader = 0;
     for _ in 0..20_000 {
         let mut body = Vec::new();
         for _ in 0..next() % 8 {
@@ -907,7 +1205,7 @@ fn node_heads_read_what_decoding_gives() {
                 continue;
             }
             let payload: Vec<u8> = match number {
-                5 => attribute.clone(),
+                5 => attributes[(next() % attributes.len() as u64) as usize].clone(),
                 9 => ld(1, b"k").into_iter().chain(ld(2, b"v")).collect(),
                 10 => ld(1, b"config"),
                 _ => (0..next() % 6)
@@ -938,6 +1236,22 @@ fn node_heads_read_what_decoding_gives() {
                 ));
             }
         });
+        // A reader's read of head and attributes, into lists holding
+        // another node's (reused in place).
+        let mut read_head = NodeHead::default();
+        read_head.output.push("left over");
+        let mut read_attributes = vec![
+            onnxfast_core::proto::AttributeProto {
+                name: Some("stale".into()),
+                ints: vec![7, 7],
+                floats: vec![1.0],
+                i: Some(3),
+                ..Default::default()
+            };
+            3
+        ];
+        let read_count = list.read_into(0, &mut read_head, &mut read_attributes);
+        let read_attributes = read_attributes[..read_count.unwrap_or(0)].to_vec();
         let head = list.head(0);
         if head.is_some() {
             assert!(!list.read_decoded(0), "{body:?}");
@@ -965,6 +1279,38 @@ fn node_heads_read_what_decoding_gives() {
             );
             assert_eq!(attributes, node.attribute, "{body:?}");
             views += 1;
+        }
+        match (list.get(0), read_count) {
+            (Ok(node), Some(_)) => {
+                let want = NodeHead::of(node);
+                assert_eq!(
+                    (read_head.input.as_slice(), read_head.output.as_slice()),
+                    (want.input.as_slice(), want.output.as_slice()),
+                    "{body:?}"
+                );
+                assert_eq!(
+                    (read_head.name(), read_head.op_type(), read_head.domain()),
+                    (want.name(), want.op_type(), want.domain()),
+                    "{body:?}"
+                );
+                assert_eq!(read_attributes, node.attribute, "{body:?}");
+                assert!(!list.kept_by_reader(0), "{body:?}");
+                read += usize::from(!read_attributes.is_empty());
+            }
+            (Ok(node), None) => {
+                // Kept: what a reader may borrow for longer, or what a view
+                // does not read.
+                assert!(
+                    node.attribute.iter().any(|a| a.holds_message())
+                        || !node.metadata_props().is_empty()
+                        || !node.device_configurations().is_empty(),
+                    "{body:?}"
+                );
+                assert!(list.kept_by_reader(0), "{body:?}");
+                kept_by_reader += 1;
+            }
+            (Err(_), Some(_)) => panic!("a read of a node that does not decode: {body:?}"),
+            (Err(_), None) => {}
         }
         match (list.get(0), head) {
             (Ok(node), Some(head)) => {
@@ -999,5 +1345,9 @@ fn node_heads_read_what_decoding_gives() {
     assert!(
         heads > 1_000 && decoded_only > 1_000 && views > 2_000,
         "{heads} {decoded_only} {views}"
+    );
+    assert!(
+        read > 100 && kept_by_reader > 500,
+        "{read} {kept_by_reader}"
     );
 }

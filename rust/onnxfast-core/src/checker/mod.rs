@@ -245,20 +245,19 @@ pub fn check_lazy(
     if !options.full {
         return Ok(structural(model, options, main)?.into_report());
     }
-    // Inference reads nodes as heads: a node without attributes from its
-    // bytes, one with attributes decoded and kept by the list (as if
-    // touched; within the load's budget), not copied into a graph, so a
-    // loaded model's next full check finds it there; it reads value_info
-    // entries and initializers from their bytes (a tensor is decoded only
-    // for its value). The structural checks read the kept nodes and views
-    // of the others beside inference, and decode initializers a run at a
-    // time.
+    // Inference reads nodes from their bytes (their attributes decoded for
+    // the read), but a node holding a tensor or a graph decoded and kept
+    // by the list (as if touched; within the load's budget), not copied
+    // into a graph, so a loaded model's next full check finds it there; it
+    // reads value_info entries and initializers from their bytes (a tensor
+    // is decoded only for its value). The structural checks read the kept
+    // nodes and views of the others beside inference, and decode
+    // initializers a run at a time.
     if let Some(g) = &model.graph {
         crate::ir::view::GraphView::kept(g, lists)?;
-        // The nodes inference decodes (those with attributes, whose values
-        // outlive its read of them), before both start; the others are
-        // read from their bytes by both.
-        lists.node.keep_read_decoded()?;
+        // The nodes inference keeps (their values outlive its read of
+        // them), before both start.
+        lists.node.keep_for_reader()?;
     }
     let limit = options.max_diagnostics.unwrap_or(DEFAULT_MAX_DIAGNOSTICS);
     let store = crate::external::ExternalStore::new(options.model_dir.clone(), Default::default());

@@ -869,7 +869,30 @@ impl NodeFields for NodeView<'_> {
 /// key and length each: fields 1 to 8 but attributes, up to 127 bytes), in
 /// one tight loop; `false` at anything else (`head` is then left partly
 /// read: clear it and read the node with [`read_head`]).
-fn read_plain_head<'a>(body: &'a [u8], head: &mut NodeHead<'a>) -> bool {
+/// The size up to which [`LazyList::read_into`] decodes an attribute
+/// before it looks for a tensor or graph in it (copying at most this many
+/// bytes for nothing).
+const SMALL_ATTRIBUTE: usize = 64;
+
+/// Whether an attribute's bytes hold a tensor or a graph, or a list of
+/// them (see `AttributeProto::holds_message`); bytes that are not well
+/// formed are taken to.
+fn holds_message(attribute: &[u8]) -> bool {
+    use fields::attribute_proto as A;
+    for_each_field(attribute, |n, _, _| match n {
+        A::T | A::G | A::TENSORS | A::GRAPHS | A::SPARSE_TENSOR | A::SPARSE_TENSORS => {
+            Err(Malformed(String::new()))
+        }
+        _ => Ok(()),
+    })
+    .is_err()
+}
+
+fn read_plain_head<'a>(
+    body: &'a [u8],
+    head: &mut NodeHead<'a>,
+    mut attribute: impl FnMut(&'a [u8]) -> bool,
+) -> bool {
     use fields::node_proto as F;
     let mut pos = 0;
     while let (Some(&key), Some(&len)) = (body.get(pos), body.get(pos + 1)) {
@@ -878,10 +901,20 @@ fn read_plain_head<'a>(body: &'a [u8], head: &mut NodeHead<'a>) -> bool {
         }
         let start = pos + 2;
         pos = start + usize::from(len);
-        let Some(Ok(value)) = body.get(start..pos).map(text) else {
+        let Some(value) = body.get(start..pos) else {
             return false;
         };
-        match u32::from(key >> 3) {
+        let number = u32::from(key >> 3);
+        if number == F::ATTRIBUTE {
+            if !attribute(value) {
+                return false;
+            }
+            continue;
+        }
+        let Ok(value) = text(value) else {
+            return false;
+        };
+        match number {
             F::INPUT => head.input.push(value),
             F::OUTPUT => head.output.push(value),
             F::NAME => head.name = value,
@@ -1159,37 +1192,88 @@ impl LazyList<NodeProto> {
     /// unspecified) when a view cannot stand for it (see
     /// [`LazyList::for_each_node_in`]).
     fn view_into<'s>(&'s self, i: usize, view: &mut NodeView<'s>) -> bool {
-        use fields::node_proto as F;
-        let Ok((offset, body)) = self.body(i) else {
-            return false;
-        };
-        view.head.clear();
-        let attribute = &mut view.attribute;
-        attribute.clear();
-        read_head(body, &mut view.head, |value| {
+        match self.read_parts(i, &mut view.head, &mut view.attribute, false) {
+            Some(n) => {
+                view.attribute.truncate(n);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Reads node `i`'s head into `head` and decodes its attributes into
+    /// the first elements of `attribute`, in place (the head's lists and
+    /// the elements keep their room; elements past the node's are left as
+    /// they are), nothing kept: how many attributes the node has, `None`
+    /// (both left unspecified) where this read cannot stand for the node:
+    /// a view's cannot (see [`LazyList::for_each_node_in`]), or an
+    /// attribute holds a tensor or a graph (which a reader may borrow for
+    /// longer: such a node is read kept). Nothing of the attributes borrows
+    /// the source (their few bytes fields are copies).
+    pub fn read_into<'s>(
+        &'s self,
+        i: usize,
+        head: &mut NodeHead<'s>,
+        attribute: &mut Vec<AttributeProto>,
+    ) -> Option<usize> {
+        self.read_parts(i, head, attribute, true)
+    }
+
+    /// [`LazyList::read_into`]; `plain`: fails on an attribute holding a
+    /// tensor or a graph, and copies bytes fields (otherwise they are
+    /// slices of the source: tensor bytes are not copied).
+    fn read_parts<'s>(
+        &'s self,
+        i: usize,
+        head: &mut NodeHead<'s>,
+        attribute: &mut Vec<AttributeProto>,
+        plain: bool,
+    ) -> Option<usize> {
+        if self.edit.is_some() {
+            return None;
+        }
+        let (offset, body) = self.body(i).ok()?;
+        // How many attributes are read (set again for a second read).
+        let used = std::cell::Cell::new(0);
+        let mut read = |value: &[u8]| -> Result<(), Malformed> {
+            let k = used.get();
+            if k == attribute.len() {
+                attribute.push(AttributeProto::default());
+            }
+            let Some(a) = attribute.get_mut(k) else {
+                return Err(Malformed(String::new()));
+            };
+            used.set(k + 1);
+            a.clear();
+            if plain {
+                // A few bytes hold no tensor worth a look first: decoded,
+                // then looked at.
+                if value.len() > SMALL_ATTRIBUTE && holds_message(value) {
+                    return Err(Malformed(String::new()));
+                }
+                a.merge(value).map_err(|e| Malformed(e.to_string()))?;
+                return match a.holds_message() {
+                    true => Err(Malformed(String::new())),
+                    false => Ok(()),
+                };
+            }
             // `value` lies inside `body`, which starts at `offset`.
             let start = offset + (value.as_ptr() as usize - body.as_ptr() as usize);
             let end = start
                 .checked_add(value.len())
                 .filter(|&e| e <= self.source.len())
                 .ok_or_else(|| Malformed("attribute past the source".into()))?;
-            // A slice of the source: tensor bytes are not copied.
-            let a = AttributeProto::decode(self.source.slice(start..end))
-                .map_err(|e| Malformed(e.to_string()))?;
-            if attribute.capacity() == 0 {
-                // Room for exactly the node's attributes (a Vec grows to
-                // four slots for its first one); kept for the next views.
-                let mut count = 0;
-                for_each_field(body, |n, _, _| {
-                    count += usize::from(n == F::ATTRIBUTE);
-                    Ok(())
-                })?;
-                attribute.reserve_exact(count);
-            }
-            attribute.push(a);
-            Ok(())
-        })
-        .is_ok()
+            a.merge(self.source.slice(start..end))
+                .map_err(|e| Malformed(e.to_string()))
+        };
+        head.clear();
+        if read_plain_head(body, head, |value| read(value).is_ok()) {
+            return Some(used.get());
+        }
+        head.clear();
+        used.set(0);
+        read_head(body, head, &mut read).ok()?;
+        Some(used.get())
     }
 
     /// Node `i`'s head read from its bytes, for a node without attributes
@@ -1211,7 +1295,7 @@ impl LazyList<NodeProto> {
             return false;
         };
         head.clear();
-        if read_plain_head(body, head) {
+        if read_plain_head(body, head, |_| false) {
             return true;
         }
         head.clear();
@@ -1221,20 +1305,13 @@ impl LazyList<NodeProto> {
         .is_ok()
     }
 
-    /// Whether chunk `k` holds a node [`LazyList::head`] does not read (see
-    /// [`LazyList::read_decoded`]): its reader decodes the chunk.
-    pub fn chunk_read_decoded(&self, k: usize) -> bool {
-        let start = k.saturating_mul(CHUNK);
-        (start..start.saturating_add(CHUNK).min(self.len())).any(|i| self.read_decoded(i))
-    }
-
     /// Decodes and keeps (in parallel when many) the chunks a reader of
-    /// heads decodes ([`LazyList::chunk_read_decoded`]); the others stay
-    /// bytes.
-    pub fn keep_read_decoded(&self) -> Result<(), DecodeError> {
+    /// heads and attributes keeps ([`LazyList::chunk_kept_by_reader`]);
+    /// the others stay bytes.
+    pub fn keep_for_reader(&self) -> Result<(), DecodeError> {
         use rayon::prelude::*;
         let keep = |k: usize| {
-            if self.chunk_read_decoded(k) {
+            if self.chunk_kept_by_reader(k) {
                 self.get(k * CHUNK).map(|_| ())
             } else {
                 Ok(())
@@ -1245,6 +1322,34 @@ impl LazyList<NodeProto> {
         } else {
             (0..self.cache.len()).into_par_iter().try_for_each(keep)
         }
+    }
+
+    /// Whether chunk `k` holds a node a reader of heads and attributes
+    /// keeps decoded (see [`LazyList::kept_by_reader`]).
+    pub fn chunk_kept_by_reader(&self, k: usize) -> bool {
+        let start = k.saturating_mul(CHUNK);
+        (start..start.saturating_add(CHUNK).min(self.len())).any(|i| self.kept_by_reader(i))
+    }
+
+    /// Whether node `i` is one a reader of heads and attributes
+    /// ([`LazyList::read_into`]) decodes and keeps: an attribute holds a
+    /// value the reader may keep a reference to (a tensor or graph, or
+    /// lists of them), or [`LazyList::read_decoded`] holds for a reason
+    /// other than attributes (a quick look at the bytes, as that one).
+    pub fn kept_by_reader(&self, i: usize) -> bool {
+        use fields::node_proto as F;
+        if self.edit.is_some() {
+            return true;
+        }
+        let Ok((_, body)) = self.body(i) else {
+            return true;
+        };
+        for_each_field(body, |number, _, value| match number {
+            F::METADATA_PROPS | F::DEVICE_CONFIGURATIONS => Err(Malformed("kept".into())),
+            F::ATTRIBUTE if holds_message(value) => Err(Malformed("kept".into())),
+            _ => Ok(()),
+        })
+        .is_err()
     }
 
     /// Whether node `i` is one [`LazyList::head`] does not read: it has

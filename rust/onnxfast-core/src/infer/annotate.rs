@@ -483,8 +483,8 @@ pub(super) fn model_symbols(g: GraphView<'_>, taken: &mut HashSet<String>, depth
         }
     }
     let mut heads = crate::ir::view::NodeHeads::new(g.node, 0);
-    while let Some((_, n, _)) = heads.next() {
-        for a in n.attribute {
+    while let Some(n) = heads.next() {
+        for a in n.attributes() {
             if let Some(sub) = a.g() {
                 model_symbols(GraphView::whole(sub), taken, depth + 1);
             }

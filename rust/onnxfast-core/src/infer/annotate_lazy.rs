@@ -370,8 +370,8 @@ fn plan_main<'a>(
         None => {
             let mut heads = NodeHeads::new(main.node, 0);
             let mut all = Vec::with_capacity(main.node.len());
-            while let Some((_, n, _)) = heads.next() {
-                all.extend_from_slice(&n.output);
+            while let Some(n) = heads.next() {
+                all.extend_from_slice(&n.head.output);
             }
             read = all;
             &read

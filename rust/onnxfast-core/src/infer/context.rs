@@ -70,30 +70,52 @@ pub fn fatal(code: Code, at: At, message: impl Into<String>) -> InferError {
     }))
 }
 
-/// The attributes a rule sees: the node's own, or inside a function body,
-/// the node's with references (`ref_attr_name`) bound to the caller's.
-pub(crate) enum Attrs<'a> {
-    Direct(&'a [AttributeProto]),
-    Bound(Vec<(&'a str, &'a AttributeProto)>),
+/// The attributes a rule sees: the node's own (kept by the model, or read
+/// from its bytes for this call), or inside a function body, the node's
+/// with references (`ref_attr_name`) bound to the caller's.
+pub(crate) enum Attrs<'a, 'm> {
+    Direct(&'m [AttributeProto]),
+    Bound(Vec<(&'m str, &'m AttributeProto)>),
+    /// Read from the node's bytes, for this call only: never a tensor or
+    /// a graph (a node holding one is kept, see `ir::view::NodeHeads`),
+    /// and never a function's caller (the engine reads its node kept).
+    Read(&'a [AttributeProto]),
 }
 
-impl<'a> Attrs<'a> {
+impl<'a, 'm: 'a> Attrs<'a, 'm> {
     pub(crate) fn get(&self, name: &str) -> Option<&'a AttributeProto> {
         match self {
             Attrs::Direct(list) => list.iter().find(|a| a.name() == name),
+            Attrs::Read(list) => list.iter().find(|a| a.name() == name),
             Attrs::Bound(list) => list.iter().find(|(n, _)| *n == name).map(|(_, a)| *a),
         }
     }
 
+    /// [`Attrs::get`] for what outlives the call (a graph, a function's
+    /// bindings): `None` for attributes read for the call only.
+    pub(crate) fn get_kept(&self, name: &str) -> Option<&'m AttributeProto> {
+        match self {
+            Attrs::Direct(list) => list.iter().find(|a| a.name() == name),
+            Attrs::Read(_) => None,
+            Attrs::Bound(list) => list.iter().find(|(n, _)| *n == name).map(|(_, a)| *a),
+        }
+    }
+
+    /// Whether the attributes were read for the call only (and any).
+    pub(crate) fn is_read(&self) -> bool {
+        matches!(self, Attrs::Read(list) if !list.is_empty())
+    }
+
     pub(crate) fn iter(&self) -> impl Iterator<Item = (&'a str, &'a AttributeProto)> + '_ {
-        let (direct, bound) = match self {
+        let (direct, bound): (&'a [AttributeProto], _) = match self {
             Attrs::Direct(list) => (*list, &[][..]),
+            Attrs::Read(list) => (*list, &[][..]),
             Attrs::Bound(list) => (&[][..], list.as_slice()),
         };
         direct
             .iter()
             .map(|a| (a.name(), a))
-            .chain(bound.iter().copied())
+            .chain(bound.iter().map(|&(n, a)| (n, a)))
     }
 }
 
@@ -115,7 +137,7 @@ pub struct NodeCtx<'a, 'm> {
     pub schema: &'static OpSchema,
     /// The opset version of the node's domain.
     pub opset: i64,
-    pub(crate) attrs: Attrs<'m>,
+    pub(crate) attrs: &'a Attrs<'a, 'm>,
     pub(crate) inputs: smallvec::SmallVec<[InputType<'a>; 4]>,
     pub(crate) consts: smallvec::SmallVec<[Option<&'a Const<'m>>; 4]>,
     /// Output types as inferred so far (`None`: not set).
@@ -536,7 +558,7 @@ impl<'a, 'm> NodeCtx<'a, 'm> {
     }
 
     fn graph_of(&self, name: &str) -> Option<&'m GraphProto> {
-        self.attrs.get(name).and_then(|a| a.g())
+        self.attrs.get_kept(name).and_then(|a| a.g())
     }
 
     /// Infers the node through a function body (an operator's, or a
@@ -549,7 +571,7 @@ impl<'a, 'm> NodeCtx<'a, 'm> {
             self.node_index,
             &self.inputs,
             &self.consts,
-            &self.attrs,
+            self.attrs,
         )?;
         let n_out = self.node.output.len();
         for (i, t) in outs.into_iter().enumerate() {

@@ -27,12 +27,12 @@ use crate::diag::codes::{self, Code};
 use crate::diag::{Diagnostic, Location, Severity, Step};
 use crate::external::ExternalStore;
 use crate::ir::types::{Dim, Dims, Symbols, Type};
-use crate::ir::view::{same_declared, DeclaredType, GraphView, NodeHeads, TensorRef};
+use crate::ir::view::{same_declared, DeclaredType, GraphView, NodeHeads, Seq, TensorRef};
 use crate::names::{Lookahead, Name, NameMap, NameSet, NameTable, PROBE_AHEAD};
 use crate::opset::{OpSchema, ParamOption, SchemaRegistry};
 use crate::proto::attribute_proto::AttributeType;
 use crate::proto::{
-    AttributeProto, FunctionProto, GraphProto, ModelProto, NodeHead, ValueInfoProto,
+    AttributeProto, FunctionProto, GraphProto, ModelProto, NodeHead, NodeProto, ValueInfoProto,
 };
 use smallvec::SmallVec;
 
@@ -586,7 +586,7 @@ fn function_id(domain: &str, name: &str, overload: &str) -> String {
 /// output counts, attribute types, required attributes), or `None` when it
 /// fits: a node that does not is reported by the structural checker, and
 /// skipped here.
-fn unfit(node: &NodeHead<'_>, attrs: &Attrs<'_>, s: &OpSchema) -> Option<String> {
+fn unfit(node: &NodeHead<'_>, attrs: &Attrs<'_, '_>, s: &OpSchema) -> Option<String> {
     let (n_in, n_out) = (node.input.len(), node.output.len());
     if n_in < s.min_input as usize || n_in > s.max_input as usize {
         return Some(format!(
@@ -636,10 +636,10 @@ fn unfit(node: &NodeHead<'_>, attrs: &Attrs<'_>, s: &OpSchema) -> Option<String>
 /// A node's attributes in a run: references to a function's attributes
 /// are bound to the caller's values, unbound ones dropped (onnx's
 /// AttributeBinder).
-fn bind_attrs<'m>(
+fn bind_attrs<'a, 'm: 'a>(
     node: &NodeHead<'m>,
     bindings: Option<&[(&'m str, &'m AttributeProto)]>,
-) -> Attrs<'m> {
+) -> Attrs<'a, 'm> {
     let Some(bindings) = bindings else {
         return Attrs::Direct(node.attribute);
     };
@@ -911,19 +911,21 @@ impl<'m> Engine<'m> {
         // second pass over a large graph's nodes waits on memory).
         let mut holders: Vec<(usize, &'m [AttributeProto])> = Vec::new();
         let mut heads = NodeHeads::new(g.node, PROBE_AHEAD);
-        while let Some((i, n, ahead)) = heads.next() {
+        while let Some(lent) = heads.next() {
+            let (i, n) = (lent.index, lent.head);
             // The table's probes for a node a few ahead start now: most
             // outputs are new names, at random places of a large table.
-            if let Some(ahead) = ahead {
+            if let Some(ahead) = lent.ahead {
                 for name in ahead.input.iter().chain(&ahead.output) {
                     run.values.prefetch(name);
                 }
             }
+            // (A node holding a graph is kept: its head's attributes.)
             if self.collected.is_some() && n.attribute.iter().any(|a| a.g().is_some()) {
                 holders.push((i, n.attribute));
             }
             let start = run.capture.as_ref().map_or(0, |c| c.ty.len());
-            self.process_node(run, i, n);
+            self.process_node(run, i, n, lent.read, g.node);
             run.capture_align(start, n.output.len());
         }
         let mut holders = holders.into_iter();
@@ -1167,7 +1169,19 @@ impl<'m> Engine<'m> {
         }
     }
 
-    fn process_node(&mut self, run: &mut Run<'m, '_>, index: usize, node: &NodeHead<'m>) {
+    /// Infers node `index` of `list`: `node`, its head, and `read`, its
+    /// attributes when they were read from its bytes for this call (empty
+    /// when the head's are kept). A node whose attributes must outlive
+    /// the call (a function's caller binds them, a Constant gives its
+    /// value) is read again, kept.
+    fn process_node(
+        &mut self,
+        run: &mut Run<'m, '_>,
+        index: usize,
+        node: &NodeHead<'m>,
+        read: &[AttributeProto],
+        list: Seq<'m, NodeProto>,
+    ) {
         self.work = self.work.saturating_add(1);
         let domain = node.domain();
         let version = run.opset(domain);
@@ -1192,8 +1206,21 @@ impl<'m> Engine<'m> {
             Self::poison_outputs(run, node);
             return;
         };
-        let attrs = bind_attrs(node, run.bindings());
+        let attrs = if read.is_empty() {
+            bind_attrs(node, run.bindings())
+        } else {
+            Attrs::Read(read)
+        };
         let schema = self.schema(node.op_type(), domain, version);
+        if attrs.is_read() && Self::keeps_attributes(node, schema) {
+            self.work = self.work.saturating_sub(1);
+            match list.get(index) {
+                Some(kept) => self.process_node(run, index, &NodeHead::of(kept), &[], list),
+                // Not decodable: GraphView::read_nodes reports it.
+                None => Self::poison_outputs(run, node),
+            }
+            return;
+        }
         let Some(schema) = schema else {
             let id = function_id(domain, node.op_type(), node.overload());
             if let Some(&f) = self.functions.get(&id) {
@@ -1222,6 +1249,17 @@ impl<'m> Engine<'m> {
             return;
         }
         self.call_node(run, index, node, attrs, version, Some(schema), None);
+    }
+
+    /// Whether a node's attributes must outlive its inference: a function
+    /// body's run binds them (an operator without a rule, or a node
+    /// without a schema, maybe a model-local function's), a Constant's
+    /// value is kept as the output's.
+    fn keeps_attributes(node: &NodeHead<'_>, schema: Option<&'static OpSchema>) -> bool {
+        match schema {
+            None => true,
+            Some(s) => ops::rule(s).is_none() || node.op_type() == "Constant",
+        }
     }
 
     /// A node onnx cannot infer (no schema, no model-local function).
@@ -1263,7 +1301,7 @@ impl<'m> Engine<'m> {
         run: &mut Run<'m, '_>,
         index: usize,
         node: &NodeHead<'m>,
-        attrs: Attrs<'m>,
+        attrs: Attrs<'_, 'm>,
         version: i64,
         schema: Option<&'static OpSchema>,
         local: Option<&'m FunctionProto>,
@@ -1284,12 +1322,12 @@ impl<'m> Engine<'m> {
         outputs.clear();
         outputs.resize_with(node.output.len(), || None);
         let run_ref: &Run<'m, '_> = run;
-        let (result, mut outputs, attrs) = {
+        let (result, mut outputs) = {
             let mut ctx = NodeCtx {
                 node,
                 schema: schema.unwrap_or_else(|| placeholder_schema()),
                 opset: version,
-                attrs,
+                attrs: &attrs,
                 inputs,
                 consts,
                 outputs,
@@ -1331,7 +1369,7 @@ impl<'m> Engine<'m> {
                     }
                 }
             }
-            (result, ctx.outputs, ctx.attrs)
+            (result, ctx.outputs)
         };
         let returned = std::mem::take(&mut self.returned_data);
         match result {
@@ -1445,7 +1483,7 @@ impl<'m> Engine<'m> {
         index: usize,
         node: &NodeHead<'m>,
         schema: &'static OpSchema,
-        attrs: &Attrs<'m>,
+        attrs: &Attrs<'_, 'm>,
     ) {
         if !schema.domain.is_empty() {
             return;
@@ -1798,7 +1836,7 @@ impl<'m> Engine<'m> {
         index: usize,
         inputs: &[InputType<'_>],
         consts: &[Option<&Const<'m>>],
-        attrs: &Attrs<'m>,
+        attrs: &Attrs<'_, 'm>,
     ) -> InferResult<Vec<Option<Type>>> {
         let key: *const FunctionProto = f;
         if self.active.contains(&key) {
@@ -1824,13 +1862,14 @@ impl<'m> Engine<'m> {
         // The caller's attributes, by the function's attribute names; the
         // function's defaults for those the caller does not set.
         let mut bindings: Vec<(&'m str, &'m AttributeProto)> = Vec::new();
+        // (A caller's attributes are kept: see Engine::process_node.)
         for name in &f.attribute {
-            if let Some(a) = attrs.get(name) {
+            if let Some(a) = attrs.get_kept(name) {
                 bindings.push((name.as_str(), a));
             }
         }
         for d in &f.attribute_proto {
-            let value = attrs.get(d.name()).unwrap_or(d);
+            let value = attrs.get_kept(d.name()).unwrap_or(d);
             bindings.retain(|(n, _)| *n != d.name());
             bindings.push((d.name(), value));
         }
@@ -1869,7 +1908,7 @@ impl<'m> Engine<'m> {
         }
         self.active.push(key);
         for (i, n) in f.node.iter().enumerate() {
-            self.process_node(&mut run, i, &NodeHead::of(n));
+            self.process_node(&mut run, i, &NodeHead::of(n), &[], Seq::Slice(&f.node));
         }
         self.active.pop();
         if run.failed {

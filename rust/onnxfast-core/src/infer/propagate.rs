@@ -66,7 +66,7 @@ pub fn step(op: &str, since: i64) -> Option<Step> {
 pub struct Node<'a, 'm> {
     pub op: &'a str,
     pub since: i64,
-    pub(crate) attrs: &'a Attrs<'m>,
+    pub(crate) attrs: &'a Attrs<'a, 'm>,
     /// The input types (`None`: absent, untyped or unknown).
     pub types: &'a [Option<&'a Type>],
     /// Element type of output 0, when known.

@@ -8,7 +8,8 @@ use std::ops::Deref;
 use crate::decode::lazy::{GraphLists, LazyList, ListElement, TensorHeader};
 use crate::error::DecodeError;
 use crate::proto::{
-    GraphProto, NodeHead, NodeProto, SparseTensorProto, TensorProto, TypeProto, ValueInfoProto,
+    AttributeProto, GraphProto, NodeHead, NodeProto, SparseTensorProto, TensorProto, TypeProto,
+    ValueInfoProto,
 };
 
 /// The elements of one list: a slice, or a decode-on-touch list whose
@@ -190,7 +191,7 @@ impl<'a> GraphView<'a> {
             Seq::Slice(_) => Ok((read(), None)),
             Seq::Kept(list) => {
                 let next = std::sync::atomic::AtomicUsize::new(0);
-                let read_alone = |k: usize| !list.chunk_read_decoded(k);
+                let read_alone = |k: usize| !list.chunk_kept_by_reader(k);
                 let (t, r) = rayon::join(
                     || {
                         list.decode_ahead(&next, read_alone);
@@ -218,19 +219,49 @@ impl<'a> GraphView<'a> {
 const RING: usize = 8;
 
 /// A graph's node heads in order (of a decode-on-touch list: a node
-/// already decoded read decoded; one without attributes read from its
-/// bytes, nothing decoded or kept; another decoded and kept; one that
-/// cannot be decoded skipped, [`GraphView::read_nodes`] reports it), each
-/// read into a slot of a ring a few nodes ahead of the reader
-/// (who can start the work a later node needs, e.g. prefetches), and
-/// lent, not moved: a head is ~200 bytes.
+/// already decoded read decoded; another read from its bytes, its
+/// attributes decoded into a slot of the reader's, nothing kept; one
+/// holding a tensor or a graph, which a reader may borrow for longer,
+/// decoded and kept; one that cannot be decoded skipped,
+/// [`GraphView::read_nodes`] reports it), each read into a slot of a
+/// ring a few nodes ahead of the reader (who can start the work a later
+/// node needs, e.g. prefetches), and lent, not moved: a head is ~200
+/// bytes.
 pub struct NodeHeads<'a> {
     node: Seq<'a, NodeProto>,
     ring: [NodeHead<'a>; RING],
-    read: [bool; RING],
+    /// The attributes of a slot's node read from its bytes: the first
+    /// `read` (none when the head's `attribute` holds them, kept; the
+    /// elements keep their room for the next node).
+    attributes: [Vec<AttributeProto>; RING],
+    read: [usize; RING],
+    /// Whether a slot's node was read.
+    lent: [bool; RING],
     /// The next node to lend.
     at: usize,
     ahead: usize,
+}
+
+/// A node lent by [`NodeHeads::next`].
+pub struct Lent<'h, 'a> {
+    pub index: usize,
+    pub head: &'h NodeHead<'a>,
+    /// The node's attributes when read from its bytes for this reading
+    /// only (`head.attribute` is then empty); empty otherwise.
+    pub read: &'h [AttributeProto],
+    /// The head of the node `ahead` places after it, if any.
+    pub ahead: Option<&'h NodeHead<'a>>,
+}
+
+impl Lent<'_, '_> {
+    /// The node's attributes, however they were read.
+    pub fn attributes(&self) -> &[AttributeProto] {
+        if self.read.is_empty() {
+            self.head.attribute
+        } else {
+            self.read
+        }
+    }
 }
 
 impl<'a> NodeHeads<'a> {
@@ -239,7 +270,9 @@ impl<'a> NodeHeads<'a> {
         let mut heads = NodeHeads {
             node,
             ring: Default::default(),
-            read: [false; RING],
+            attributes: Default::default(),
+            read: [0; RING],
+            lent: [false; RING],
             at: 0,
             ahead: ahead.min(RING - 1),
         };
@@ -249,27 +282,36 @@ impl<'a> NodeHeads<'a> {
         heads
     }
 
-    /// Reads node `j` into its slot: from its bytes, or decoded (and
-    /// kept); a node that cannot be decoded is marked unread.
+    /// Reads node `j` into its slot: from its bytes (its attributes
+    /// decoded into the slot's), or decoded (and kept); a node that cannot
+    /// be decoded is marked unread.
     fn fill(&mut self, j: usize) {
         let slot = &mut self.ring[j % RING];
-        self.read[j % RING] = match self.node {
+        let read = &mut self.read[j % RING];
+        *read = 0;
+        self.lent[j % RING] = match self.node {
             Seq::Slice(s) => s.get(j).map(|n| slot.assign(n)).is_some(),
             Seq::Kept(l) => match l.cached(j) {
                 Some(n) => {
                     slot.assign(n);
                     true
                 }
-                None => l.head_into(j, slot) || l.get(j).ok().map(|n| slot.assign(n)).is_some(),
+                None => match l.read_into(j, slot, &mut self.attributes[j % RING]) {
+                    Some(n) => {
+                        *read = n;
+                        true
+                    }
+                    None => l.get(j).ok().map(|n| slot.assign(n)).is_some(),
+                },
             },
         };
     }
 
-    /// The next node (its index and head) and the head of the node
-    /// `ahead` places after it, if any; a node that cannot be decoded is
-    /// skipped ([`GraphView::read_nodes`] reports it).
+    /// The next node (its index, head and attributes) and the head of
+    /// the node `ahead` places after it, if any; a node that cannot be
+    /// decoded is skipped ([`GraphView::read_nodes`] reports it).
     #[allow(clippy::should_implement_trait)]
-    pub fn next(&mut self) -> Option<(usize, &NodeHead<'a>, Option<&NodeHead<'a>>)> {
+    pub fn next(&mut self) -> Option<Lent<'_, 'a>> {
         let len = self.node.len();
         loop {
             let i = self.at;
@@ -285,9 +327,15 @@ impl<'a> NodeHeads<'a> {
             if self.ahead == 0 {
                 self.fill(i);
             }
-            if self.read[i % RING] {
-                let ahead = (later && self.read[j % RING]).then(|| &self.ring[j % RING]);
-                return Some((i, &self.ring[i % RING], ahead));
+            if self.lent[i % RING] {
+                let ahead = (later && self.lent[j % RING]).then(|| &self.ring[j % RING]);
+                let read = &self.attributes[i % RING];
+                return Some(Lent {
+                    index: i,
+                    head: &self.ring[i % RING],
+                    read: read.get(..self.read[i % RING]).unwrap_or(read),
+                    ahead,
+                });
             }
         }
     }

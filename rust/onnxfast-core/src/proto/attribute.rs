@@ -242,6 +242,21 @@ impl AttributeProto {
         self.extras.as_ref()?.tp.as_deref()
     }
 
+    /// Whether the attribute holds a tensor or a graph (or a list of
+    /// them): messages a reader may borrow for longer than the attribute
+    /// is read (a reader of attributes from bytes keeps such a node
+    /// decoded; see `LazyList::kept_by_reader`).
+    pub fn holds_message(&self) -> bool {
+        self.extras.as_ref().is_some_and(|e| {
+            e.t.is_some()
+                || e.g.is_some()
+                || e.sparse_tensor.is_some()
+                || !e.tensors.is_empty()
+                || !e.graphs.is_empty()
+                || !e.sparse_tensors.is_empty()
+        })
+    }
+
     /// `strings` (empty when absent).
     pub fn strings(&self) -> &Vec<Bytes> {
         self.extras.as_ref().map_or(&NO_BYTES, |e| &e.strings)
@@ -476,7 +491,15 @@ impl prost::Message for AttributeProto {
     }
 
     fn clear(&mut self) {
-        *self = AttributeProto::default();
+        // As prost's: the lists keep their room.
+        self.name = None;
+        self.r#type = None;
+        self.f = None;
+        self.i = None;
+        self.s = None;
+        self.floats.clear();
+        self.ints.clear();
+        self.extras = None;
     }
 }
 
