@@ -871,7 +871,8 @@ impl NodeFields for NodeView<'_> {
 /// read: clear it and read the node with [`read_head`]).
 /// The size up to which [`LazyList::read_into`] decodes an attribute
 /// before it looks for a tensor or graph in it (copying at most this many
-/// bytes for nothing).
+/// bytes for nothing), and a view copies an attribute's bytes fields
+/// rather than slicing the source.
 const SMALL_ATTRIBUTE: usize = 64;
 
 /// Whether an attribute's bytes hold a tensor or a graph, or a list of
@@ -1221,7 +1222,8 @@ impl LazyList<NodeProto> {
 
     /// [`LazyList::read_into`]; `plain`: fails on an attribute holding a
     /// tensor or a graph, and copies bytes fields (otherwise they are
-    /// slices of the source: tensor bytes are not copied).
+    /// slices of the source, tensor bytes not copied, but in attributes of
+    /// at most `SMALL_ATTRIBUTE` bytes).
     fn read_parts<'s>(
         &'s self,
         i: usize,
@@ -1256,6 +1258,11 @@ impl LazyList<NodeProto> {
                     true => Err(Malformed(String::new())),
                     false => Ok(()),
                 };
+            }
+            if value.len() <= SMALL_ATTRIBUTE {
+                // A few bytes: copied (no count of the source's references
+                // taken and dropped for each attribute).
+                return a.merge(value).map_err(|e| Malformed(e.to_string()));
             }
             // `value` lies inside `body`, which starts at `offset`.
             let start = offset + (value.as_ptr() as usize - body.as_ptr() as usize);
