@@ -203,6 +203,9 @@ pub struct LazyList<T> {
     /// For a mapped source: releases the pages a big element's decode
     /// touched (see [`RELEASE_AFTER`]).
     pages: Option<PageReleaser>,
+    /// Set once every chunk a reader of heads and attributes keeps is
+    /// kept (see `LazyList::keep_for_reader`): looking again finds none.
+    kept_for_reader: std::sync::atomic::AtomicBool,
 }
 
 /// Decoding an element this long (a weight, typically) reads only its
@@ -239,6 +242,7 @@ impl<T: ListElement> LazyList<T> {
             max_depth,
             path: list.path(),
             pages,
+            kept_for_reader: Default::default(),
         }
     }
 
@@ -267,6 +271,7 @@ impl<T: ListElement> LazyList<T> {
             max_depth: self.max_depth,
             path: self.path,
             pages: self.pages.clone(),
+            kept_for_reader: Default::default(),
         }
     }
 
@@ -1317,6 +1322,10 @@ impl LazyList<NodeProto> {
     /// the others stay bytes.
     pub fn keep_for_reader(&self) -> Result<(), DecodeError> {
         use rayon::prelude::*;
+        use std::sync::atomic::Ordering;
+        if self.kept_for_reader.load(Ordering::Acquire) {
+            return Ok(());
+        }
         let keep = |k: usize| {
             if self.chunk_kept_by_reader(k) {
                 self.get(k * CHUNK).map(|_| ())
@@ -1325,10 +1334,24 @@ impl LazyList<NodeProto> {
             }
         };
         if self.len() < super::PARALLEL_MIN {
-            (0..self.cache.len()).try_for_each(keep)
+            (0..self.cache.len()).try_for_each(keep)?;
         } else {
-            (0..self.cache.len()).into_par_iter().try_for_each(keep)
+            (0..self.cache.len()).into_par_iter().try_for_each(keep)?;
         }
+        self.kept_for_reader.store(true, Ordering::Release);
+        Ok(())
+    }
+
+    /// Whether chunk `k` is one a reader of heads and attributes still
+    /// needs decoded and kept: it holds such a node
+    /// ([`LazyList::chunk_kept_by_reader`]) and is not kept yet (none is
+    /// after [`LazyList::keep_for_reader`]).
+    pub fn chunk_to_keep_for_reader(&self, k: usize) -> bool {
+        !self
+            .kept_for_reader
+            .load(std::sync::atomic::Ordering::Acquire)
+            && self.cache.get(k).is_some_and(|c| c.get().is_none())
+            && self.chunk_kept_by_reader(k)
     }
 
     /// Whether chunk `k` holds a node a reader of heads and attributes

@@ -191,7 +191,7 @@ impl<'a> GraphView<'a> {
             Seq::Slice(_) => Ok((read(), None)),
             Seq::Kept(list) => {
                 let next = std::sync::atomic::AtomicUsize::new(0);
-                let read_alone = |k: usize| !list.chunk_kept_by_reader(k);
+                let read_alone = |k: usize| !list.chunk_to_keep_for_reader(k);
                 let (t, r) = rayon::join(
                     || {
                         list.decode_ahead(&next, read_alone);
