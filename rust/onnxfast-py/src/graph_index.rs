@@ -135,7 +135,7 @@ impl TypeStore {
 
     /// The types of a model decoded on touch, after write-back: its main
     /// graph's read on demand, those of its subgraphs (below `source`'s
-    /// nodes with attributes, which inference decoded and kept, or their
+    /// nodes holding a graph, which inference decoded and kept, or their
     /// written-back versions) now.
     fn lazy(written: LazyWritten, source: &GraphLists) -> Result<TypeStore, DecodeError> {
         let mut store = TypeStore::default();
@@ -147,9 +147,9 @@ impl TypeStore {
         for i in 0..source.node.len() {
             let node = match edited.get(&i) {
                 Some(&n) => n,
-                None if source.node.cached(i).is_none() && !source.node.read_decoded(i) => {
-                    // Read by inference from its bytes: no attributes, so
-                    // no subgraph (decoding it would keep it for nothing).
+                None if source.node.cached(i).is_none() && !source.node.kept_by_reader(i) => {
+                    // Read by inference from its bytes: no attribute holds
+                    // a graph (decoding it would keep it for nothing).
                     continue;
                 }
                 None => source.node.get(i)?,
