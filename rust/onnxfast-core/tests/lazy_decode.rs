@@ -655,6 +655,62 @@ fn declarations_read_from_bytes_infer_as_decoded_ones() {
     assert!(found.iter().any(|l| l.contains("'v1500'")), "{found:?}");
 }
 
+/// A value of tensor type `elem` with static `dims`.
+fn typed(name: &str, elem: i32, dims: &[i64]) -> ValueInfoProto {
+    use onnxfast_core::proto::{
+        tensor_shape_proto::{dimension::Value, Dimension},
+        type_proto, TensorShapeProto, TypeProto,
+    };
+    ValueInfoProto {
+        name: Some(name.into()),
+        r#type: Some(TypeProto {
+            value: Some(type_proto::Value::TensorType(type_proto::Tensor {
+                elem_type: Some(elem),
+                shape: Some(TensorShapeProto {
+                    dim: dims
+                        .iter()
+                        .map(|&d| Dimension {
+                            value: Some(Value::DimValue(d)),
+                            ..Dimension::default()
+                        })
+                        .collect(),
+                }),
+            })),
+            ..TypeProto::default()
+        }),
+        ..ValueInfoProto::default()
+    }
+}
+
+/// Inference over decode-on-touch lists (`written`, `lists` and
+/// `inference`, what `infer_shapes_lazy` gave) against the eager
+/// inference of the decoded model `eager`: the same findings and the same
+/// written-back model. Returns that model and the findings.
+fn infers_as_eager(
+    (written, lists, inference): (
+        ModelProto,
+        Option<onnxfast_core::decode::lazy::GraphLists>,
+        onnxfast_core::infer::Inference,
+    ),
+    eager: ModelProto,
+) -> (ModelProto, Vec<String>) {
+    use onnxfast_core::infer::{infer_shapes, InferOptions};
+    let (want, want_inference, _) = infer_shapes(eager, &InferOptions::default());
+    let show = |ds: &[onnxfast_core::diag::Diagnostic]| -> Vec<String> {
+        ds.iter()
+            .map(|d| format!("{} {} {}", d.code, d.location, d.message))
+            .collect()
+    };
+    let found = show(&inference.diagnostics);
+    assert_eq!(found, show(&want_inference.diagnostics));
+    let got = match lists {
+        Some(lists) => lists.whole_model(&written).expect("whole"),
+        None => written,
+    };
+    assert_eq!(got.encode_to_vec(), want.encode_to_vec());
+    (got, found)
+}
+
 /// Nodes whose attributes inference reads from their bytes (decoded for
 /// the read, the node not kept) infer as decoded ones: Transpose's `perm`,
 /// LeakyRelu's `alpha`, Cast's `to`, a string attribute; a Constant's
@@ -665,11 +721,10 @@ fn declarations_read_from_bytes_infer_as_decoded_ones() {
 /// the eager inference's, and the plain nodes stay bytes.
 #[test]
 fn attributes_read_from_bytes_infer_as_decoded_ones() {
-    use onnxfast_core::infer::{infer_shapes, infer_shapes_lazy, InferOptions};
+    use onnxfast_core::infer::{infer_shapes_lazy, InferOptions};
     use onnxfast_core::proto::{
-        attribute_proto::AttributeType, tensor_shape_proto::dimension::Value,
-        tensor_shape_proto::Dimension, type_proto, AttributeProto, FunctionProto,
-        OperatorSetIdProto, TensorShapeProto, TypeProto,
+        attribute_proto::AttributeType, tensor_shape_proto::dimension::Value, type_proto,
+        AttributeProto, FunctionProto, OperatorSetIdProto,
     };
     let attr = |name: &str, kind: AttributeType| AttributeProto {
         name: Some(name.into()),
@@ -688,25 +743,6 @@ fn attributes_read_from_bytes_infer_as_decoded_ones() {
             attribute,
             ..NodeProto::default()
         };
-    let typed = |name: &str, elem: i32, dims: &[i64]| ValueInfoProto {
-        name: Some(name.into()),
-        r#type: Some(TypeProto {
-            value: Some(type_proto::Value::TensorType(type_proto::Tensor {
-                elem_type: Some(elem),
-                shape: Some(TensorShapeProto {
-                    dim: dims
-                        .iter()
-                        .map(|&d| Dimension {
-                            value: Some(Value::DimValue(d)),
-                            ..Dimension::default()
-                        })
-                        .collect(),
-                }),
-            })),
-            ..TypeProto::default()
-        }),
-        ..ValueInfoProto::default()
-    };
     let branch = |out: &str| GraphProto {
         name: Some(format!("b_{out}")),
         node: vec![node("Identity", &["x"], &[out], vec![])],
@@ -883,21 +919,7 @@ fn attributes_read_from_bytes_infer_as_decoded_ones() {
         kept[last_chunk..].iter().all(|&k| k),
         "the re-read nodes are kept"
     );
-    let (want, want_inference, _) = infer_shapes(model.clone(), &infer);
-    let show = |ds: &[onnxfast_core::diag::Diagnostic]| -> Vec<String> {
-        ds.iter()
-            .map(|d| format!("{} {} {}", d.code, d.location, d.message))
-            .collect()
-    };
-    assert_eq!(
-        show(&inference.diagnostics),
-        show(&want_inference.diagnostics)
-    );
-    let mut got = written;
-    if let Some(lists) = lists {
-        got = lists.whole_model(&got).expect("whole");
-    }
-    assert_eq!(got.encode_to_vec(), want.encode_to_vec());
+    let (got, _) = infers_as_eager((written, lists, inference), model);
     // What the attributes gave: Reshape by the Constant's ints (6 = 2*3*4
     // / 4), the function's transpose of it, a typed If.
     let output = |name: &str| -> Option<(i32, Vec<Option<Value>>)> {
@@ -939,29 +961,9 @@ fn attributes_read_from_bytes_infer_as_decoded_ones() {
 /// written-back model as the eager inference.
 #[test]
 fn initializers_read_from_bytes_infer_as_decoded_ones() {
-    use onnxfast_core::infer::{infer_shapes, infer_shapes_lazy, InferOptions};
+    use onnxfast_core::infer::{infer_shapes_lazy, InferOptions};
     use onnxfast_core::proto::{
-        tensor_shape_proto::{dimension::Value, Dimension},
-        type_proto, OperatorSetIdProto, TensorShapeProto, TypeProto,
-    };
-    let typed = |name: &str, elem: i32, dims: &[i64]| ValueInfoProto {
-        name: Some(name.into()),
-        r#type: Some(TypeProto {
-            value: Some(type_proto::Value::TensorType(type_proto::Tensor {
-                elem_type: Some(elem),
-                shape: Some(TensorShapeProto {
-                    dim: dims
-                        .iter()
-                        .map(|&d| Dimension {
-                            value: Some(Value::DimValue(d)),
-                            ..Dimension::default()
-                        })
-                        .collect(),
-                }),
-            })),
-            ..TypeProto::default()
-        }),
-        ..ValueInfoProto::default()
+        tensor_shape_proto::dimension::Value, type_proto, OperatorSetIdProto,
     };
     let n = 300;
     let mut nodes: Vec<NodeProto> = (0..n).map(node).collect();
@@ -1067,28 +1069,8 @@ fn initializers_read_from_bytes_infer_as_decoded_ones() {
         .count();
     assert!(touched <= 64, "{touched} initializers decoded");
     assert!(list.cached(200).is_some(), "the shape constant was read");
-    let (want, want_inference, _) = infer_shapes(eager.clone(), &plain);
-    let show = |ds: &[onnxfast_core::diag::Diagnostic]| -> Vec<String> {
-        ds.iter()
-            .map(|d| format!("{} {} {}", d.code, d.location, d.message))
-            .collect()
-    };
-    assert_eq!(
-        show(&inference.diagnostics),
-        show(&want_inference.diagnostics)
-    );
-    assert!(
-        show(&inference.diagnostics)
-            .iter()
-            .any(|d| d.contains("w_declared")),
-        "{:?}",
-        show(&inference.diagnostics)
-    );
-    let mut got = written;
-    if let Some(lists) = lists {
-        got = lists.whole_model(&got).expect("whole");
-    }
-    assert_eq!(got.encode_to_vec(), want.encode_to_vec());
+    let (got, found) = infers_as_eager((written, lists, inference), eager.clone());
+    assert!(found.iter().any(|d| d.contains("w_declared")), "{found:?}");
     let flat = got
         .graph
         .as_ref()

@@ -1368,16 +1368,26 @@ impl LazyList<NodeProto> {
     /// other than attributes (a quick look at the bytes, as that one).
     pub fn kept_by_reader(&self, i: usize) -> bool {
         use fields::node_proto as F;
+        self.has_node_field(i, |number, value| match number {
+            F::METADATA_PROPS | F::DEVICE_CONFIGURATIONS => true,
+            F::ATTRIBUTE => holds_message(value),
+            _ => false,
+        })
+    }
+
+    /// Whether node `i` has a field for which `found(number, value)`
+    /// holds, or is edited, or its bytes are not well formed (a quick look:
+    /// text is not checked).
+    fn has_node_field(&self, i: usize, found: impl Fn(u32, &[u8]) -> bool) -> bool {
         if self.edit.is_some() {
             return true;
         }
         let Ok((_, body)) = self.body(i) else {
             return true;
         };
-        for_each_field(body, |number, _, value| match number {
-            F::METADATA_PROPS | F::DEVICE_CONFIGURATIONS => Err(Malformed("kept".into())),
-            F::ATTRIBUTE if holds_message(value) => Err(Malformed("kept".into())),
-            _ => Ok(()),
+        for_each_field(body, |number, _, value| match found(number, value) {
+            true => Err(Malformed(String::new())),
+            false => Ok(()),
         })
         .is_err()
     }
@@ -1388,19 +1398,12 @@ impl LazyList<NodeProto> {
     /// checked).
     pub fn read_decoded(&self, i: usize) -> bool {
         use fields::node_proto as F;
-        if self.edit.is_some() {
-            return true;
-        }
-        let Ok((_, body)) = self.body(i) else {
-            return true;
-        };
-        for_each_field(body, |number, _, _| match number {
-            F::ATTRIBUTE | F::METADATA_PROPS | F::DEVICE_CONFIGURATIONS => {
-                Err(Malformed("read decoded".into()))
-            }
-            _ => Ok(()),
+        self.has_node_field(i, |number, _| {
+            matches!(
+                number,
+                F::ATTRIBUTE | F::METADATA_PROPS | F::DEVICE_CONFIGURATIONS
+            )
         })
-        .is_err()
     }
 
     /// The names of node `i`, read from its bytes (an appended node's from
