@@ -279,6 +279,11 @@ impl<T: ListElement> LazyList<T> {
         self.spans.len() + self.edit.as_ref().map_or(0, |e| e.appended())
     }
 
+    /// The bytes the elements are read from (the model's, shared).
+    pub fn source(&self) -> &Bytes {
+        &self.source
+    }
+
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }

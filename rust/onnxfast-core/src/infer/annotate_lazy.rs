@@ -59,10 +59,11 @@ enum Fill {
 pub struct ValueInfoEdit {
     /// By source entry (shorter than the list: the rest are kept).
     fills: Vec<Fill>,
-    /// The appended entries' names, one after the other, and where each
-    /// ends.
+    /// The appended entries' names: a [`NameSpan`] each, of `source` or
+    /// of `names` (those read from elsewhere, one after the other).
+    spans: Vec<u64>,
+    source: bytes::Bytes,
     names: String,
-    ends: Vec<usize>,
     /// The appended entries' types (`Set` or `Proto`).
     added: Vec<Fill>,
     protos: Vec<TypeProto>,
@@ -116,14 +117,24 @@ impl ValueInfoEdit {
     }
 
     fn added_name(&self, j: usize) -> &str {
-        let start = if j == 0 { 0 } else { self.ends[j - 1] };
-        self.names.get(start..self.ends[j]).unwrap_or_default()
+        let Some(&span) = self.spans.get(j) else {
+            return "";
+        };
+        let (own, range) = NameSpan::range(span);
+        let bytes = match own {
+            true => self.names.as_bytes().get(range),
+            false => self.source.get(range),
+        };
+        // (Text checked when the name was read; a span of it stays text.)
+        bytes
+            .and_then(|b| std::str::from_utf8(b).ok())
+            .unwrap_or_default()
     }
 
     /// The appended entries' names, in order (entry `j` of them is
     /// element `source + j` of the edited list).
     pub fn appended_names(&self) -> impl ExactSizeIterator<Item = &str> + '_ {
-        (0..self.ends.len()).map(|j| self.added_name(j))
+        (0..self.spans.len()).map(|j| self.added_name(j))
     }
 }
 
@@ -254,8 +265,9 @@ pub fn annotate_lazy<'a>(
         model: out,
         value_info: Arc::new(ValueInfoEdit {
             fills: plan.fills,
+            spans: plan.spans,
+            source: plan.source,
             names: plan.names,
-            ends: plan.ends,
             added: plan.added,
             protos: plan.protos,
             types: types.types,
@@ -270,13 +282,67 @@ pub fn annotate_lazy<'a>(
 #[derive(Default)]
 struct Plan {
     fills: Vec<Fill>,
+    spans: Vec<u64>,
+    source: bytes::Bytes,
     names: String,
-    ends: Vec<usize>,
     added: Vec<Fill>,
     protos: Vec<TypeProto>,
 }
 
+/// Where an appended entry's name lies, in a `u64`: bit 63 set for the
+/// plan's own copy (`names`), clear for the source's bytes; the start
+/// (bits 20-62) and the length (bits 0-19). Names are read from the
+/// source where they lie in it (not copied: a copy of each short name was
+/// a call of its own), copied otherwise (a kept node's, a longer one).
+struct NameSpan;
+
+impl NameSpan {
+    const OWN: u64 = 1 << 63;
+    const LEN_BITS: u32 = 20;
+    const MAX_START: u64 = (1 << 43) - 1;
+
+    /// The span of `start..start + len`, if both fit.
+    fn of(own: bool, start: usize, len: usize) -> Option<u64> {
+        let (start, len) = (u64::try_from(start).ok()?, u64::try_from(len).ok()?);
+        (start <= Self::MAX_START && len < 1 << Self::LEN_BITS)
+            .then_some((if own { Self::OWN } else { 0 }) | (start << Self::LEN_BITS) | len)
+    }
+
+    /// Whether the span is of the plan's own copy, and its byte range.
+    fn range(span: u64) -> (bool, std::ops::Range<usize>) {
+        let len = span & ((1 << Self::LEN_BITS) - 1);
+        let start = (span >> Self::LEN_BITS) & Self::MAX_START;
+        // Both fit a usize: they were usizes.
+        let (start, len) = (start as usize, len as usize);
+        (span & Self::OWN != 0, start..start.saturating_add(len))
+    }
+}
+
 impl Plan {
+    /// Appends an entry named `name`: a span of the source where the name
+    /// lies in it, else of a copy.
+    fn name(&mut self, name: &str) {
+        let base = self.source.as_ptr() as usize;
+        let at = (name.as_ptr() as usize).wrapping_sub(base);
+        let in_source = (name.as_ptr() as usize) >= base
+            && at
+                .checked_add(name.len())
+                .is_some_and(|end| end <= self.source.len());
+        let span = in_source
+            .then(|| NameSpan::of(false, at, name.len()))
+            .flatten()
+            .or_else(|| {
+                let start = self.names.len();
+                self.names.push_str(name);
+                NameSpan::of(true, start, name.len())
+            });
+        // A name past both limits (43-bit start, 1 MiB long) cannot be in
+        // memory beside the rest: kept empty rather than wrong.
+        self.spans.push(span.unwrap_or(Self::EMPTY_NAME));
+    }
+
+    const EMPTY_NAME: u64 = NameSpan::OWN;
+
     fn proto(&mut self, t: TypeProto) -> Fill {
         let k = u32::try_from(self.protos.len()).unwrap_or(u32::MAX);
         self.protos.push(t);
@@ -303,7 +369,13 @@ fn plan_main<'a>(
         .iter()
         .map(|t| needs_names(t, symbols))
         .collect();
-    let mut plan = Plan::default();
+    let mut plan = Plan {
+        source: match main.node {
+            crate::ir::view::Seq::Kept(list) => list.source().clone(),
+            crate::ir::view::Seq::Slice(_) => bytes::Bytes::new(),
+        },
+        ..Plan::default()
+    };
     // Declared entries by name (later kinds win), as write_back does, and
     // whether a node output the name yet.
     let declared = main.value_info.len() + main.graph.input.len() + main.graph.output.len();
@@ -380,14 +452,8 @@ fn plan_main<'a>(
     // Room for every output appended, made once (growing by doubling
     // touched twice the memory, each fresh page a fault); what a graph
     // whose outputs are declared leaves unused is never touched.
-    plan.ends.reserve_exact(outputs.len());
+    plan.spans.reserve_exact(outputs.len());
     plan.added.reserve_exact(outputs.len());
-    plan.names.reserve_exact(
-        outputs
-            .iter()
-            .map(|o| o.len())
-            .fold(0, usize::saturating_add),
-    );
     // The probes of names a few outputs ahead start early (see NameTable),
     // when the table is too large for the caches.
     let prefetch = typed.len() > PREFETCH_FROM;
@@ -485,8 +551,7 @@ fn plan_main<'a>(
             Some(Slot::Output(i)) => set_type(graph.output.get_mut(i), fill, types, &plan, names),
             _ => {}
         }
-        plan.names.push_str(out);
-        plan.ends.push(plan.names.len());
+        plan.name(out);
         plan.added.push(fill);
     }
     done.added += plan.added.len();
@@ -522,6 +587,44 @@ mod tests {
     use crate::proto::tensor_shape_proto::{dimension, Dimension};
     use crate::proto::{type_proto, OperatorSetIdProto, TensorShapeProto};
     use prost::Message;
+
+    #[test]
+    fn appended_names_are_spans_of_the_source_or_of_a_copy() {
+        let source = bytes::Bytes::from_static(b"..t1..a_longer_name..");
+        let mut plan = Plan {
+            source: source.clone(),
+            ..Plan::default()
+        };
+        let outside = String::from("kept_node_output");
+        let text = std::str::from_utf8(&source).expect("text");
+        plan.name(&text[2..4]);
+        plan.name(&outside);
+        plan.name(&text[6..19]);
+        plan.name("");
+        // The source's names are not copied.
+        assert_eq!(plan.names, "kept_node_output");
+        let edit = ValueInfoEdit {
+            spans: plan.spans,
+            source,
+            names: plan.names,
+            ..ValueInfoEdit::default()
+        };
+        let names: Vec<&str> = edit.appended_names().collect();
+        assert_eq!(names, ["t1", "kept_node_output", "a_longer_name", ""]);
+        assert_eq!(edit.added_name(9), "");
+        // The limits: a start of 43 bits, a length under 2^20.
+        let top = (1usize << 43) - 1;
+        assert_eq!(
+            NameSpan::range(NameSpan::of(false, top, 7).expect("fits")),
+            (false, top..top + 7)
+        );
+        assert_eq!(NameSpan::of(true, top + 1, 1), None);
+        assert_eq!(NameSpan::of(false, 0, 1 << 20), None);
+        assert_eq!(
+            NameSpan::range(NameSpan::of(true, 5, (1 << 20) - 1).expect("fits")),
+            (true, 5..5 + (1 << 20) - 1)
+        );
+    }
 
     /// A float tensor type; dims: a number, a name, or "?" (no value).
     fn float(dims: &[&str]) -> TypeProto {
