@@ -1293,33 +1293,6 @@ impl LazyList<NodeProto> {
         Some(used.get())
     }
 
-    /// Node `i`'s head read from its bytes, for a node without attributes
-    /// (their values must outlive the read: such a node is decoded and
-    /// kept), in a list without edits; `None` otherwise, or when the bytes
-    /// alone cannot stand for the decoded node (see `read_head`).
-    pub fn head(&self, i: usize) -> Option<NodeHead<'_>> {
-        let mut head = NodeHead::default();
-        self.head_into(i, &mut head).then_some(head)
-    }
-
-    /// [`LazyList::head`] into `head`, in place: `false` (and `head` left
-    /// unspecified) where that gives `None`.
-    pub fn head_into<'s>(&'s self, i: usize, head: &mut NodeHead<'s>) -> bool {
-        if self.edit.is_some() {
-            return false;
-        }
-        let Ok((_, body)) = self.body(i) else {
-            return false;
-        };
-        head.clear();
-        if read_plain_head(body, head, |_| false) {
-            return true;
-        }
-        head.clear();
-        // (Refused without a message: only whether it was read is kept.)
-        read_head(body, head, |_| Err(Malformed(String::new()))).is_ok()
-    }
-
     /// Decodes and keeps (in parallel when many) the chunks a reader of
     /// heads and attributes keeps ([`LazyList::chunk_kept_by_reader`]);
     /// the others stay bytes.
@@ -1367,46 +1340,23 @@ impl LazyList<NodeProto> {
     /// Whether node `i` is one a reader of heads and attributes
     /// ([`LazyList::read_into`]) decodes and keeps: an attribute holds a
     /// value the reader may keep a reference to (a tensor or graph, or
-    /// lists of them), or [`LazyList::read_decoded`] holds for a reason
-    /// other than attributes (a quick look at the bytes, as that one).
+    /// lists of them), it has metadata_props or device_configurations
+    /// (which a view does not read), its list has edits, or its bytes are
+    /// not well formed (a quick look: text is not checked).
     pub fn kept_by_reader(&self, i: usize) -> bool {
         use fields::node_proto as F;
-        self.has_node_field(i, |number, value| match number {
-            F::METADATA_PROPS | F::DEVICE_CONFIGURATIONS => true,
-            F::ATTRIBUTE => holds_message(value),
-            _ => false,
-        })
-    }
-
-    /// Whether node `i` has a field for which `found(number, value)`
-    /// holds, or is edited, or its bytes are not well formed (a quick look:
-    /// text is not checked).
-    fn has_node_field(&self, i: usize, found: impl Fn(u32, &[u8]) -> bool) -> bool {
         if self.edit.is_some() {
             return true;
         }
         let Ok((_, body)) = self.body(i) else {
             return true;
         };
-        for_each_field(body, |number, _, value| match found(number, value) {
-            true => Err(Malformed(String::new())),
-            false => Ok(()),
+        for_each_field(body, |number, _, value| match number {
+            F::METADATA_PROPS | F::DEVICE_CONFIGURATIONS => Err(Malformed(String::new())),
+            F::ATTRIBUTE if holds_message(value) => Err(Malformed(String::new())),
+            _ => Ok(()),
         })
         .is_err()
-    }
-
-    /// Whether node `i` is one [`LazyList::head`] does not read: it has
-    /// attributes, metadata_props or device_configurations, its list has
-    /// edits, or its bytes are not well formed (a quick look: text is not
-    /// checked).
-    pub fn read_decoded(&self, i: usize) -> bool {
-        use fields::node_proto as F;
-        self.has_node_field(i, |number, _| {
-            matches!(
-                number,
-                F::ATTRIBUTE | F::METADATA_PROPS | F::DEVICE_CONFIGURATIONS
-            )
-        })
     }
 
     /// The names of node `i`, read from its bytes (an appended node's from

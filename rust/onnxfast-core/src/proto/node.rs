@@ -186,9 +186,9 @@ impl NodeFields for NodeProto {
 
 /// What inference reads of a node, borrowed: names as `&str`s (slices of
 /// the source bytes, or of a decoded node's strings) and the attributes
-/// of a decoded node. Made per node as it is read, on the stack: a node
-/// without attributes is read from its bytes
-/// (`decode::lazy::LazyList::head`) and never decoded or kept.
+/// of a decoded node. Made per node as it is read, in the reader's slot: a
+/// node read from its bytes (`decode::lazy::LazyList::read_into`, its
+/// attributes decoded beside it) is never decoded or kept.
 #[derive(Clone, Debug, Default)]
 pub struct NodeHead<'a> {
     pub input: smallvec::SmallVec<[&'a str; 4]>,
