@@ -127,7 +127,7 @@ impl ValueInfoEdit {
         };
         // (Text checked when the name was read; a span of it stays text.)
         bytes
-            .and_then(|b| std::str::from_utf8(b).ok())
+            .and_then(|b| crate::decode::utf8(b).ok())
             .unwrap_or_default()
     }
 

@@ -317,7 +317,7 @@ pub(super) fn merge_str(
             let text = usize::try_from(len)
                 .ok()
                 .and_then(|len| chunk.get(at..at.checked_add(len)?))
-                .and_then(|bytes| std::str::from_utf8(bytes).ok());
+                .and_then(|bytes| crate::decode::utf8(bytes).ok());
             if let Some(text) = text {
                 let (text, used) = (Str::from(text), at + text.len());
                 buf.advance(used);
