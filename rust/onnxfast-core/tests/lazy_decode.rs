@@ -789,9 +789,11 @@ fn attributes_read_from_bytes_infer_as_decoded_ones() {
             ],
         ),
     ];
-    // Plain attributes, many of them (several chunks of the list).
+    // Plain attributes, many of them (several chunks of the list; more
+    // nodes than `FEED_FROM`: inference reads their heads in batches, on
+    // the pool's other thread when it is free).
     let mut last = "x".to_string();
-    for i in 0..600 {
+    for i in 0..2600 {
         let out = format!("t{i}");
         nodes.push(match i % 4 {
             0 => node(
@@ -950,6 +952,128 @@ fn attributes_read_from_bytes_infer_as_decoded_ones() {
                 .collect()
         ))
     );
+}
+
+/// A [`HeadFeed`]'s reader lends what [`NodeHeads`] lends (index, head,
+/// attributes read or kept, the head a look-ahead places after it), over a
+/// graph of plain nodes, nodes with attributes read from their bytes and
+/// nodes kept (a tensor or graph attribute), in batches and across their
+/// ends: with no producer, with one running beside the reader from the
+/// start or from half-way, and with a reader gone early (the producer
+/// returns).
+#[test]
+fn fed_heads_lend_what_node_heads_lend() {
+    use onnxfast_core::ir::view::{HeadFeed, Heads, Lent, NodeHeads, Seq};
+    let cat = |parts: &[Vec<u8>]| parts.concat();
+    let mut graph = Vec::new();
+    let n_nodes = 3000; // 11 batches and part of one
+    for i in 0..n_nodes {
+        let mut body = cat(&[
+            ld(1, format!("v{i}").as_bytes()),
+            ld(2, format!("v{}", i + 1).as_bytes()),
+            ld(3, format!("n{i}").as_bytes()),
+        ]);
+        body.extend(match i % 7 {
+            0 | 3 => cat(&[
+                ld(4, b"Transpose"),
+                ld(5, &cat(&[ld(1, b"perm"), varint(20, 7), ld(8, &[1, 0])])),
+            ]),
+            1 => cat(&[
+                ld(4, b"Constant"),
+                ld(
+                    5,
+                    &cat(&[
+                        ld(1, b"value"),
+                        varint(20, 4),
+                        ld(5, &cat(&[varint(2, 7), ld(8, b"c")])),
+                    ]),
+                ),
+            ]),
+            2 if i % 3 == 0 => cat(&[
+                ld(4, b"Loop"),
+                ld(
+                    5,
+                    &cat(&[ld(1, b"body"), varint(20, 5), ld(6, &ld(2, b"g"))]),
+                ),
+            ]),
+            _ => ld(4, b"Relu"),
+        });
+        graph.extend(ld(1, &body));
+    }
+    let model = ld(7, &graph);
+    type Seen = (
+        usize,
+        [String; 2],
+        Vec<String>,
+        Vec<String>,
+        Vec<String>,
+        Option<String>,
+    );
+    let seen = |n: &Lent<'_, '_>| -> Seen {
+        (
+            n.index,
+            [n.head.name(), n.head.op_type()].map(String::from),
+            n.head.input.iter().map(|s| s.to_string()).collect(),
+            n.head.output.iter().map(|s| s.to_string()).collect(),
+            n.attributes().iter().map(|a| format!("{a:?}")).collect(),
+            n.ahead.map(|h| h.name().to_string()),
+        )
+    };
+    let fresh =
+        || decode_lazy(Bytes::from(model.clone()), &DecodeOptions::default()).expect("lazy");
+    let lazy = fresh();
+    let mut want = Vec::new();
+    let mut heads = NodeHeads::new(Seq::Kept(&lazy.lists.node), 4);
+    while let Some(n) = heads.next() {
+        want.push(seen(&n));
+    }
+    assert_eq!(want.len(), n_nodes);
+    // Look-ahead within a batch only (the end of one has none).
+    let want_fed = |w: &[Seen]| -> Vec<Seen> {
+        w.iter()
+            .map(|s| {
+                let mut s = s.clone();
+                if s.0 % 256 >= 256 - 4 {
+                    s.5 = None;
+                }
+                s
+            })
+            .collect()
+    };
+    let want = want_fed(&want);
+    for start in ["never", "first", "half-way"] {
+        // A fresh model each time: nothing decoded by an earlier read.
+        let lazy = fresh();
+        let feed = HeadFeed::new(Seq::Kept(&lazy.lists.node));
+        let got = std::thread::scope(|s| {
+            let mut reader = feed.reader(4);
+            let mut got = Vec::new();
+            if start == "first" {
+                s.spawn(|| feed.produce());
+            }
+            while let Some(n) = reader.next_head() {
+                got.push(seen(&n));
+                if start == "half-way" && got.len() == n_nodes / 2 {
+                    s.spawn(|| feed.produce());
+                }
+            }
+            got
+        });
+        assert_eq!(got.len(), want.len(), "{start}");
+        for (g, w) in got.iter().zip(&want) {
+            assert_eq!(g, w, "{start}");
+        }
+    }
+    // A reader gone after 700 nodes: the producer returns.
+    let lazy = fresh();
+    let feed = HeadFeed::new(Seq::Kept(&lazy.lists.node));
+    std::thread::scope(|s| {
+        s.spawn(|| feed.produce());
+        let mut reader = feed.reader(4);
+        for _ in 0..700 {
+            assert!(reader.next_head().is_some());
+        }
+    });
 }
 
 /// Initializers read from their bytes by inference (name, element type and

@@ -27,7 +27,9 @@ use crate::diag::codes::{self, Code};
 use crate::diag::{Diagnostic, Location, Severity, Step};
 use crate::external::ExternalStore;
 use crate::ir::types::{Dim, Dims, Symbols, Type};
-use crate::ir::view::{same_declared, DeclaredType, GraphView, NodeHeads, Seq, TensorRef};
+use crate::ir::view::{
+    same_declared, DeclaredType, GraphView, HeadFeed, Heads, NodeHeads, Seq, TensorRef, FEED_FROM,
+};
 use crate::names::{Lookahead, Name, NameMap, NameSet, NameTable, PROBE_AHEAD};
 use crate::opset::{OpSchema, ParamOption, SchemaRegistry};
 use crate::proto::attribute_proto::AttributeType;
@@ -910,23 +912,20 @@ impl<'m> Engine<'m> {
         // The nodes holding a graph, found while their bytes are at hand (a
         // second pass over a large graph's nodes waits on memory).
         let mut holders: Vec<(usize, &'m [AttributeProto])> = Vec::new();
-        let mut heads = NodeHeads::new(g.node, PROBE_AHEAD);
-        while let Some(lent) = heads.next() {
-            let (i, n) = (lent.index, lent.head);
-            // The table's probes for a node a few ahead start now: most
-            // outputs are new names, at random places of a large table.
-            if let Some(ahead) = lent.ahead {
-                for name in ahead.input.iter().chain(&ahead.output) {
-                    run.values.prefetch(name);
-                }
+        match g.node {
+            // A large graph's heads are read on another thread (when the
+            // pool has one free), a few batches ahead.
+            Seq::Kept(_) if g.node.len() >= FEED_FROM && rayon::current_num_threads() > 1 => {
+                let feed = HeadFeed::new(g.node);
+                rayon::in_place_scope(|scope| {
+                    scope.spawn(|_| feed.produce());
+                    self.read_nodes(run, g, &mut feed.reader(PROBE_AHEAD), &mut holders);
+                });
             }
-            // (A node holding a graph is kept: its head's attributes.)
-            if self.collected.is_some() && n.attribute.iter().any(|a| a.g().is_some()) {
-                holders.push((i, n.attribute));
+            _ => {
+                let mut heads = NodeHeads::new(g.node, PROBE_AHEAD);
+                self.read_nodes(run, g, &mut heads, &mut holders);
             }
-            let start = run.capture.as_ref().map_or(0, |c| c.ty.len());
-            self.process_node(run, i, n, lent.read, g.node);
-            run.capture_align(start, n.output.len());
         }
         let mut holders = holders.into_iter();
         if self.compact_main && run.is_main() && self.collected.is_some() {
@@ -978,6 +977,35 @@ impl<'m> Engine<'m> {
                 values,
             });
             self.collect_declared_subgraphs(&run.path, &mut holders);
+        }
+    }
+
+    /// Infers `g`'s nodes in order, as `heads` lends them; the nodes
+    /// holding a graph go to `holders` when types are collected.
+    #[inline(always)]
+    fn read_nodes(
+        &mut self,
+        run: &mut Run<'m, '_>,
+        g: GraphView<'m>,
+        heads: &mut impl Heads<'m>,
+        holders: &mut Vec<(usize, &'m [AttributeProto])>,
+    ) {
+        while let Some(lent) = heads.next_head() {
+            let (i, n) = (lent.index, lent.head);
+            // The table's probes for a node a few ahead start now: most
+            // outputs are new names, at random places of a large table.
+            if let Some(ahead) = lent.ahead {
+                for name in ahead.input.iter().chain(&ahead.output) {
+                    run.values.prefetch(name);
+                }
+            }
+            // (A node holding a graph is kept: its head's attributes.)
+            if self.collected.is_some() && n.attribute.iter().any(|a| a.g().is_some()) {
+                holders.push((i, n.attribute));
+            }
+            let start = run.capture.as_ref().map_or(0, |c| c.ty.len());
+            self.process_node(run, i, n, lent.read, g.node);
+            run.capture_align(start, n.output.len());
         }
     }
 

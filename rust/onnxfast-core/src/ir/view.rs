@@ -282,33 +282,20 @@ impl<'a> NodeHeads<'a> {
         heads
     }
 
-    /// Reads node `j` into its slot: from its bytes (its attributes
-    /// decoded into the slot's), or decoded (and kept); a node that cannot
-    /// be decoded is marked unread.
+    /// Reads node `j` into its slot (see [`read_head`]).
     // (Inlined into the reader's loop, as it was when it read heads only:
     // out of line, with the reader's loop too, the 200k-node chain's
     // inference took 4 ms longer.)
     #[inline(always)]
     fn fill(&mut self, j: usize) {
-        let slot = &mut self.ring[j % RING];
-        let read = &mut self.read[j % RING];
-        *read = 0;
-        self.lent[j % RING] = match self.node {
-            Seq::Slice(s) => s.get(j).map(|n| slot.assign(n)).is_some(),
-            Seq::Kept(l) => match l.cached(j) {
-                Some(n) => {
-                    slot.assign(n);
-                    true
-                }
-                None => match l.read_into(j, slot, &mut self.attributes[j % RING]) {
-                    Some(n) => {
-                        *read = n;
-                        true
-                    }
-                    None => l.get(j).ok().map(|n| slot.assign(n)).is_some(),
-                },
-            },
-        };
+        let s = j % RING;
+        self.lent[s] = read_head(
+            self.node,
+            j,
+            &mut self.ring[s],
+            &mut self.attributes[s],
+            &mut self.read[s],
+        );
     }
 
     /// The next node (its index, head and attributes) and the head of
@@ -343,6 +330,322 @@ impl<'a> NodeHeads<'a> {
                 });
             }
         }
+    }
+}
+
+/// Reads node `j` of `node` into `slot`: from its bytes, its attributes
+/// decoded into `attributes` (`read` of them), or decoded (and kept);
+/// `false` for a node that cannot be decoded (left unread).
+#[inline(always)]
+fn read_head<'a>(
+    node: Seq<'a, NodeProto>,
+    j: usize,
+    slot: &mut NodeHead<'a>,
+    attributes: &mut Vec<AttributeProto>,
+    read: &mut usize,
+) -> bool {
+    *read = 0;
+    match node {
+        Seq::Slice(s) => s.get(j).map(|n| slot.assign(n)).is_some(),
+        Seq::Kept(l) => match l.cached(j) {
+            Some(n) => {
+                slot.assign(n);
+                true
+            }
+            None => match l.read_into(j, slot, attributes) {
+                Some(n) => {
+                    *read = n;
+                    true
+                }
+                None => l.get(j).ok().map(|n| slot.assign(n)).is_some(),
+            },
+        },
+    }
+}
+
+/// What lends a graph's node heads in order: [`NodeHeads`], or a
+/// [`HeadFeed`]'s reader.
+pub trait Heads<'a> {
+    /// The next node and the head of the node its look-ahead places after
+    /// it, if any; a node that cannot be decoded is skipped.
+    fn next_head(&mut self) -> Option<Lent<'_, 'a>>;
+}
+
+impl<'a> Heads<'a> for NodeHeads<'a> {
+    #[inline(always)]
+    fn next_head(&mut self) -> Option<Lent<'_, 'a>> {
+        self.next()
+    }
+}
+
+/// Nodes per batch of a [`HeadFeed`].
+const BATCH: usize = 256;
+/// Batches of a [`HeadFeed`]: how far its producer may read ahead.
+const BATCHES: usize = 8;
+/// A graph of fewer nodes is read by its reader alone.
+pub const FEED_FROM: usize = 4 * BATCH;
+
+/// The heads of consecutive nodes, read into room kept from batch to batch.
+#[derive(Default)]
+struct Batch<'a> {
+    first: usize,
+    len: usize,
+    heads: Vec<NodeHead<'a>>,
+    attributes: Vec<Vec<AttributeProto>>,
+    read: Vec<usize>,
+    lent: Vec<bool>,
+}
+
+impl<'a> Batch<'a> {
+    /// Reads batch `b` of `node`.
+    fn fill(&mut self, node: Seq<'a, NodeProto>, b: usize) {
+        let first = b.saturating_mul(BATCH);
+        let len = node.len().saturating_sub(first).min(BATCH);
+        if self.heads.len() < len {
+            self.heads.resize_with(len, NodeHead::default);
+            self.attributes.resize_with(len, Vec::new);
+            self.read.resize(len, 0);
+            self.lent.resize(len, false);
+        }
+        let slots = self
+            .heads
+            .iter_mut()
+            .zip(self.attributes.iter_mut())
+            .zip(self.read.iter_mut().zip(self.lent.iter_mut()))
+            .take(len);
+        for (k, ((head, attributes), (read, lent))) in slots.enumerate() {
+            *lent = read_head(node, first + k, head, attributes, read);
+        }
+        self.first = first;
+        self.len = len;
+    }
+}
+
+/// A [`FeedSlot`]'s phases, in the low bits of its state (the batch it is
+/// for above them).
+const FREE: usize = 0;
+const BUSY: usize = 1;
+const READY: usize = 2;
+const PHASES: usize = 4;
+
+fn state(batch: usize, phase: usize) -> usize {
+    batch.saturating_mul(PHASES) + phase
+}
+
+/// A slot of a feed: batch `b` goes to slot `b % BATCHES`, once the reader
+/// is done with batch `b - BATCHES`.
+struct FeedSlot<'a> {
+    /// The batch and phase: free for it, being read (by the producer, or
+    /// by the reader, which then reads it), ready for the reader.
+    state: std::sync::atomic::AtomicUsize,
+    batch: std::sync::Mutex<Batch<'a>>,
+}
+
+impl<'a> FeedSlot<'a> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Batch<'a>> {
+        // A reader that panicked left whole heads: they are overwritten.
+        self.batch
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// A graph's node heads read in batches by a producer on another thread,
+/// a few batches ahead of their reader ([`HeadFeed::reader`]), who reads a
+/// batch itself when the producer is not there yet: it never waits on a
+/// producer that has not started (one the thread pool never runs costs
+/// nothing), only, briefly, on a batch being read. What the reader gets is
+/// what [`NodeHeads`] gives.
+pub struct HeadFeed<'a> {
+    node: Seq<'a, NodeProto>,
+    batches: usize,
+    slots: Vec<FeedSlot<'a>>,
+    /// The batch the reader is at.
+    reader_at: std::sync::atomic::AtomicUsize,
+    /// Set when the reader is gone: the producer stops.
+    closed: std::sync::atomic::AtomicBool,
+}
+
+impl<'a> HeadFeed<'a> {
+    pub fn new(node: Seq<'a, NodeProto>) -> Self {
+        let batches = node.len().div_ceil(BATCH);
+        HeadFeed {
+            node,
+            batches,
+            slots: (0..BATCHES.min(batches))
+                .map(|b| FeedSlot {
+                    state: std::sync::atomic::AtomicUsize::new(state(b, FREE)),
+                    batch: std::sync::Mutex::new(Batch::default()),
+                })
+                .collect(),
+            reader_at: std::sync::atomic::AtomicUsize::new(0),
+            closed: std::sync::atomic::AtomicBool::new(false),
+        }
+    }
+
+    /// Reads the batches the reader has not reached, up to `BATCHES` ahead
+    /// of it, until it has them all or is gone. While it cannot go on it
+    /// runs the thread pool's other work, or sleeps a little (the batches
+    /// ahead last the reader far longer).
+    pub fn produce(&self) {
+        use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
+        let mut b = 0;
+        while b < self.batches && !self.closed.load(Relaxed) {
+            let Some(slot) = self.slots.get(b % BATCHES) else {
+                return;
+            };
+            let now = slot.state.load(Acquire);
+            if now / PHASES < b {
+                // The reader is not done with the batch before in the slot.
+                if !matches!(rayon::yield_now(), Some(rayon::Yield::Executed)) {
+                    std::thread::sleep(std::time::Duration::from_micros(20));
+                }
+                continue;
+            }
+            if now == state(b, FREE)
+                && slot
+                    .state
+                    .compare_exchange(now, state(b, BUSY), Acquire, Relaxed)
+                    .is_ok()
+            {
+                let ready = Claim { slot, batch: b };
+                slot.lock().fill(self.node, b);
+                std::mem::forget(ready);
+                slot.state.store(state(b, READY), Release);
+            }
+            // (Past a batch the reader took, or read: its own from then on.)
+            b = (b + 1).max(self.reader_at.load(Relaxed));
+        }
+    }
+
+    /// The reader of the heads, `ahead` (< `BATCH`) nodes ahead of it
+    /// within a batch. One reader per feed.
+    pub fn reader(&self, ahead: usize) -> FedHeads<'_, 'a> {
+        FedHeads {
+            feed: self,
+            batch: None,
+            b: 0,
+            k: 0,
+            ahead: ahead.min(BATCH - 1),
+        }
+    }
+}
+
+/// A batch the producer is reading: if it unwinds, the batch is left for
+/// the reader to read (who would wait on it forever otherwise).
+struct Claim<'s, 'a> {
+    slot: &'s FeedSlot<'a>,
+    batch: usize,
+}
+
+impl Drop for Claim<'_, '_> {
+    fn drop(&mut self) {
+        self.slot.state.store(
+            state(self.batch, FREE),
+            std::sync::atomic::Ordering::Release,
+        );
+    }
+}
+
+/// The reader of a [`HeadFeed`].
+pub struct FedHeads<'f, 'a> {
+    feed: &'f HeadFeed<'a>,
+    /// The batch being lent, held until its last node is.
+    batch: Option<std::sync::MutexGuard<'f, Batch<'a>>>,
+    /// Its number, and the next node of it.
+    b: usize,
+    k: usize,
+    ahead: usize,
+}
+
+impl<'f, 'a> FedHeads<'f, 'a> {
+    /// Batch `b`: as the producer read it, or read now (when the producer
+    /// has not started it), after waiting for the producer to finish it.
+    fn take(&self, b: usize) -> Option<std::sync::MutexGuard<'f, Batch<'a>>> {
+        use std::sync::atomic::Ordering::{Acquire, Relaxed};
+        let slot = self.feed.slots.get(b % BATCHES)?;
+        let mut waits = 0u32;
+        loop {
+            let now = slot.state.load(Acquire);
+            if now == state(b, READY) {
+                return Some(slot.lock());
+            }
+            if now == state(b, FREE)
+                && slot
+                    .state
+                    .compare_exchange(now, state(b, BUSY), Acquire, Relaxed)
+                    .is_ok()
+            {
+                let mut batch = slot.lock();
+                batch.fill(self.feed.node, b);
+                return Some(batch);
+            }
+            // Being read by the producer: a few microseconds.
+            waits = waits.saturating_add(1);
+            if waits < 256 {
+                std::hint::spin_loop();
+            } else {
+                std::thread::yield_now();
+            }
+        }
+    }
+
+    /// Gives batch `b`'s slot to batch `b + BATCHES`.
+    fn release(&mut self) {
+        use std::sync::atomic::Ordering::{Relaxed, Release};
+        self.batch = None;
+        if let Some(slot) = self.feed.slots.get(self.b % BATCHES) {
+            slot.state.store(state(self.b + BATCHES, FREE), Release);
+        }
+        self.b += 1;
+        self.feed.reader_at.store(self.b, Relaxed);
+    }
+}
+
+impl<'a> Heads<'a> for FedHeads<'_, 'a> {
+    #[inline]
+    fn next_head(&mut self) -> Option<Lent<'_, 'a>> {
+        loop {
+            match self.batch.as_deref() {
+                Some(batch) if self.k < batch.len => {
+                    if batch.lent.get(self.k).copied().unwrap_or(false) {
+                        break;
+                    }
+                    self.k += 1;
+                    continue;
+                }
+                Some(_) => self.release(),
+                None => {}
+            }
+            if self.b >= self.feed.batches {
+                return None;
+            }
+            self.batch = Some(self.take(self.b)?);
+            self.k = 0;
+        }
+        let batch = self.batch.as_deref()?;
+        let k = self.k;
+        self.k += 1;
+        let j = k + self.ahead;
+        let ahead =
+            (self.ahead > 0 && j < batch.len && batch.lent.get(j).copied().unwrap_or(false))
+                .then(|| batch.heads.get(j))
+                .flatten();
+        let read = batch.read.get(k).copied().unwrap_or(0);
+        Some(Lent {
+            index: batch.first + k,
+            head: batch.heads.get(k)?,
+            read: batch.attributes.get(k)?.get(..read).unwrap_or_default(),
+            ahead,
+        })
+    }
+}
+
+impl Drop for FedHeads<'_, '_> {
+    fn drop(&mut self) {
+        self.feed
+            .closed
+            .store(true, std::sync::atomic::Ordering::Relaxed);
     }
 }
 
