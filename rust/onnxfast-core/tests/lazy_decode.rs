@@ -959,8 +959,9 @@ fn attributes_read_from_bytes_infer_as_decoded_ones() {
 /// graph of plain nodes, nodes with attributes read from their bytes and
 /// nodes kept (a tensor or graph attribute), in batches and across their
 /// ends: with no producer, with one running beside the reader from the
-/// start or from half-way, and with a reader gone early (the producer
-/// returns).
+/// start or from half-way, with one too slow to wait for (the reader
+/// reads the batches it holds too long), and with a reader gone early
+/// (the producer returns).
 #[test]
 fn fed_heads_lend_what_node_heads_lend() {
     use onnxfast_core::ir::view::{HeadFeed, Heads, Lent, NodeHeads, Seq};
@@ -1041,7 +1042,7 @@ fn fed_heads_lend_what_node_heads_lend() {
             .collect()
     };
     let want = want_fed(&want);
-    for start in ["never", "first", "half-way"] {
+    for start in ["never", "first", "half-way", "slow"] {
         // A fresh model each time: nothing decoded by an earlier read.
         let lazy = fresh();
         let feed = HeadFeed::new(Seq::Kept(&lazy.lists.node));
@@ -1050,6 +1051,16 @@ fn fed_heads_lend_what_node_heads_lend() {
             let mut got = Vec::new();
             if start == "first" {
                 s.spawn(|| feed.produce());
+            }
+            if start == "slow" {
+                // Every other batch held 2 ms: the reader reads it itself.
+                s.spawn(|| {
+                    feed.produce_pausing(|b| {
+                        if b % 2 == 1 {
+                            std::thread::sleep(std::time::Duration::from_millis(2));
+                        }
+                    })
+                });
             }
             while let Some(n) = reader.next_head() {
                 got.push(seen(&n));
@@ -1064,6 +1075,39 @@ fn fed_heads_lend_what_node_heads_lend() {
             assert_eq!(g, w, "{start}");
         }
     }
+    // A batch the reader took from a slow producer, which hands it over
+    // late, while the reader is still on the batches before the slot's
+    // next: the slot goes to its next batch all the same (a reader that
+    // waited on the slot's stale state would never finish: watched).
+    let lazy: &'static _ = Box::leak(Box::new(fresh()));
+    let (done, finished) = std::sync::mpsc::channel();
+    let want_slow = want.clone();
+    std::thread::spawn(move || {
+        let feed = HeadFeed::new(Seq::Kept(&lazy.lists.node));
+        let got = std::thread::scope(|s| {
+            s.spawn(|| {
+                feed.produce_pausing(|b| {
+                    if b == 1 {
+                        std::thread::sleep(std::time::Duration::from_millis(1));
+                    }
+                })
+            });
+            let mut reader = feed.reader(4);
+            let mut got = Vec::new();
+            while let Some(n) = reader.next_head() {
+                if n.index % 256 == 0 {
+                    std::thread::sleep(std::time::Duration::from_micros(300));
+                }
+                got.push(seen(&n));
+            }
+            got
+        });
+        let _ = done.send(got == want_slow);
+    });
+    let same = finished
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .expect("the reader of a slow producer finishes");
+    assert!(same, "what a slow producer's reader lends");
     // A reader gone after 700 nodes: the producer returns.
     let lazy = fresh();
     let feed = HeadFeed::new(Seq::Kept(&lazy.lists.node));

@@ -426,27 +426,43 @@ impl<'a> Batch<'a> {
 const FREE: usize = 0;
 const BUSY: usize = 1;
 const READY: usize = 2;
+/// Taken by the reader, who reads the batch itself.
+const TAKEN: usize = 3;
 const PHASES: usize = 4;
 
 fn state(batch: usize, phase: usize) -> usize {
     batch.saturating_mul(PHASES) + phase
 }
 
+/// How long the reader waits on a batch the producer is reading before it
+/// reads the batch itself (a batch takes a few microseconds to read; a
+/// producer much slower than that was descheduled, or its core is busy).
+const PATIENCE: std::time::Duration = std::time::Duration::from_micros(20);
+
 /// A slot of a feed: batch `b` goes to slot `b % BATCHES`, once the reader
-/// is done with batch `b - BATCHES`.
+/// is done with batch `b - BATCHES`. Only the producer reads into a slot;
+/// the reader reads a batch it takes into its own room.
 struct FeedSlot<'a> {
-    /// The batch and phase: free for it, being read (by the producer, or
-    /// by the reader, which then reads it), ready for the reader.
+    /// The batch and phase: free for it, being read by the producer, ready
+    /// for the reader, taken by the reader.
     state: std::sync::atomic::AtomicUsize,
     batch: std::sync::Mutex<Batch<'a>>,
 }
 
 impl<'a> FeedSlot<'a> {
     fn lock(&self) -> std::sync::MutexGuard<'_, Batch<'a>> {
-        // A reader that panicked left whole heads: they are overwritten.
+        // A producer that panicked left whole heads: they are overwritten.
         self.batch
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Moves the state from `from` to `to`, if it is still `from`.
+    fn shift(&self, from: usize, to: usize) -> bool {
+        use std::sync::atomic::Ordering::{AcqRel, Acquire};
+        self.state
+            .compare_exchange(from, to, AcqRel, Acquire)
+            .is_ok()
     }
 }
 
@@ -454,8 +470,8 @@ impl<'a> FeedSlot<'a> {
 /// a few batches ahead of their reader ([`HeadFeed::reader`]), who reads a
 /// batch itself when the producer is not there yet: it never waits on a
 /// producer that has not started (one the thread pool never runs costs
-/// nothing), only, briefly, on a batch being read. What the reader gets is
-/// what [`NodeHeads`] gives.
+/// nothing), and waits on a batch being read only briefly (see
+/// [`PATIENCE`]). What the reader gets is what [`NodeHeads`] gives.
 pub struct HeadFeed<'a> {
     node: Seq<'a, NodeProto>,
     batches: usize,
@@ -488,7 +504,14 @@ impl<'a> HeadFeed<'a> {
     /// runs the thread pool's other work, or sleeps a little (the batches
     /// ahead last the reader far longer).
     pub fn produce(&self) {
-        use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
+        self.produce_pausing(|_| {});
+    }
+
+    /// [`HeadFeed::produce`], calling `pause(b)` after reading batch `b`,
+    /// before handing it over (tests make a slow producer with it).
+    #[doc(hidden)]
+    pub fn produce_pausing(&self, pause: impl Fn(usize)) {
+        use std::sync::atomic::Ordering::{Acquire, Relaxed};
         let mut b = 0;
         while b < self.batches && !self.closed.load(Relaxed) {
             let Some(slot) = self.slots.get(b % BATCHES) else {
@@ -502,18 +525,15 @@ impl<'a> HeadFeed<'a> {
                 }
                 continue;
             }
-            if now == state(b, FREE)
-                && slot
-                    .state
-                    .compare_exchange(now, state(b, BUSY), Acquire, Relaxed)
-                    .is_ok()
-            {
-                let ready = Claim { slot, batch: b };
+            if now == state(b, FREE) && slot.shift(now, state(b, BUSY)) {
+                let claim = Claim { slot, batch: b };
                 slot.lock().fill(self.node, b);
-                std::mem::forget(ready);
-                slot.state.store(state(b, READY), Release);
+                pause(b);
+                std::mem::forget(claim);
+                // (Unless the reader took it meanwhile.)
+                slot.shift(state(b, BUSY), state(b, READY));
             }
-            // (Past a batch the reader took, or read: its own from then on.)
+            // (Past a batch the reader took: its own from then on.)
             b = (b + 1).max(self.reader_at.load(Relaxed));
         }
     }
@@ -523,7 +543,8 @@ impl<'a> HeadFeed<'a> {
     pub fn reader(&self, ahead: usize) -> FedHeads<'_, 'a> {
         FedHeads {
             feed: self,
-            batch: None,
+            held: Held::Nothing,
+            own: Batch::default(),
             b: 0,
             k: 0,
             ahead: ahead.min(BATCH - 1),
@@ -532,7 +553,7 @@ impl<'a> HeadFeed<'a> {
 }
 
 /// A batch the producer is reading: if it unwinds, the batch is left for
-/// the reader to read (who would wait on it forever otherwise).
+/// the reader to read (who would wait on it otherwise).
 struct Claim<'s, 'a> {
     slot: &'s FeedSlot<'a>,
     batch: usize,
@@ -540,60 +561,69 @@ struct Claim<'s, 'a> {
 
 impl Drop for Claim<'_, '_> {
     fn drop(&mut self) {
-        self.slot.state.store(
-            state(self.batch, FREE),
-            std::sync::atomic::Ordering::Release,
-        );
+        self.slot
+            .shift(state(self.batch, BUSY), state(self.batch, FREE));
     }
+}
+
+/// What the reader lends from.
+enum Held<'f, 'a> {
+    Nothing,
+    /// A slot the producer read.
+    Slot(std::sync::MutexGuard<'f, Batch<'a>>),
+    /// The reader's own room.
+    Own,
 }
 
 /// The reader of a [`HeadFeed`].
 pub struct FedHeads<'f, 'a> {
     feed: &'f HeadFeed<'a>,
     /// The batch being lent, held until its last node is.
-    batch: Option<std::sync::MutexGuard<'f, Batch<'a>>>,
-    /// Its number, and the next node of it.
+    held: Held<'f, 'a>,
+    /// Room for the batches the reader reads itself.
+    own: Batch<'a>,
+    /// The batch's number, and its next node.
     b: usize,
     k: usize,
     ahead: usize,
 }
 
 impl<'f, 'a> FedHeads<'f, 'a> {
-    /// Batch `b`: as the producer read it, or read now (when the producer
-    /// has not started it), after waiting for the producer to finish it.
-    fn take(&self, b: usize) -> Option<std::sync::MutexGuard<'f, Batch<'a>>> {
-        use std::sync::atomic::Ordering::{Acquire, Relaxed};
-        let slot = self.feed.slots.get(b % BATCHES)?;
-        let mut waits = 0u32;
+    /// Batch `b`: as the producer read it, or read now into the reader's
+    /// own room (when the producer has not started it, or is too long at
+    /// it).
+    fn take(&mut self, b: usize) -> Option<Held<'f, 'a>> {
+        use std::sync::atomic::Ordering::Acquire;
+        let feed = self.feed;
+        let slot = feed.slots.get(b % BATCHES)?;
+        let mut since: Option<std::time::Instant> = None;
+        let mut spins = 0u32;
         loop {
             let now = slot.state.load(Acquire);
             if now == state(b, READY) {
-                return Some(slot.lock());
+                return Some(Held::Slot(slot.lock()));
             }
-            if now == state(b, FREE)
-                && slot
-                    .state
-                    .compare_exchange(now, state(b, BUSY), Acquire, Relaxed)
-                    .is_ok()
-            {
-                let mut batch = slot.lock();
-                batch.fill(self.feed.node, b);
-                return Some(batch);
+            let patient = || since.is_none_or(|t| t.elapsed() < PATIENCE);
+            let mine = now == state(b, FREE) || (now == state(b, BUSY) && !patient());
+            if mine && slot.shift(now, state(b, TAKEN)) {
+                self.own.fill(feed.node, b);
+                return Some(Held::Own);
             }
             // Being read by the producer: a few microseconds.
-            waits = waits.saturating_add(1);
-            if waits < 256 {
-                std::hint::spin_loop();
-            } else {
-                std::thread::yield_now();
+            spins = spins.wrapping_add(1);
+            if spins % 64 == 1 {
+                since.get_or_insert_with(std::time::Instant::now);
             }
+            std::hint::spin_loop();
         }
     }
 
-    /// Gives batch `b`'s slot to batch `b + BATCHES`.
+    /// Gives batch `b`'s slot to batch `b + BATCHES` (the producer may
+    /// still be reading into it a batch the reader took: it holds the
+    /// slot's lock until done).
     fn release(&mut self) {
         use std::sync::atomic::Ordering::{Relaxed, Release};
-        self.batch = None;
+        self.held = Held::Nothing;
         if let Some(slot) = self.feed.slots.get(self.b % BATCHES) {
             slot.state.store(state(self.b + BATCHES, FREE), Release);
         }
@@ -606,7 +636,12 @@ impl<'a> Heads<'a> for FedHeads<'_, 'a> {
     #[inline]
     fn next_head(&mut self) -> Option<Lent<'_, 'a>> {
         loop {
-            match self.batch.as_deref() {
+            let batch = match &self.held {
+                Held::Nothing => None,
+                Held::Slot(guard) => Some(&**guard),
+                Held::Own => Some(&self.own),
+            };
+            match batch {
                 Some(batch) if self.k < batch.len => {
                     if batch.lent.get(self.k).copied().unwrap_or(false) {
                         break;
@@ -620,10 +655,14 @@ impl<'a> Heads<'a> for FedHeads<'_, 'a> {
             if self.b >= self.feed.batches {
                 return None;
             }
-            self.batch = Some(self.take(self.b)?);
+            self.held = self.take(self.b)?;
             self.k = 0;
         }
-        let batch = self.batch.as_deref()?;
+        let batch = match &self.held {
+            Held::Nothing => return None,
+            Held::Slot(guard) => &**guard,
+            Held::Own => &self.own,
+        };
         let k = self.k;
         self.k += 1;
         let j = k + self.ahead;
