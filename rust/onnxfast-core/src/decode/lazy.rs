@@ -191,7 +191,8 @@ impl NameTable {
 /// A repeated message field decoded on touch.
 pub struct LazyList<T> {
     source: Bytes,
-    spans: Spans,
+    /// (Shared with the lists [`LazyList::edited`] makes of this one.)
+    spans: std::sync::Arc<Spans>,
     /// Applied to every element decoded (see [`Edit`]).
     edit: Option<std::sync::Arc<dyn Edit<T>>>,
     /// The elements' names, copied out on first use (tensor lists).
@@ -235,7 +236,7 @@ impl<T: ListElement> LazyList<T> {
         let chunks = spans.len().div_ceil(CHUNK);
         LazyList {
             source,
-            spans,
+            spans: std::sync::Arc::new(spans),
             edit: None,
             names: OnceLock::new(),
             cache: (0..chunks).map(|_| OnceLock::new()).collect(),
@@ -264,7 +265,7 @@ impl<T: ListElement> LazyList<T> {
         let len = self.spans.len() + edit.as_ref().map_or(0, |e| e.appended());
         LazyList {
             source: self.source.clone(),
-            spans: self.spans.clone(),
+            spans: std::sync::Arc::clone(&self.spans),
             edit,
             names: OnceLock::new(),
             cache: (0..len.div_ceil(CHUNK)).map(|_| OnceLock::new()).collect(),

@@ -794,7 +794,14 @@ impl<'m> Engine<'m> {
         );
         run.opsets = opsets_of(&model.opset_import);
         if self.compact_main {
-            run.capture = Some(Capture::default());
+            // An entry per node output: room for one a node, made once
+            // (grown by doubling, each step copied the entries to fresh
+            // pages).
+            let nodes = g.node.len();
+            run.capture = Some(Capture {
+                ty: Vec::with_capacity(nodes),
+                first: Vec::with_capacity(nodes),
+            });
         }
         self.declare(&mut run, g, &[]);
         self.run_graph(&mut run, g);
