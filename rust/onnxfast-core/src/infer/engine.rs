@@ -803,8 +803,40 @@ impl<'m> Engine<'m> {
                 first: Vec::with_capacity(nodes),
             });
         }
-        self.declare(&mut run, g, &[]);
-        self.run_graph(&mut run, g);
+        if Self::fed(g) {
+            // The table's pages for the values to come are mapped in on the
+            // other thread while this one declares and infers.
+            run.values.reserve(Self::values_of(g));
+            let room = run.values.spare_room();
+            rayon::in_place_scope(|scope| {
+                scope.spawn(move |_| crate::names::prefault(room));
+                self.declare(&mut run, g, &[]);
+                self.run_graph(&mut run, g);
+            });
+        } else {
+            self.declare(&mut run, g, &[]);
+            self.run_graph(&mut run, g);
+        }
+    }
+
+    /// How many values a graph has, about: its declarations, and one
+    /// output a node (counting them would decode every node of a
+    /// decode-on-touch graph before inference starts).
+    fn values_of(g: GraphView<'_>) -> usize {
+        g.node.len()
+            + g.graph.input.len()
+            + g.initializer.len()
+            + g.value_info.len()
+            + g.graph.output.len()
+    }
+
+    /// Whether a graph's nodes are read on another thread (see
+    /// [`HeadFeed`]): a large decode-on-touch graph, with a pool thread to
+    /// spare.
+    fn fed(g: GraphView<'_>) -> bool {
+        matches!(g.node, Seq::Kept(_))
+            && g.node.len() >= FEED_FROM
+            && rayon::current_num_threads() > 1
     }
 
     /// Declared types of a graph: value_info, inputs (merged with `given`
@@ -823,16 +855,7 @@ impl<'m> Engine<'m> {
                 None => false,
             }
         }
-        // About one output a node (counting them would decode every node
-        // of a decode-on-touch graph before inference starts).
-        let outputs = g.node.len();
-        run.values.reserve(
-            outputs
-                + g.graph.input.len()
-                + g.initializer.len()
-                + g.value_info.len()
-                + g.graph.output.len(),
-        );
+        run.values.reserve(Self::values_of(g));
         // Exporters declare long runs of one type: a declaration equal to
         // the one before (same bytes, or an equal message) reuses its
         // converted type (the conversion is deterministic: the same symbols
@@ -919,20 +942,17 @@ impl<'m> Engine<'m> {
         // The nodes holding a graph, found while their bytes are at hand (a
         // second pass over a large graph's nodes waits on memory).
         let mut holders: Vec<(usize, &'m [AttributeProto])> = Vec::new();
-        match g.node {
+        if Self::fed(g) {
             // A large graph's heads are read on another thread (when the
             // pool has one free), a few batches ahead.
-            Seq::Kept(_) if g.node.len() >= FEED_FROM && rayon::current_num_threads() > 1 => {
-                let feed = HeadFeed::new(g.node);
-                rayon::in_place_scope(|scope| {
-                    scope.spawn(|_| feed.produce());
-                    self.read_nodes(run, g, &mut feed.reader(PROBE_AHEAD), &mut holders);
-                });
-            }
-            _ => {
-                let mut heads = NodeHeads::new(g.node, PROBE_AHEAD);
-                self.read_nodes(run, g, &mut heads, &mut holders);
-            }
+            let feed = HeadFeed::new(g.node);
+            rayon::in_place_scope(|scope| {
+                scope.spawn(|_| feed.produce());
+                self.read_nodes(run, g, &mut feed.reader(PROBE_AHEAD), &mut holders);
+            });
+        } else {
+            let mut heads = NodeHeads::new(g.node, PROBE_AHEAD);
+            self.read_nodes(run, g, &mut heads, &mut holders);
         }
         let mut holders = holders.into_iter();
         if self.compact_main && run.is_main() && self.collected.is_some() {

@@ -12,7 +12,7 @@ use std::hash::{Hash, Hasher};
 
 mod table;
 
-pub(crate) use table::{Lookahead, NameTable, PROBE_AHEAD};
+pub(crate) use table::{prefault, Lookahead, NameTable, PROBE_AHEAD};
 
 /// Equal strings, compared without calling `memcmp`.
 #[inline]

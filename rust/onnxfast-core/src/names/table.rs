@@ -255,6 +255,16 @@ impl<'a, V> NameTable<'a, V> {
 
     /// Entries made so far (removed ones included): the index the next new
     /// name gets.
+    /// The room for entries not made yet (see [`prefault`]).
+    pub(crate) fn spare_room(&self) -> Room {
+        let used = self.entries.len() * std::mem::size_of::<(&str, V)>();
+        let room = self.entries.capacity() * std::mem::size_of::<(&str, V)>();
+        Room {
+            start: (self.entries.as_ptr() as usize).saturating_add(used),
+            len: room.saturating_sub(used),
+        }
+    }
+
     pub(crate) fn entries_made(&self) -> usize {
         self.entries.len()
     }
@@ -316,6 +326,48 @@ impl<'a, V> NameTable<'a, V> {
     }
 }
 
+/// A range of memory a table will write (an address and a length: no
+/// access through it, see [`prefault`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Room {
+    start: usize,
+    len: usize,
+}
+
+/// Maps in, ready for writing, the pages of `room` not mapped yet: run on
+/// another thread while the table's owner fills it, so that the owner does
+/// not take a page fault on each fresh page of its entries (2,500 faults,
+/// several ms, for the values of a 200,000-node graph). Linux 5.14 and
+/// later; elsewhere nothing (the owner faults the pages in as before).
+pub(crate) fn prefault(room: Room) {
+    #[cfg(target_os = "linux")]
+    {
+        const PAGE: usize = 4096;
+        let first = room.start.div_ceil(PAGE) * PAGE;
+        let last = room.start.saturating_add(room.len) / PAGE * PAGE;
+        if last <= first {
+            return;
+        }
+        // SAFETY: MADV_POPULATE_WRITE reads and writes no byte of the
+        // range: it maps each page not mapped yet as the first write would
+        // (a fresh zeroed page of this private anonymous memory; a page
+        // already mapped is left as it is), so it cannot race with the
+        // owner's writes, and the contents are what they would have been.
+        // Should the room be freed meanwhile (the table grew), the range is
+        // still the allocator's, and mapping its pages in changes no data.
+        // A failure (an older kernel, EINVAL) leaves the faults to the owner.
+        let _ = unsafe {
+            rustix::mm::madvise(
+                first as *mut std::ffi::c_void,
+                last - first,
+                rustix::mm::Advice::LinuxPopulateWrite,
+            )
+        };
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = room;
+}
+
 /// `n` empty slots, written now. `vec![EMPTY; n]` would take fresh zeroed
 /// pages from the allocator untouched: a probe then reads each page first,
 /// mapping the kernel's shared zero page, and the insert after it writes,
@@ -369,6 +421,31 @@ fn prefetch_line<T>(at: &T) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Mapping in a table's spare room from another thread while its
+    /// owner fills it changes nothing the owner wrote or reads.
+    #[test]
+    fn prefaulting_the_spare_room_changes_nothing() {
+        let owned: Vec<String> = (0..300_000).map(|i| format!("value_{i}")).collect();
+        let mut t: NameTable<'_, usize> = NameTable::with_capacity(owned.len());
+        for (i, name) in owned.iter().take(1000).enumerate() {
+            t.insert(name, i);
+        }
+        let room = t.spare_room();
+        assert!(room.len >= (owned.len() - 1000) * std::mem::size_of::<(&str, usize)>());
+        std::thread::scope(|s| {
+            s.spawn(move || prefault(room));
+            for (i, name) in owned.iter().enumerate().skip(1000) {
+                t.insert(name, i);
+            }
+        });
+        for (i, name) in owned.iter().enumerate() {
+            assert_eq!(t.get(name), Some(&i));
+        }
+        // A full table has no spare room; prefaulting nothing is nothing.
+        let full: NameTable<'_, usize> = NameTable::default();
+        prefault(full.spare_room());
+    }
 
     #[test]
     fn agrees_with_a_hash_map() {
