@@ -960,8 +960,9 @@ fn attributes_read_from_bytes_infer_as_decoded_ones() {
 /// nodes kept (a tensor or graph attribute), in batches and across their
 /// ends: with no producer, with one running beside the reader from the
 /// start or from half-way, with one too slow to wait for (the reader
-/// reads the batches it holds too long), and with a reader gone early
-/// (the producer returns).
+/// reads the batches it holds too long), with one that panics holding a
+/// batch, under random schedules, and with a reader gone early (the
+/// producer returns).
 #[test]
 fn fed_heads_lend_what_node_heads_lend() {
     use onnxfast_core::ir::view::{HeadFeed, Heads, Lent, NodeHeads, Seq};
@@ -1118,6 +1119,72 @@ fn fed_heads_lend_what_node_heads_lend() {
             assert!(reader.next_head().is_some());
         }
     });
+    // A producer that panics holding batch 2 leaves it to the reader.
+    let lazy = fresh();
+    let feed = HeadFeed::new(Seq::Kept(&lazy.lists.node));
+    let (got, producer) = std::thread::scope(|s| {
+        let producer = s.spawn(|| {
+            feed.produce_pausing(|b| {
+                assert!(b != 2, "the producer fails on batch 2");
+            })
+        });
+        let mut reader = feed.reader(4);
+        let mut got = Vec::new();
+        while let Some(n) = reader.next_head() {
+            got.push(seen(&n));
+        }
+        drop(reader);
+        (got, producer.join())
+    });
+    assert!(producer.is_err(), "the producer panicked");
+    assert_eq!(got, want, "what the reader of a failed producer lends");
+    // Schedules at random: producer and reader pausing here and there
+    // (the producer while it holds a batch, past the reader's patience or
+    // not), readers gone early. Each lends what NodeHeads lends, and ends.
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    for round in 0..40 {
+        let lazy = fresh();
+        let feed = HeadFeed::new(Seq::Kept(&lazy.lists.node));
+        let (holds, waits, stop) = (next(), next(), next() % 4);
+        let stop_at = if stop == 0 {
+            (next() % n_nodes as u64) as usize
+        } else {
+            usize::MAX
+        };
+        let got = std::thread::scope(|s| {
+            s.spawn(|| {
+                feed.produce_pausing(|b| {
+                    if (holds >> (b % 64)) & 1 == 1 {
+                        let micros = (holds >> 8).wrapping_mul(b as u64 + 1) % 60;
+                        std::thread::sleep(std::time::Duration::from_micros(micros));
+                    }
+                })
+            });
+            let mut reader = feed.reader(4);
+            let mut got = Vec::new();
+            while let Some(n) = reader.next_head() {
+                got.push(seen(&n));
+                if got.len() == stop_at {
+                    break;
+                }
+                if n.index % 256 == 0 && (waits >> (n.index / 256 % 64)) & 1 == 1 {
+                    std::thread::sleep(std::time::Duration::from_micros(waits % 80));
+                }
+            }
+            got
+        });
+        let expected = &want[..got.len()];
+        assert_eq!(&got[..], expected, "round {round}");
+        if stop_at == usize::MAX {
+            assert_eq!(got.len(), want.len(), "round {round}");
+        }
+    }
 }
 
 /// Initializers read from their bytes by inference (name, element type and
