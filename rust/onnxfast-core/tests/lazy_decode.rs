@@ -1056,11 +1056,14 @@ fn fed_heads_lend_what_node_heads_lend() {
             if start == "slow" {
                 // Every other batch held 2 ms: the reader reads it itself.
                 s.spawn(|| {
-                    feed.produce_pausing(|b| {
-                        if b % 2 == 1 {
-                            std::thread::sleep(std::time::Duration::from_millis(2));
-                        }
-                    })
+                    feed.produce_pausing(
+                        || false,
+                        |b| {
+                            if b % 2 == 1 {
+                                std::thread::sleep(std::time::Duration::from_millis(2));
+                            }
+                        },
+                    )
                 });
             }
             while let Some(n) = reader.next_head() {
@@ -1087,11 +1090,14 @@ fn fed_heads_lend_what_node_heads_lend() {
         let feed = HeadFeed::new(Seq::Kept(&lazy.lists.node));
         let got = std::thread::scope(|s| {
             s.spawn(|| {
-                feed.produce_pausing(|b| {
-                    if b == 1 {
-                        std::thread::sleep(std::time::Duration::from_millis(1));
-                    }
-                })
+                feed.produce_pausing(
+                    || false,
+                    |b| {
+                        if b == 1 {
+                            std::thread::sleep(std::time::Duration::from_millis(1));
+                        }
+                    },
+                )
             });
             let mut reader = feed.reader(4);
             let mut got = Vec::new();
@@ -1109,6 +1115,26 @@ fn fed_heads_lend_what_node_heads_lend() {
         .recv_timeout(std::time::Duration::from_secs(60))
         .expect("the reader of a slow producer finishes");
     assert!(same, "what a slow producer's reader lends");
+    // A producer ahead of a slow reader does its other work meanwhile.
+    let lazy = fresh();
+    let feed = HeadFeed::new(Seq::Kept(&lazy.lists.node));
+    let mut idle_steps = 0;
+    std::thread::scope(|s| {
+        let (steps, feed) = (&mut idle_steps, &feed);
+        s.spawn(move || {
+            feed.produce_with(|| {
+                *steps += 1;
+                *steps < 1000
+            })
+        });
+        let mut reader = feed.reader(4);
+        while let Some(n) = reader.next_head() {
+            if n.index % 256 == 0 {
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+        }
+    });
+    assert!(idle_steps > 0, "the producer worked while ahead");
     // A reader gone after 700 nodes: the producer returns.
     let lazy = fresh();
     let feed = HeadFeed::new(Seq::Kept(&lazy.lists.node));
@@ -1124,9 +1150,12 @@ fn fed_heads_lend_what_node_heads_lend() {
     let feed = HeadFeed::new(Seq::Kept(&lazy.lists.node));
     let (got, producer) = std::thread::scope(|s| {
         let producer = s.spawn(|| {
-            feed.produce_pausing(|b| {
-                assert!(b != 2, "the producer fails on batch 2");
-            })
+            feed.produce_pausing(
+                || false,
+                |b| {
+                    assert!(b != 2, "the producer fails on batch 2");
+                },
+            )
         });
         let mut reader = feed.reader(4);
         let mut got = Vec::new();
@@ -1159,12 +1188,15 @@ fn fed_heads_lend_what_node_heads_lend() {
         };
         let got = std::thread::scope(|s| {
             s.spawn(|| {
-                feed.produce_pausing(|b| {
-                    if (holds >> (b % 64)) & 1 == 1 {
-                        let micros = (holds >> 8).wrapping_mul(b as u64 + 1) % 60;
-                        std::thread::sleep(std::time::Duration::from_micros(micros));
-                    }
-                })
+                feed.produce_pausing(
+                    || false,
+                    |b| {
+                        if (holds >> (b % 64)) & 1 == 1 {
+                            let micros = (holds >> 8).wrapping_mul(b as u64 + 1) % 60;
+                            std::thread::sleep(std::time::Duration::from_micros(micros));
+                        }
+                    },
+                )
             });
             let mut reader = feed.reader(4);
             let mut got = Vec::new();

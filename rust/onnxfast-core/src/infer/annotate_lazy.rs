@@ -218,7 +218,8 @@ pub fn annotate_lazy<'a>(
     outputs: Option<&[&'a str]>,
     inference: &mut Inference,
 ) -> Option<LazyAnnotated> {
-    let types = inference.main.take().unwrap_or_default();
+    let mut types = inference.main.take().unwrap_or_default();
+    let mut room = types.room.take();
     let mut out = model.clone();
     let mut done = Annotated::default();
     let mut nodes: HashMap<usize, NodeProto> = HashMap::new();
@@ -237,7 +238,15 @@ pub fn annotate_lazy<'a>(
             let Some(((index, attr), below)) = steps.split_first() else {
                 if plan.is_none() {
                     if let Some(g) = out.graph.as_mut() {
-                        plan = Some(plan_main(g, main, outputs, &types, &mut names, &mut done)?);
+                        plan = Some(plan_main(
+                            g,
+                            main,
+                            outputs,
+                            room.take().unwrap_or_default(),
+                            &types,
+                            &mut names,
+                            &mut done,
+                        )?);
                         done.graphs += 1;
                     }
                 }
@@ -287,6 +296,63 @@ struct Plan {
     names: String,
     added: Vec<Fill>,
     protos: Vec<TypeProto>,
+}
+
+/// Room for the entries the write-back appends (about one per node
+/// output), its pages written once beforehand by a thread with time to
+/// spare (the head feed's producer, see [`RoomMaker`]), so that filling it
+/// on the path the caller waits on takes no page fault.
+#[derive(Debug, Clone, Default)]
+pub struct PlanRoom {
+    spans: Vec<u64>,
+    added: Vec<Fill>,
+}
+
+/// Makes a [`PlanRoom`] a step at a time.
+#[derive(Debug)]
+pub(crate) struct RoomMaker {
+    room: PlanRoom,
+    want: usize,
+}
+
+/// Entries a [`RoomMaker`] step writes (128 KiB: a few tens of
+/// microseconds).
+const ROOM_STEP: usize = 8192;
+
+impl RoomMaker {
+    /// Room for `want` entries (reserved now, written by the steps).
+    pub(crate) fn new(want: usize) -> Self {
+        RoomMaker {
+            room: PlanRoom {
+                spans: Vec::with_capacity(want),
+                added: Vec::with_capacity(want),
+            },
+            want,
+        }
+    }
+
+    /// Writes the next entries' room; `false` once all of it is written.
+    pub(crate) fn step(&mut self) -> bool {
+        let to = self
+            .room
+            .spans
+            .len()
+            .saturating_add(ROOM_STEP)
+            .min(self.want);
+        if to == self.room.spans.len() {
+            return false;
+        }
+        self.room.spans.resize(to, 0);
+        self.room.added.resize(to, Fill::Keep);
+        true
+    }
+
+    /// The room, empty (what the steps wrote is only room).
+    pub(crate) fn finish(mut self) -> PlanRoom {
+        self.room.spans.clear();
+        self.room.added.clear();
+        self.room
+    }
 }
 
 /// Where an appended entry's name lies, in a `u64`: bit 63 set for the
@@ -359,6 +425,7 @@ fn plan_main<'a>(
     graph: &mut GraphProto,
     main: GraphView<'a>,
     outputs: Option<&[&'a str]>,
+    room: PlanRoom,
     types: &MainTypes,
     names: &mut FreshNames<'_>,
     done: &mut Annotated,
@@ -374,6 +441,8 @@ fn plan_main<'a>(
             crate::ir::view::Seq::Kept(list) => list.source().clone(),
             crate::ir::view::Seq::Slice(_) => bytes::Bytes::new(),
         },
+        spans: room.spans,
+        added: room.added,
         ..Plan::default()
     };
     // Declared entries by name (later kinds win), as write_back does, and
@@ -451,7 +520,8 @@ fn plan_main<'a>(
     };
     // Room for every output appended, made once (growing by doubling
     // touched twice the memory, each fresh page a fault); what a graph
-    // whose outputs are declared leaves unused is never touched.
+    // whose outputs are declared leaves unused is never touched, unless
+    // the room was written beforehand (PlanRoom).
     plan.spans.reserve_exact(outputs.len());
     plan.added.reserve_exact(outputs.len());
     // The probes of names a few outputs ahead start early (see NameTable),
@@ -584,6 +654,28 @@ fn set_type(
 mod tests {
     use super::*;
     use crate::infer::InferOptions;
+
+    /// The steps write the whole room and stop; the room comes out empty,
+    /// with room for every entry (a plan fills it without growing).
+    #[test]
+    fn room_maker_writes_the_room_in_steps() {
+        let want = 3 * ROOM_STEP + 5;
+        let mut maker = RoomMaker::new(want);
+        let mut steps = 0;
+        while maker.step() {
+            steps += 1;
+            assert!(maker.room.spans.len() <= want);
+            assert_eq!(maker.room.spans.len(), maker.room.added.len());
+        }
+        assert_eq!(steps, 4);
+        assert_eq!(maker.room.spans.len(), want);
+        assert!(!maker.step(), "done stays done");
+        let room = maker.finish();
+        assert!(room.spans.is_empty() && room.added.is_empty());
+        assert!(room.spans.capacity() >= want && room.added.capacity() >= want);
+        // Nothing to make: no step.
+        assert!(!RoomMaker::new(0).step());
+    }
     use crate::proto::tensor_shape_proto::{dimension, Dimension};
     use crate::proto::{type_proto, OperatorSetIdProto, TensorShapeProto};
     use prost::Message;

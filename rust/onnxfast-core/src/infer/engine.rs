@@ -74,6 +74,8 @@ pub(crate) struct Engine<'m> {
     /// (`InferOptions::compact_main`), filled at the end of its run.
     compact_main: bool,
     pub(crate) main_types: Option<super::MainTypes>,
+    /// The write-back's room, made by the head feed's producer meanwhile.
+    room: Option<super::annotate_lazy::PlanRoom>,
     /// Report nodes that do not fit their schema (no structural check runs
     /// beside this inference).
     report_unfit: bool,
@@ -698,6 +700,7 @@ impl<'m> Engine<'m> {
             collected: options.collect_types.then(Vec::new),
             compact_main: options.collect_types && options.compact_main,
             main_types: None,
+            room: None,
             report_unfit: options.report_unfit,
             spare_outputs: Vec::new(),
             schema_cache: Default::default(),
@@ -946,17 +949,25 @@ impl<'m> Engine<'m> {
             // A large graph's heads are read on another thread (when the
             // pool has one free), a few batches ahead.
             let feed = HeadFeed::new(g.node);
+            // While ahead, the producer makes the write-back's room.
+            let mut room = (self.compact_main && run.is_main())
+                .then(|| super::annotate_lazy::RoomMaker::new(g.node.len()));
             rayon::in_place_scope(|scope| {
-                scope.spawn(|_| feed.produce());
+                let (feed, room) = (&feed, &mut room);
+                scope.spawn(move |_| feed.produce_with(|| room.as_mut().is_some_and(|r| r.step())));
                 self.read_nodes(run, g, &mut feed.reader(PROBE_AHEAD), &mut holders);
             });
+            self.room = room.map(super::annotate_lazy::RoomMaker::finish);
         } else {
             let mut heads = NodeHeads::new(g.node, PROBE_AHEAD);
             self.read_nodes(run, g, &mut heads, &mut holders);
         }
         let mut holders = holders.into_iter();
         if self.compact_main && run.is_main() && self.collected.is_some() {
-            self.main_types = Some(Self::compact_types(run));
+            self.main_types = Some(super::MainTypes {
+                room: self.room.take(),
+                ..Self::compact_types(run)
+            });
             if let Some(collected) = &mut self.collected {
                 collected.push(GraphTypes {
                     path: run.path.clone(),
@@ -1045,6 +1056,7 @@ impl<'m> Engine<'m> {
             types: std::mem::take(&mut run.arena.types),
             node_outputs: capture.ty,
             first: capture.first,
+            room: None,
         }
     }
 

@@ -111,6 +111,8 @@ pub struct MainTypes {
     /// a typed declaration, an untyped graph input, an initializer or an
     /// earlier output).
     pub first: Vec<bool>,
+    /// Room for the write-back's appended entries, made beside inference.
+    pub room: Option<annotate_lazy::PlanRoom>,
 }
 
 impl MainTypes {

@@ -504,13 +504,21 @@ impl<'a> HeadFeed<'a> {
     /// runs the thread pool's other work, or sleeps a little (the batches
     /// ahead last the reader far longer).
     pub fn produce(&self) {
-        self.produce_pausing(|_| {});
+        self.produce_with(|| false);
     }
 
-    /// [`HeadFeed::produce`], calling `pause(b)` after reading batch `b`,
-    /// before handing it over (tests make a slow producer with it).
+    /// [`HeadFeed::produce`], doing a step of other work (`idle()`, which
+    /// says whether there was one) each time it would wait for the reader:
+    /// a step should last well under the reader's use of the batches ahead
+    /// (tens of microseconds).
+    pub fn produce_with(&self, idle: impl FnMut() -> bool) {
+        self.produce_pausing(idle, |_| {});
+    }
+
+    /// [`HeadFeed::produce_with`], calling `pause(b)` after reading batch
+    /// `b`, before handing it over (tests make a slow producer with it).
     #[doc(hidden)]
-    pub fn produce_pausing(&self, pause: impl Fn(usize)) {
+    pub fn produce_pausing(&self, mut idle: impl FnMut() -> bool, pause: impl Fn(usize)) {
         use std::sync::atomic::Ordering::{Acquire, Relaxed};
         let mut b = 0;
         while b < self.batches && !self.closed.load(Relaxed) {
@@ -520,7 +528,7 @@ impl<'a> HeadFeed<'a> {
             let now = slot.state.load(Acquire);
             if now / PHASES < b {
                 // The reader is not done with the batch before in the slot.
-                if !matches!(rayon::yield_now(), Some(rayon::Yield::Executed)) {
+                if !idle() && !matches!(rayon::yield_now(), Some(rayon::Yield::Executed)) {
                     std::thread::sleep(std::time::Duration::from_micros(20));
                 }
                 continue;
