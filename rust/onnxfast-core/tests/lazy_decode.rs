@@ -1115,6 +1115,37 @@ fn fed_heads_lend_what_node_heads_lend() {
         .recv_timeout(std::time::Duration::from_secs(60))
         .expect("the reader of a slow producer finishes");
     assert!(same, "what a slow producer's reader lends");
+    // Every node output in order, gathered as a producer's idle work, in
+    // part, or not at all before the gathering is finished.
+    {
+        use onnxfast_core::ir::view::{Gathering, IdleWork};
+        let outputs: Vec<String> = want.iter().flat_map(|w| w.3.clone()).collect();
+        for steps in [0, 3, usize::MAX] {
+            let lazy = fresh();
+            let gathering = Gathering::new(&lazy.lists.node);
+            let mut k = 0;
+            while k < steps && gathering.step() {
+                k += 1;
+            }
+            let got = gathering.finish().expect("outputs read from bytes");
+            assert_eq!(got, outputs, "{steps} steps first");
+        }
+        let lazy = fresh();
+        let gathering = Gathering::new(&lazy.lists.node);
+        let feed = HeadFeed::new(Seq::Kept(&lazy.lists.node));
+        std::thread::scope(|s| {
+            let (feed, gathering) = (&feed, &gathering);
+            s.spawn(move || feed.produce_with(|| gathering.step()));
+            let mut reader = feed.reader(4);
+            while let Some(n) = reader.next_head() {
+                if n.index % 256 == 0 {
+                    std::thread::sleep(std::time::Duration::from_micros(500));
+                }
+            }
+        });
+        // (What the producer did not gather, finish does.)
+        assert_eq!(gathering.finish().expect("outputs"), outputs);
+    }
     // A producer ahead of a slow reader does its other work meanwhile.
     let lazy = fresh();
     let feed = HeadFeed::new(Seq::Kept(&lazy.lists.node));
@@ -1145,18 +1176,26 @@ fn fed_heads_lend_what_node_heads_lend() {
             assert!(reader.next_head().is_some());
         }
     });
-    // A producer that panics holding batch 2 leaves it to the reader.
+    // A producer that panics holding its first batch (batch 0: the reader
+    // starts once it holds it) leaves the batch to the reader.
     let lazy = fresh();
     let feed = HeadFeed::new(Seq::Kept(&lazy.lists.node));
+    let holding = std::sync::atomic::AtomicBool::new(false);
     let (got, producer) = std::thread::scope(|s| {
         let producer = s.spawn(|| {
             feed.produce_pausing(
                 || false,
                 |b| {
-                    assert!(b != 2, "the producer fails on batch 2");
+                    holding.store(true, std::sync::atomic::Ordering::Release);
+                    panic!("the producer fails on batch {b}");
                 },
             )
         });
+        let started = std::time::Instant::now();
+        while !holding.load(std::sync::atomic::Ordering::Acquire) {
+            assert!(started.elapsed().as_secs() < 60, "the producer starts");
+            std::thread::yield_now();
+        }
         let mut reader = feed.reader(4);
         let mut got = Vec::new();
         while let Some(n) = reader.next_head() {

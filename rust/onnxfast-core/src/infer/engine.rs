@@ -949,12 +949,19 @@ impl<'m> Engine<'m> {
             // A large graph's heads are read on another thread (when the
             // pool has one free), a few batches ahead.
             let feed = HeadFeed::new(g.node);
-            // While ahead, the producer makes the write-back's room.
+            // While ahead, the producer does the view's idle work (gathers
+            // the node outputs for the write-back), then makes the
+            // write-back's room.
             let mut room = (self.compact_main && run.is_main())
                 .then(|| super::annotate_lazy::RoomMaker::new(g.node.len()));
+            let idle = g.idle;
             rayon::in_place_scope(|scope| {
                 let (feed, room) = (&feed, &mut room);
-                scope.spawn(move |_| feed.produce_with(|| room.as_mut().is_some_and(|r| r.step())));
+                scope.spawn(move |_| {
+                    feed.produce_with(|| {
+                        idle.is_some_and(|w| w.step()) || room.as_mut().is_some_and(|r| r.step())
+                    })
+                });
                 self.read_nodes(run, g, &mut feed.reader(PROBE_AHEAD), &mut holders);
             });
             self.room = room.map(super::annotate_lazy::RoomMaker::finish);

@@ -230,10 +230,22 @@ pub fn write_back_lazy(
         Some(g) => Some(GraphView::kept(g, lists)?),
         None => None,
     };
-    let (mut inference, outputs) = match main {
-        Some(g) => g.read_nodes_gathering(|| infer_graph_of(model, main, &lazy_options))?,
-        None => (infer_graph_of(model, main, &lazy_options), None),
+    // Every node output in order, for the write-back: gathered beside
+    // inference (see GraphView::read_nodes_gathering).
+    let gathering = match &main {
+        Some(GraphView {
+            node: crate::ir::view::Seq::Kept(list),
+            ..
+        }) => Some(crate::ir::view::Gathering::new(list)),
+        _ => None,
     };
+    let mut inference = match (main, &gathering) {
+        (Some(g), Some(gathering)) => {
+            g.read_nodes_gathering(gathering, |g| infer_graph_of(model, Some(g), &lazy_options))?
+        }
+        _ => infer_graph_of(model, main, &lazy_options),
+    };
+    let outputs = gathering.and_then(crate::ir::view::Gathering::finish);
     let Some(main) = main else {
         let written = LazyWritten {
             model: model.clone(),

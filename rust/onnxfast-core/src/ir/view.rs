@@ -112,6 +112,90 @@ pub struct GraphView<'a> {
     pub initializer: Seq<'a, TensorProto>,
     pub value_info: Seq<'a, ValueInfoProto>,
     pub sparse_initializer: Seq<'a, SparseTensorProto>,
+    /// Work for a thread with time to spare while the nodes are read (a
+    /// [`HeadFeed`]'s producer while it waits), if any.
+    pub idle: Option<&'a (dyn IdleWork + 'a)>,
+}
+
+/// Work done a step at a time by whichever thread has time to spare.
+pub trait IdleWork: Sync {
+    /// Does a step (tens of microseconds); `false` when none was left.
+    fn step(&self) -> bool;
+}
+
+/// Nodes whose outputs a [`Gathering`] step gathers.
+const GATHER_STEP: usize = 2048;
+
+/// Every node output of a decode-on-touch list in order (what the
+/// write-back reads after inference), gathered a step at a time as
+/// [`IdleWork`] beside the reader of the nodes, the rest when finished.
+pub struct Gathering<'a> {
+    list: &'a LazyList<NodeProto>,
+    state: std::sync::Mutex<Gathered<'a>>,
+}
+
+struct Gathered<'a> {
+    next: usize,
+    all: Vec<&'a str>,
+    /// A node's outputs could not be read from its bytes: none given.
+    failed: bool,
+}
+
+impl<'a> Gathering<'a> {
+    pub fn new(list: &'a LazyList<NodeProto>) -> Self {
+        Gathering {
+            list,
+            state: std::sync::Mutex::new(Gathered {
+                next: 0,
+                all: Vec::new(),
+                failed: false,
+            }),
+        }
+    }
+
+    /// Gathers the outputs of up to `nodes` more nodes; `false` when none
+    /// were left.
+    fn gather(list: &'a LazyList<NodeProto>, g: &mut Gathered<'a>, nodes: usize) -> bool {
+        use crate::proto::schema::fields::node_proto::OUTPUT;
+        if g.failed || g.next >= list.len() {
+            return false;
+        }
+        if g.all.capacity() == 0 {
+            g.all.reserve_exact(list.len());
+        }
+        let end = g.next.saturating_add(nodes).min(list.len());
+        for i in g.next..end {
+            match list.cached(i) {
+                Some(n) => g.all.extend(n.output.iter().map(|o| o.as_str())),
+                None => match list.strings(i, OUTPUT) {
+                    Some(outputs) => g.all.extend(outputs),
+                    None => {
+                        g.failed = true;
+                        return true;
+                    }
+                },
+            }
+        }
+        g.next = end;
+        true
+    }
+
+    /// Every node output in order (gathered now where the steps did not),
+    /// `None` where the bytes alone cannot give a node's outputs.
+    pub fn finish(self) -> Option<Vec<&'a str>> {
+        let mut g = self.state.into_inner().ok()?;
+        while Self::gather(self.list, &mut g, usize::MAX) {}
+        (!g.failed).then_some(g.all)
+    }
+}
+
+impl IdleWork for Gathering<'_> {
+    fn step(&self) -> bool {
+        match self.state.lock() {
+            Ok(mut g) => Self::gather(self.list, &mut g, GATHER_STEP),
+            Err(_) => false,
+        }
+    }
 }
 
 impl<'a> GraphView<'a> {
@@ -123,6 +207,7 @@ impl<'a> GraphView<'a> {
             initializer: Seq::Slice(&graph.initializer),
             value_info: Seq::Slice(&graph.value_info),
             sparse_initializer: Seq::Slice(&graph.sparse_initializer),
+            idle: None,
         }
     }
 
@@ -144,6 +229,7 @@ impl<'a> GraphView<'a> {
             initializer: Seq::Kept(&lists.initializer),
             value_info: Seq::Kept(&lists.value_info),
             sparse_initializer: Seq::Kept(&lists.sparse_initializer),
+            idle: None,
         })
     }
 }
@@ -155,63 +241,42 @@ impl<'a> GraphView<'a> {
     /// then reports a node that could not be decoded (the reader skipped
     /// it).
     pub fn read_nodes<R: Send>(&self, read: impl FnOnce() -> R + Send) -> Result<R, DecodeError> {
-        self.read_nodes_then(read, |_| ()).map(|(r, _)| r)
-    }
-
-    /// [`GraphView::read_nodes`], gathering every node output in order
-    /// (what the write-back reads next) on the other thread once it has
-    /// decoded what the reader needs (`None` for a list of slices, or
-    /// where the bytes alone cannot give a node's outputs).
-    pub fn read_nodes_gathering<R: Send>(
-        &self,
-        read: impl FnOnce() -> R + Send,
-    ) -> Result<(R, Option<Vec<&'a str>>), DecodeError> {
-        self.read_nodes_then(read, |list| {
-            use crate::proto::schema::fields::node_proto::OUTPUT;
-            let mut all = Vec::with_capacity(list.len());
-            for i in 0..list.len() {
-                match list.cached(i) {
-                    Some(n) => all.extend(n.output.iter().map(|o| o.as_str())),
-                    None => all.extend(list.strings(i, OUTPUT)?),
-                }
-            }
-            Some(all)
-        })
-        .map(|(r, all)| (r, all.flatten()))
-    }
-
-    /// [`GraphView::read_nodes`], running `then(list)` on the other thread
-    /// after its decoding (`None` for a list of slices).
-    fn read_nodes_then<R: Send, T: Send>(
-        &self,
-        read: impl FnOnce() -> R + Send,
-        then: impl FnOnce(&'a LazyList<NodeProto>) -> T + Send,
-    ) -> Result<(R, Option<T>), DecodeError> {
-        match self.node {
-            Seq::Slice(_) => Ok((read(), None)),
-            Seq::Kept(list) => {
-                let next = std::sync::atomic::AtomicUsize::new(0);
-                let read_alone = |k: usize| !list.chunk_to_keep_for_reader(k);
-                let (t, r) = rayon::join(
-                    || {
-                        list.decode_ahead(&next, read_alone);
-                        then(list)
-                    },
-                    read,
-                );
-                if let Some(e) = crate::decode::lazy::decode_failure(list) {
-                    return Err(e);
-                }
-                if let Some(e) = self
-                    .value_info
-                    .failure()
-                    .or_else(|| self.initializer.failure())
-                {
-                    return Err(e);
-                }
-                Ok((r, Some(t)))
-            }
+        let Seq::Kept(list) = self.node else {
+            return Ok(read());
+        };
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let read_alone = |k: usize| !list.chunk_to_keep_for_reader(k);
+        let ((), r) = rayon::join(|| list.decode_ahead(&next, read_alone), read);
+        if let Some(e) = crate::decode::lazy::decode_failure(list) {
+            return Err(e);
         }
+        if let Some(e) = self
+            .value_info
+            .failure()
+            .or_else(|| self.initializer.failure())
+        {
+            return Err(e);
+        }
+        Ok(r)
+    }
+
+    /// [`GraphView::read_nodes`] of a view whose idle work is `gathering`
+    /// (every node output in order, what the write-back reads next): a
+    /// head feed's producer gathers them while it waits for the reader;
+    /// the caller finishes the gathering after.
+    pub fn read_nodes_gathering<'g, R: Send>(
+        &self,
+        gathering: &'g Gathering<'a>,
+        read: impl FnOnce(GraphView<'g>) -> R + Send,
+    ) -> Result<R, DecodeError>
+    where
+        'a: 'g,
+    {
+        let view: GraphView<'g> = GraphView {
+            idle: Some(gathering),
+            ..*self
+        };
+        self.read_nodes(move || read(view))
     }
 }
 
