@@ -140,6 +140,17 @@ fn corpus_models_decode_the_same_on_touch() {
     eprintln!("{n} corpus models");
 }
 
+/// A xorshift64 generator from `seed` (not zero): tests' fixed "random"
+/// sequences.
+fn xorshift(mut seed: u64) -> impl FnMut() -> u64 {
+    move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    }
+}
+
 /// Field `field` of a message, length-delimited, holding `payload`.
 fn ld(field: u32, payload: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();
@@ -1209,13 +1220,7 @@ fn fed_heads_lend_what_node_heads_lend() {
     // Schedules at random: producer and reader pausing here and there
     // (the producer while it holds a batch, past the reader's patience or
     // not), readers gone early. Each lends what NodeHeads lends, and ends.
-    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-    let mut next = move || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed
-    };
+    let mut next = xorshift(0x9e37_79b9_7f4a_7c15u64);
     for round in 0..40 {
         let lazy = fresh();
         let feed = HeadFeed::new(Seq::Kept(&lazy.lists.node));
@@ -1451,13 +1456,7 @@ fn a_pass_decodes_each_tensor_as_a_fresh_decode_does() {
 #[test]
 fn node_heads_read_what_decoding_gives() {
     use onnxfast_core::proto::NodeHead;
-    let mut seed = 0x2545_f491_4f6c_dd1du64;
-    let mut next = move || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed
-    };
+    let mut next = xorshift(0x2545_f491_4f6c_dd1du64);
     let cat = |parts: &[Vec<u8>]| parts.concat();
     // Attributes: plain ones (short and past the 64 bytes read_into
     // decodes before looking), and ones holding a tensor or a graph (short
