@@ -812,7 +812,9 @@ impl<'m> Engine<'m> {
             run.values.reserve(Self::values_of(g));
             let room = run.values.spare_room();
             rayon::in_place_scope(|scope| {
-                scope.spawn(move |_| crate::names::prefault(room));
+                scope.spawn(move |_| {
+                    crate::names::prefault(room);
+                });
                 self.declare(&mut run, g, &[]);
                 self.run_graph(&mut run, g);
             });

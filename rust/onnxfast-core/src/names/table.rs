@@ -339,14 +339,15 @@ pub(crate) struct Room {
 /// not take a page fault on each fresh page of its entries (2,500 faults,
 /// several ms, for the values of a 200,000-node graph). Linux 5.14 and
 /// later; elsewhere nothing (the owner faults the pages in as before).
-pub(crate) fn prefault(room: Room) {
+/// Whether the pages are mapped now.
+pub(crate) fn prefault(room: Room) -> bool {
     #[cfg(target_os = "linux")]
     {
         const PAGE: usize = 4096;
         let first = room.start.div_ceil(PAGE) * PAGE;
         let last = room.start.saturating_add(room.len) / PAGE * PAGE;
         if last <= first {
-            return;
+            return true;
         }
         // SAFETY: MADV_POPULATE_WRITE reads and writes no byte of the
         // range: it maps each page not mapped yet as the first write would
@@ -356,16 +357,20 @@ pub(crate) fn prefault(room: Room) {
         // Should the room be freed meanwhile (the table grew), the range is
         // still the allocator's, and mapping its pages in changes no data.
         // A failure (an older kernel, EINVAL) leaves the faults to the owner.
-        let _ = unsafe {
+        unsafe {
             rustix::mm::madvise(
                 first as *mut std::ffi::c_void,
                 last - first,
                 rustix::mm::Advice::LinuxPopulateWrite,
             )
-        };
+        }
+        .is_ok()
     }
     #[cfg(not(target_os = "linux"))]
-    let _ = room;
+    {
+        let _ = room;
+        false
+    }
 }
 
 /// `n` empty slots, written now. `vec![EMPTY; n]` would take fresh zeroed
@@ -375,7 +380,22 @@ pub(crate) fn prefault(room: Room) {
 /// process (an interrupt to each: with inference and the structural checks
 /// side by side, 16 % of a full check's time). Written first, a page is
 /// faulted in once, for writing.
+///
+/// A large table's slots are taken zeroed (`EMPTY` is 0) and mapped in at
+/// once where the system can (see [`prefault`]): each page zeroed once by
+/// the kernel, instead of a fault per page and a second pass writing it.
 fn written_empty(n: usize) -> Vec<u64> {
+    const MAPPED_FROM: usize = 1 << 20;
+    if n.saturating_mul(std::mem::size_of::<u64>()) >= MAPPED_FROM {
+        let slots = vec![EMPTY; n];
+        let room = Room {
+            start: slots.as_ptr() as usize,
+            len: std::mem::size_of_val(slots.as_slice()),
+        };
+        if prefault(room) {
+            return slots;
+        }
+    }
     let mut slots = Vec::with_capacity(n);
     slots.resize(n, EMPTY);
     slots
@@ -442,6 +462,8 @@ mod tests {
         for (i, name) in owned.iter().enumerate() {
             assert_eq!(t.get(name), Some(&i));
         }
+        // A large table's slots, taken zeroed and mapped in, are empty.
+        assert!(written_empty(1 << 18).iter().all(|&s| s == EMPTY));
         // A full table has no spare room; prefaulting nothing is nothing.
         let full: NameTable<'_, usize> = NameTable::default();
         prefault(full.spare_room());
