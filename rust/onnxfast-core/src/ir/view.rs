@@ -545,6 +545,10 @@ pub struct HeadFeed<'a> {
     reader_at: std::sync::atomic::AtomicUsize,
     /// Set when the reader is gone: the producer stops.
     closed: std::sync::atomic::AtomicBool,
+    /// Set when the reader reads the rest itself (the producer was too
+    /// slow: see [`FedHeads::take`]): the producer stops reading, and only
+    /// does its other work.
+    alone: std::sync::atomic::AtomicBool,
 }
 
 impl<'a> HeadFeed<'a> {
@@ -561,6 +565,7 @@ impl<'a> HeadFeed<'a> {
                 .collect(),
             reader_at: std::sync::atomic::AtomicUsize::new(0),
             closed: std::sync::atomic::AtomicBool::new(false),
+            alone: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -586,7 +591,7 @@ impl<'a> HeadFeed<'a> {
     pub fn produce_pausing(&self, mut idle: impl FnMut() -> bool, pause: impl Fn(usize)) {
         use std::sync::atomic::Ordering::{Acquire, Relaxed};
         let mut b = 0;
-        while b < self.batches && !self.closed.load(Relaxed) {
+        while b < self.batches && !self.closed.load(Relaxed) && !self.alone.load(Relaxed) {
             let Some(slot) = self.slots.get(b % BATCHES) else {
                 return;
             };
@@ -609,6 +614,12 @@ impl<'a> HeadFeed<'a> {
             // (Past a batch the reader took: its own from then on.)
             b = (b + 1).max(self.reader_at.load(Relaxed));
         }
+        // The other work left, while the reader reads.
+        while !self.closed.load(Relaxed) {
+            if !idle() {
+                break;
+            }
+        }
     }
 
     /// The reader of the heads, `ahead` (< `BATCH`) nodes ahead of it
@@ -620,6 +631,7 @@ impl<'a> HeadFeed<'a> {
             own: Batch::default(),
             b: 0,
             k: 0,
+            taken_over: 0,
             ahead: ahead.min(BATCH - 1),
         }
     }
@@ -658,6 +670,8 @@ pub struct FedHeads<'f, 'a> {
     /// The batch's number, and its next node.
     b: usize,
     k: usize,
+    /// Batches taken from a producer too long at them.
+    taken_over: usize,
     ahead: usize,
 }
 
@@ -679,6 +693,9 @@ impl<'f, 'a> FedHeads<'f, 'a> {
             let patient = || since.is_none_or(|t| t.elapsed() < PATIENCE);
             let mine = now == state(b, FREE) || (now == state(b, BUSY) && !patient());
             if mine && slot.shift(now, state(b, TAKEN)) {
+                if now != state(b, FREE) {
+                    self.taken_over();
+                }
                 self.own.fill(feed.node, b);
                 return Some(Held::Own);
             }
@@ -688,6 +705,20 @@ impl<'f, 'a> FedHeads<'f, 'a> {
                 since.get_or_insert_with(std::time::Instant::now);
             }
             std::hint::spin_loop();
+        }
+    }
+
+    /// Notes a batch taken from a producer too long at it; once that is a
+    /// habit (a quarter of the batches, and 8 or more: in some spells of a
+    /// VM, the producer's core reads at a fraction of the reader's pace,
+    /// and the reader would wait on each batch), the reader reads the rest
+    /// alone.
+    fn taken_over(&mut self) {
+        self.taken_over = self.taken_over.saturating_add(1);
+        if self.taken_over >= 8 && self.taken_over.saturating_mul(4) >= self.b {
+            self.feed
+                .alone
+                .store(true, std::sync::atomic::Ordering::Relaxed);
         }
     }
 
