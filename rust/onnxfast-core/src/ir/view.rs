@@ -428,6 +428,12 @@ fn read_head<'a>(
     }
 }
 
+/// Whether `taken` batches taken over from the producer among the first
+/// `batches` (+ 1) make a habit: a quarter of them, and 8 or more.
+fn habitual(taken: usize, batches: usize) -> bool {
+    taken >= 8 && taken.saturating_mul(4) >= batches
+}
+
 /// What lends a graph's node heads in order: [`NodeHeads`], or a
 /// [`HeadFeed`]'s reader.
 pub trait Heads<'a> {
@@ -715,7 +721,7 @@ impl<'f, 'a> FedHeads<'f, 'a> {
     /// alone.
     fn taken_over(&mut self) {
         self.taken_over = self.taken_over.saturating_add(1);
-        if self.taken_over >= 8 && self.taken_over.saturating_mul(4) >= self.b {
+        if habitual(self.taken_over, self.b) {
             self.feed
                 .alone
                 .store(true, std::sync::atomic::Ordering::Relaxed);
@@ -981,5 +987,22 @@ impl Deref for GraphView<'_> {
     type Target = GraphProto;
     fn deref(&self) -> &GraphProto {
         self.graph
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::habitual;
+
+    /// The reader reads alone after 8 take-overs in its first 32 batches,
+    /// not for the few a good spell has (10 of a 586-batch graph).
+    #[test]
+    fn reading_alone_takes_a_habit() {
+        assert!(!habitual(7, 0));
+        assert!(habitual(8, 8));
+        assert!(habitual(8, 32));
+        assert!(!habitual(8, 33));
+        assert!(!habitual(10, 586));
+        assert!(habitual(200, 586));
     }
 }
