@@ -728,6 +728,15 @@ impl<'f, 'a> FedHeads<'f, 'a> {
         }
     }
 
+    /// The batch being lent, if any.
+    fn batch(&self) -> Option<&Batch<'a>> {
+        match &self.held {
+            Held::Nothing => None,
+            Held::Slot(guard) => Some(guard),
+            Held::Own => Some(&self.own),
+        }
+    }
+
     /// Gives batch `b`'s slot to batch `b + BATCHES` (the producer may
     /// still be reading into it a batch the reader took: it holds the
     /// slot's lock until done).
@@ -746,12 +755,7 @@ impl<'a> Heads<'a> for FedHeads<'_, 'a> {
     #[inline]
     fn next_head(&mut self) -> Option<Lent<'_, 'a>> {
         loop {
-            let batch = match &self.held {
-                Held::Nothing => None,
-                Held::Slot(guard) => Some(&**guard),
-                Held::Own => Some(&self.own),
-            };
-            match batch {
+            match self.batch() {
                 Some(batch) if self.k < batch.len => {
                     if batch.lent.get(self.k).copied().unwrap_or(false) {
                         break;
@@ -768,13 +772,9 @@ impl<'a> Heads<'a> for FedHeads<'_, 'a> {
             self.held = self.take(self.b)?;
             self.k = 0;
         }
-        let batch = match &self.held {
-            Held::Nothing => return None,
-            Held::Slot(guard) => &**guard,
-            Held::Own => &self.own,
-        };
         let k = self.k;
         self.k += 1;
+        let batch = self.batch()?;
         let j = k + self.ahead;
         let ahead =
             (self.ahead > 0 && j < batch.len && batch.lent.get(j).copied().unwrap_or(false))

@@ -253,8 +253,6 @@ impl<'a, V> NameTable<'a, V> {
         }
     }
 
-    /// Entries made so far (removed ones included): the index the next new
-    /// name gets.
     /// The room for entries not made yet (see [`prefault`]).
     pub(crate) fn spare_room(&self) -> Room {
         let used = self.entries.len() * std::mem::size_of::<(&str, V)>();
@@ -265,6 +263,8 @@ impl<'a, V> NameTable<'a, V> {
         }
     }
 
+    /// Entries made so far (removed ones included): the index the next new
+    /// name gets.
     pub(crate) fn entries_made(&self) -> usize {
         self.entries.len()
     }
@@ -334,12 +334,13 @@ pub(crate) struct Room {
     len: usize,
 }
 
-/// Maps in, ready for writing, the pages of `room` not mapped yet: run on
+/// Maps in, ready for writing, the pages of `room` not mapped yet: on
 /// another thread while the table's owner fills it, so that the owner does
 /// not take a page fault on each fresh page of its entries (2,500 faults,
-/// several ms, for the values of a 200,000-node graph). Linux 5.14 and
-/// later; elsewhere nothing (the owner faults the pages in as before).
-/// Whether the pages are mapped now.
+/// several ms, for the values of a 200,000-node graph), or at once for
+/// fresh zeroed slots ([`written_empty`]). Linux 5.14 and later; elsewhere
+/// nothing (the owner faults the pages in as before). Whether the pages
+/// are mapped now.
 pub(crate) fn prefault(room: Room) -> bool {
     #[cfg(target_os = "linux")]
     {
