@@ -485,14 +485,15 @@ impl<'m, 'o> Run<'m, 'o> {
 
     /// Records an inferred output type, merged into the value's declared
     /// type if it has one (onnx's UpdateType): one probe of the table.
+    /// True when the name was new (not in the table before).
     fn record_type(
         &mut self,
         name: &'m str,
         inferred: &Type,
         symbols: &Symbols,
-    ) -> Result<(), merge::Conflict> {
+    ) -> Result<bool, merge::Conflict> {
         let Run { values, arena, .. } = self;
-        let (slot, _) = values.get_or_insert_with(name, || Entry::new(POISONED));
+        let (slot, new) = values.get_or_insert_with(name, || Entry::new(POISONED));
         match arena.get(slot.ty) {
             Some(existing) => {
                 merge::check(inferred, existing, symbols)?;
@@ -506,7 +507,7 @@ impl<'m, 'o> Run<'m, 'o> {
         }
         let e = *slot;
         self.remember(name, e);
-        Ok(())
+        Ok(new)
     }
 
     /// Records a constant value of a name.
@@ -1517,29 +1518,42 @@ impl<'m> Engine<'m> {
                 run.capture_output(None, false);
                 continue;
             }
-            let first = run.is_new(name);
-            match inferred {
+            let first = match inferred {
                 // onnx stops at the first conflict of a node.
-                _ if !ok => run.poison(name),
-                None => run.set_untyped(name),
+                _ if !ok => {
+                    let first = run.is_new(name);
+                    run.poison(name);
+                    first
+                }
+                None => {
+                    let first = run.is_new(name);
+                    run.set_untyped(name);
+                    first
+                }
                 Some(inferred) => {
                     merge::materialize(inferred, &mut self.symbols);
-                    if let Err(c) = run.record_type(name, inferred, &self.symbols) {
-                        let loc = run
-                            .loc
-                            .child(node_step(index, node))
-                            .child(item("output", k, name));
-                        self.report(
-                            run,
-                            c.code,
-                            loc,
-                            format!("{}: {}", q(name), c.message),
-                            true,
-                        );
-                        ok = false;
+                    // Whether the name was new, from the recording's own
+                    // probe (a conflict is with a type the name had).
+                    match run.record_type(name, inferred, &self.symbols) {
+                        Ok(new) => new,
+                        Err(c) => {
+                            let loc = run
+                                .loc
+                                .child(node_step(index, node))
+                                .child(item("output", k, name));
+                            self.report(
+                                run,
+                                c.code,
+                                loc,
+                                format!("{}: {}", q(name), c.message),
+                                true,
+                            );
+                            ok = false;
+                            false
+                        }
                     }
                 }
-            }
+            };
             run.capture_output(Some(name), first);
         }
         outputs.clear();
