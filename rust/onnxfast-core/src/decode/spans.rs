@@ -88,6 +88,40 @@ impl Spans {
         }
     }
 
+    /// Records an element of a graph's list (length prefix at `offset`, the
+    /// element ending at `element_end`, the graph's bytes at `graph_end`).
+    /// For the list's first element it makes room for as many elements as the rest of
+    /// the graph would hold were they all of this one's size (a list's
+    /// elements are alike in exported graphs): the index then fills one
+    /// allocation, where growing by doubling copied it again and again and
+    /// faulted in about twice its pages. The room is capped (the rest grows
+    /// as before), and taken only if the allocator grants it; pages beyond
+    /// what is filled are never touched.
+    #[inline]
+    pub fn push_element(&mut self, offset: usize, element_end: usize, graph_end: usize) {
+        if self.is_empty() {
+            self.make_room(offset, element_end, graph_end);
+        }
+        self.push(offset);
+    }
+
+    #[cold]
+    fn make_room(&mut self, offset: usize, element_end: usize, graph_end: usize) {
+        /// Elements of room at most (16 MiB of narrow entries).
+        const MAX_ROOM: usize = 1 << 22;
+        // The element's key (one byte) and length prefix lie from
+        // `offset - 1`: at least 2 bytes an element.
+        let size = element_end.saturating_sub(offset).saturating_add(1).max(2);
+        let room = (graph_end.saturating_sub(offset) / size)
+            .saturating_add(1)
+            .min(MAX_ROOM);
+        // Room is a saving, not a need: without it the index grows.
+        let _ = match self {
+            Spans::Narrow(v) => v.try_reserve_exact(room),
+            Spans::Wide(v) => v.try_reserve_exact(room),
+        };
+    }
+
     pub fn len(&self) -> usize {
         match self {
             Spans::Narrow(v) => v.len(),
@@ -165,5 +199,41 @@ mod tests {
         assert_eq!(spans.len(), 3);
         assert_eq!(spans.get(1, &source), Some((5, 0)));
         assert_eq!(spans.get(2, &source), None);
+    }
+
+    fn capacity(spans: &Spans) -> usize {
+        match spans {
+            Spans::Narrow(v) => v.capacity(),
+            Spans::Wide(v) => v.capacity(),
+        }
+    }
+
+    #[test]
+    fn the_first_element_makes_room_for_the_rest_of_its_graph() {
+        // A 10-byte element (its length prefix at 1, its body ending at 10,
+        // the key before it): a graph ending at 1,001 holds ~100 of them.
+        let mut spans = Spans::default();
+        spans.push_element(1, 10, 1_001);
+        assert_eq!(spans.len(), 1);
+        assert!(
+            (100..=101).contains(&capacity(&spans)),
+            "{}",
+            capacity(&spans)
+        );
+        // The next ones fill that room, without growing it.
+        for k in 1..100 {
+            spans.push_element(1 + 10 * k, 10 + 10 * k, 1_001);
+        }
+        assert_eq!(spans.len(), 100);
+        assert!((100..=101).contains(&capacity(&spans)));
+        // A graph claiming far more than it can hold: the room is capped.
+        let mut huge = Spans::default();
+        huge.push_element(1, 1, usize::MAX);
+        assert_eq!(huge.len(), 1);
+        assert!(capacity(&huge) <= 1 << 22, "{}", capacity(&huge));
+        // Past 4 GiB the index still widens.
+        huge.push_element(1 << 33, (1 << 33) + 4, usize::MAX);
+        assert!(matches!(huge, Spans::Wide(_)));
+        assert_eq!(huge.len(), 2);
     }
 }

@@ -219,7 +219,7 @@ fn defer_run(
         match usize::try_from(len) {
             Ok(_) if at >= window => return (found, last, Some(at)),
             Ok(len) if len <= end - at => {
-                deferred.lists[list].push(len_at);
+                deferred.lists[list].push_element(len_at, at + len, end);
                 last = *pos;
                 *pos = at + len;
                 found[list] += 1;
@@ -817,7 +817,7 @@ pub(super) fn walk<'a, const DIAG: bool>(
                     if let Some(deferring) = defer.as_mut() {
                         if let Some(list) = List::of_graph_field(number) {
                             // Scanned later (in parallel) as a root of its own.
-                            deferring.deferred.lists[list as usize].push(len_at);
+                            deferring.deferred.lists[list as usize].push_element(len_at, stop, end);
                             pos = stop;
                             continue;
                         }
