@@ -510,7 +510,7 @@ fn scan_run<const PLAIN: bool>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::decode::walk::NODE_SLOTS;
+    use crate::decode::walk::{NODE_ATTRIBUTE_SLOT, NODE_SLOTS};
     use crate::proto::schema::ids;
 
     fn varint(mut v: u64, out: &mut Vec<u8>) {
@@ -719,19 +719,38 @@ mod tests {
             .ok()
             .map(|()| stats)
         };
+        // Texts short and long (a two-byte length prefix), on the heap or
+        // inline, and one that is not UTF-8.
+        let long = "z".repeat(200);
+        let texts: [&[u8]; 7] = [
+            b"x",
+            b"y1",
+            b"Transpose",
+            b"",
+            "a long name of a tensor \u{e9}".as_bytes(),
+            long.as_bytes(),
+            b"t\xe9t",
+        ];
         let (mut with_attributes, mut declined) = (0, 0);
         for _ in 0..20_000 {
             let mut node = Vec::new();
-            for _ in 0..next() % 6 {
-                if next() % 2 == 0 {
-                    let text = ["x", "y1", "Transpose", "", "a long name of a tensor \u{e9}"]
-                        [(next() % 5) as usize];
-                    ld(
-                        [1, 2, 3, 4, 6, 7, 8][(next() % 7) as usize],
-                        text.as_bytes(),
-                        &mut node,
-                    );
-                    continue;
+            for _ in 0..next() % 9 {
+                match next() % 16 {
+                    // A string field holding a varint, an unknown field.
+                    0 => {
+                        varint([3, 99][(next() % 2) as usize] << 3, &mut node);
+                        varint(next() % 300, &mut node);
+                        continue;
+                    }
+                    1..=8 => {
+                        ld(
+                            [1, 1, 2, 3, 4, 6, 7, 8][(next() % 8) as usize],
+                            texts[(next() % 7) as usize],
+                            &mut node,
+                        );
+                        continue;
+                    }
+                    _ => {}
                 }
                 let mut attr = Vec::new();
                 for _ in 0..next() % 4 {
@@ -783,9 +802,30 @@ mod tests {
         assert!(!scan_plain_node(&node, &mut ScanStats::new()));
     }
 
+    /// The node shortcut's own map of fields to containers is the schema's.
     #[test]
     fn node_slots_match_the_schema() {
-        assert_eq!(MESSAGES[ids::NODE_PROTO].slots.len(), NODE_SLOTS);
+        use crate::proto::schema::{fields::node_proto as F, Text};
+        let schema = &MESSAGES[ids::NODE_PROTO];
+        assert_eq!(schema.slots.len(), NODE_SLOTS);
+        let expected: [(u32, &[u8]); 8] = [
+            (F::INPUT, &[0]),
+            (F::OUTPUT, &[1]),
+            (F::NAME, &[]),
+            (F::OP_TYPE, &[]),
+            (F::DOMAIN, &[]),
+            (F::DOC_STRING, &[2]),
+            (F::OVERLOAD, &[2]),
+            (F::ATTRIBUTE, &[NODE_ATTRIBUTE_SLOT as u8]),
+        ];
+        for (number, slots) in expected {
+            let (_, field) = schema.field(u64::from(number)).expect("a node field");
+            assert_eq!(field.slots, slots, "{}", field.name);
+            if number != F::ATTRIBUTE {
+                assert_eq!(field.text, Text::Compact, "{}", field.name);
+                assert!(crate::proto::is_string_field(u64::from(number)));
+            }
+        }
     }
 
     #[test]

@@ -9,7 +9,7 @@ use crate::decode::source::{PageReleaser, RELEASE_WINDOW};
 use crate::decode::spans::{List, Lists};
 use crate::error::DecodeErrorKind;
 use crate::proto::schema::{
-    fields, ids, wire_type, FieldSchema, Growth, Kind, MessageSchema, MAX_FIELDS, MESSAGES,
+    fields, ids, wire_type, FieldSchema, Growth, Kind, MessageSchema, Text, MAX_FIELDS, MESSAGES,
 };
 
 /// Largest field number protobuf allows.
@@ -260,52 +260,74 @@ pub(super) fn scan_main_node(node: &[u8], stats: &mut ScanStats) -> bool {
 
 #[inline(always)]
 fn scan_node<const ATTRIBUTES: bool>(node: &[u8], stats: &mut ScanStats) -> bool {
+    use fields::node_proto as F;
     let schema = &MESSAGES[ids::NODE_PROTO];
-    let mut counts = [0u64; NODE_SLOTS];
+    // The containers each field fills, counted in locals (one per slot of
+    // the schema: inputs, outputs, the extras box, attributes); the key
+    // byte alone picks the field (every field here has a one-byte key).
+    let (mut inputs, mut outputs, mut extras, mut attrs) = (0u64, 0u64, 0u64, 0u64);
     let mut pos = 0usize;
     let mut heap = 0u64;
-    let mut attrs = 0u64;
-    while pos < node.len() {
-        let Ok(key) = read_varint(node, &mut pos, node.len()) else {
-            return false;
-        };
+    let end = node.len();
+    while pos < end {
+        let key = u64::from(node[pos]);
+        pos += 1;
         let number = key >> 3;
-        let attribute = ATTRIBUTES && number == u64::from(fields::node_proto::ATTRIBUTE);
-        if key & 7 != wire_type::LEN || !(attribute || crate::proto::is_string_field(number)) {
+        // A key of more than one byte, or any wire type but LEN: no field
+        // this shortcut takes.
+        if key & 0x80 != 0 || key & 7 != wire_type::LEN {
             return false;
         }
-        let Some((_, field)) = schema.field(number) else {
-            return false;
+        let len = match node.get(pos) {
+            Some(&b) if b < 0x80 => {
+                pos += 1;
+                usize::from(b)
+            }
+            _ => match read_varint(node, &mut pos, end).map(usize::try_from) {
+                Ok(Ok(len)) => len,
+                _ => return false,
+            },
         };
-        let Ok(len) = read_varint(node, &mut pos, node.len()) else {
+        if len > end - pos {
             return false;
-        };
-        let body = match usize::try_from(len) {
-            Ok(len) if len <= node.len() - pos => &node[pos..pos + len],
+        }
+        let body = &node[pos..pos + len];
+        pos += len;
+        let text = match number as u32 {
+            F::INPUT => {
+                inputs += 1;
+                true
+            }
+            F::OUTPUT => {
+                outputs += 1;
+                true
+            }
+            F::NAME | F::OP_TYPE | F::DOMAIN => true,
+            F::DOC_STRING | F::OVERLOAD => {
+                extras += 1;
+                true
+            }
+            F::ATTRIBUTE if ATTRIBUTES => false,
             _ => return false,
         };
-        pos += body.len();
-        count(field, &mut counts, 1);
-        if attribute {
-            let Some(inner) = flat_heap(ids::ATTRIBUTE_PROTO, body) else {
+        if text {
+            if !utf8_ok(body) {
                 return false;
-            };
-            attrs += 1;
-            heap = heap.saturating_add(inner);
+            }
+            // Every string field of a node is a compact string.
+            heap = heap.saturating_add(Text::Compact.heap(len as u64));
             continue;
         }
-        if !utf8_ok(body) {
+        let Some(inner) = flat_heap(ids::ATTRIBUTE_PROTO, body) else {
             return false;
-        }
-        heap = heap.saturating_add(field.text.heap(body.len() as u64));
+        };
+        attrs += 1;
+        heap = heap.saturating_add(inner);
     }
+    let counts: [u64; NODE_SLOTS] = [inputs, outputs, extras, attrs, 0, 0];
     // The attribute list is reserved exactly (a main-graph node).
-    let reserved = match schema.field(u64::from(fields::node_proto::ATTRIBUTE)) {
-        Some((_, attribute)) if ATTRIBUTES => attribute.slots,
-        _ => &[],
-    };
     heap = heap.saturating_add(settle(schema, &counts, |s| {
-        reserved.iter().any(|&r| usize::from(r) == s)
+        ATTRIBUTES && s == NODE_ATTRIBUTE_SLOT
     }));
     stats.messages[ids::NODE_PROTO] += 1;
     if attrs > 0 {
@@ -418,8 +440,13 @@ fn flat_heap(msg: usize, bytes: &[u8]) -> Option<u64> {
     Some(heap.saturating_add(settle(schema, counts, |_| false)))
 }
 
-/// Containers of a `NodeProto` (checked against the schema in tests).
+/// Containers of a `NodeProto` (checked against the schema in tests):
+/// inputs, outputs, the extras box (doc string, overload, metadata, device
+/// configurations), attributes, metadata, device configurations.
 pub(super) const NODE_SLOTS: usize = 6;
+
+/// The slot of a `NodeProto`'s attribute list (checked in tests).
+pub(super) const NODE_ATTRIBUTE_SLOT: usize = 3;
 
 /// True when `text` is valid UTF-8 (names are nearly always ASCII, which a
 /// plain test checks much faster than the general validation).
