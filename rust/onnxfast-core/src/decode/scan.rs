@@ -510,7 +510,7 @@ fn scan_run<const PLAIN: bool>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::decode::walk::{NODE_ATTRIBUTE_SLOT, NODE_SLOTS};
+    use crate::decode::walk::{NODE_ATTRIBUTE_SLOT, NODE_SLOTS, TENSOR_SLOTS, TENSOR_VARINT_SLOTS};
     use crate::proto::schema::ids;
 
     fn varint(mut v: u64, out: &mut Vec<u8>) {
@@ -800,6 +800,39 @@ mod tests {
         ld(5, &[(3 << 3), 1], &mut node);
         assert!(walked(&node, 0).is_none());
         assert!(!scan_plain_node(&node, &mut ScanStats::new()));
+    }
+
+    /// The tensor shortcut's own map of fields to containers is the schema's.
+    #[test]
+    fn tensor_slots_match_the_schema() {
+        use crate::proto::schema::{fields::tensor_proto as F, Kind, Text};
+        let schema = &MESSAGES[ids::TENSOR_PROTO];
+        assert_eq!(schema.slots.len(), TENSOR_SLOTS);
+        let slot = |number: u32| {
+            let (_, field) = schema.field(u64::from(number)).expect("a tensor field");
+            field.slots
+        };
+        for number in [F::DIMS, F::INT32_DATA, F::INT64_DATA, F::UINT64_DATA] {
+            let (_, field) = schema.field(u64::from(number)).expect("a varint list");
+            assert!(field.repeated && field.kind.is_scalar_numeric());
+            assert_eq!(slot(number), &[TENSOR_VARINT_SLOTS[number as usize] as u8]);
+        }
+        assert_eq!(slot(F::FLOAT_DATA), &[1]);
+        assert_eq!(slot(F::STRING_DATA), &[3]);
+        assert_eq!(slot(F::DOUBLE_DATA), &[6]);
+        for number in [
+            F::DATA_TYPE,
+            F::RAW_DATA,
+            F::NAME,
+            F::DOC_STRING,
+            F::DATA_LOCATION,
+        ] {
+            assert_eq!(slot(number), &[] as &[u8]);
+        }
+        for number in [F::NAME, F::DOC_STRING] {
+            let (_, field) = schema.field(u64::from(number)).expect("a text field");
+            assert_eq!((field.kind, field.text), (Kind::String, Text::String));
+        }
     }
 
     /// The node shortcut's own map of fields to containers is the schema's.

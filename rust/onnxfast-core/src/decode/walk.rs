@@ -349,7 +349,11 @@ const FLAT_SLOTS: usize = 16;
 /// anything else (a message field, an unknown field, any framing fault):
 /// [`walk`] then scans the element, and reports the fault if there is one.
 pub(super) fn scan_flat(msg: usize, bytes: &[u8], stats: &mut ScanStats) -> bool {
-    let Some(heap) = flat_heap(msg, bytes) else {
+    let heap = match msg {
+        ids::TENSOR_PROTO => tensor_heap(bytes).or_else(|| flat_heap(msg, bytes)),
+        _ => flat_heap(msg, bytes),
+    };
+    let Some(heap) = heap else {
         return false;
     };
     stats.messages[msg] += 1;
@@ -439,6 +443,125 @@ fn flat_heap(msg: usize, bytes: &[u8]) -> Option<u64> {
     }
     Some(heap.saturating_add(settle(schema, counts, |_| false)))
 }
+
+/// [`flat_heap`] for a tensor whose every field has a one-byte key and the
+/// wire type it is written with (packed lists as such): the key byte picks
+/// the field, its containers are counted in locals. `None` for anything
+/// else (a message field, an unpacked list of a type written packed is
+/// still taken; an unknown field, a wrong wire type, a framing fault):
+/// [`flat_heap`] then decides.
+fn tensor_heap(bytes: &[u8]) -> Option<u64> {
+    let schema = &MESSAGES[ids::TENSOR_PROTO];
+    // Values in each container (the schema's slots, in order: dims,
+    // float_data, int32_data, string_data, int64_data, external_data,
+    // double_data, uint64_data, metadata_props).
+    let mut counts = [0u64; TENSOR_SLOTS];
+    let mut heap = 0u64;
+    let end = bytes.len();
+    let mut pos = 0usize;
+    let varint = |pos: &mut usize, end: usize| -> Option<u64> {
+        match bytes.get(*pos) {
+            Some(&b) if b < 0x80 && *pos < end => {
+                *pos += 1;
+                Some(u64::from(b))
+            }
+            _ => read_varint(bytes, pos, end).ok(),
+        }
+    };
+    let span = |pos: &mut usize| -> Option<(usize, usize)> {
+        let len = usize::try_from(varint(pos, end)?).ok()?;
+        let start = *pos;
+        (len <= end - start).then(|| {
+            *pos = start + len;
+            (start, start + len)
+        })
+    };
+    let packed_varints = |pos: &mut usize| -> Option<u64> {
+        let (mut at, stop) = span(pos)?;
+        let mut n = 0u64;
+        while at < stop {
+            varint(&mut at, stop)?;
+            n += 1;
+        }
+        Some(n)
+    };
+    let packed_fixed = |pos: &mut usize, width: usize| -> Option<u64> {
+        let (start, stop) = span(pos)?;
+        ((stop - start) % width == 0).then_some(((stop - start) / width) as u64)
+    };
+    while pos < end {
+        let key = bytes[pos];
+        pos += 1;
+        let (slot, n) = match key {
+            // dims, int32_data, int64_data, uint64_data: one varint
+            0x08 | 0x28 | 0x38 | 0x58 => {
+                varint(&mut pos, end)?;
+                (TENSOR_VARINT_SLOTS[usize::from(key >> 3)], 1)
+            }
+            // ... or a packed run of them
+            0x0A | 0x2A | 0x3A | 0x5A => (
+                TENSOR_VARINT_SLOTS[usize::from(key >> 3)],
+                packed_varints(&mut pos)?,
+            ),
+            // data_type, data_location: a varint, no container
+            0x10 | 0x70 => {
+                varint(&mut pos, end)?;
+                continue;
+            }
+            // float_data: one value, or a packed run
+            0x25 => {
+                if end - pos < 4 {
+                    return None;
+                }
+                pos += 4;
+                (1, 1)
+            }
+            0x22 => (1, packed_fixed(&mut pos, 4)?),
+            // double_data
+            0x51 => {
+                if end - pos < 8 {
+                    return None;
+                }
+                pos += 8;
+                (6, 1)
+            }
+            0x52 => (6, packed_fixed(&mut pos, 8)?),
+            // string_data: one bytes value
+            0x32 => {
+                span(&mut pos)?;
+                (3, 1)
+            }
+            // raw_data: bytes, sliced from the source
+            0x4A => {
+                span(&mut pos)?;
+                continue;
+            }
+            // name, doc_string: text
+            0x42 | 0x62 => {
+                let (start, stop) = span(&mut pos)?;
+                if !utf8_ok(&bytes[start..stop]) {
+                    return None;
+                }
+                heap = heap.saturating_add(Text::String.heap((stop - start) as u64));
+                continue;
+            }
+            _ => return None,
+        };
+        let c = counts.get_mut(slot)?;
+        *c = c.saturating_add(n);
+    }
+    for (slot, &n) in schema.slots.iter().zip(&counts) {
+        heap = heap.saturating_add(slot.heap(n, false));
+    }
+    Some(heap)
+}
+
+/// Containers of a `TensorProto` (checked against the schema in tests).
+pub(super) const TENSOR_SLOTS: usize = 9;
+
+/// The container of each varint list of `TensorProto`, by field number
+/// (dims 1, int32_data 5, int64_data 7, uint64_data 11; checked in tests).
+pub(super) const TENSOR_VARINT_SLOTS: [usize; 12] = [0, 0, 0, 0, 0, 2, 0, 4, 0, 0, 0, 7];
 
 /// Containers of a `NodeProto` (checked against the schema in tests):
 /// inputs, outputs, the extras box (doc string, overload, metadata, device
