@@ -78,13 +78,19 @@ impl Spans {
         match self {
             Spans::Narrow(v) => match u32::try_from(offset) {
                 Ok(o) => v.push(o),
-                Err(_) => {
-                    let mut wide: Vec<u64> = v.iter().map(|&o| u64::from(o)).collect();
-                    wide.push(offset as u64);
-                    *self = Spans::Wide(wide);
-                }
+                Err(_) => self.widen(offset),
             },
             Spans::Wide(v) => v.push(offset as u64),
+        }
+    }
+
+    /// [`Spans::push`] of the first offset past 4 GiB: the index turns wide.
+    #[cold]
+    fn widen(&mut self, offset: usize) {
+        if let Spans::Narrow(v) = self {
+            let mut wide: Vec<u64> = v.iter().map(|&o| u64::from(o)).collect();
+            wide.push(offset as u64);
+            *self = Spans::Wide(wide);
         }
     }
 
