@@ -16,6 +16,8 @@
 use std::sync::mpsc::{Receiver, Sender};
 
 use super::diagnose;
+#[cfg(test)]
+use super::walk::{attribute_heap, flat_heap, tensor_heap};
 use super::walk::{
     scan_flat, scan_main_node, scan_plain_node, walk, Deferring, DiagFault, Flush, Root, Stack,
 };
@@ -510,7 +512,9 @@ fn scan_run<const PLAIN: bool>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::decode::walk::{NODE_ATTRIBUTE_SLOT, NODE_SLOTS, TENSOR_SLOTS, TENSOR_VARINT_SLOTS};
+    use crate::decode::walk::{
+        ATTRIBUTE_SLOTS, NODE_ATTRIBUTE_SLOT, NODE_SLOTS, TENSOR_SLOTS, TENSOR_VARINT_SLOTS,
+    };
     use crate::proto::schema::ids;
 
     fn varint(mut v: u64, out: &mut Vec<u8>) {
@@ -604,8 +608,9 @@ mod tests {
     fn flat_scan_matches_walk() {
         let mut next = xorshift(0x9e37_79b9_7f4a_7c15u64);
         // TensorProto's fields with the wire type each is written with
-        // (packed lists as LEN), and two numbers it does not have.
-        let fields: [(u64, u64); 17] = [
+        // (packed lists as LEN), two numbers it does not have, and typed
+        // lists written unpacked.
+        let fields: [(u64, u64); 21] = [
             (1, 2),
             (1, 0),
             (2, 0),
@@ -623,17 +628,45 @@ mod tests {
             (14, 0),
             (15, 2),
             (99, 0),
+            (10, 1),
+            (5, 0),
+            (7, 0),
+            (11, 0),
         ];
-        let (mut accepted, mut refused) = (0, 0);
+        // What the keyed tensor shortcut takes (the rest it leaves to the
+        // generic count).
+        let keyed_pairs = [
+            (1, 0),
+            (1, 2),
+            (2, 0),
+            (4, 2),
+            (4, 5),
+            (5, 0),
+            (5, 2),
+            (6, 2),
+            (7, 0),
+            (7, 2),
+            (8, 2),
+            (9, 2),
+            (10, 1),
+            (10, 2),
+            (11, 0),
+            (11, 2),
+            (12, 2),
+            (14, 0),
+        ];
+        let (mut accepted, mut refused, mut keyed_taken) = (0, 0, 0);
         for _ in 0..20_000 {
             let mut msg = Vec::new();
+            let mut keyed = true;
             for _ in 0..next() % 7 {
-                let (number, good) = fields[(next() % 17) as usize];
+                let (number, good) = fields[(next() % 21) as usize];
                 let wire = if next() % 5 == 0 {
                     [0, 1, 2, 5][(next() % 4) as usize]
                 } else {
                     good
                 };
+                keyed &= keyed_pairs.contains(&(number, wire));
                 varint((number << 3) | wire, &mut msg);
                 match wire {
                     0 => varint(next() >> (next() % 64), &mut msg),
@@ -655,6 +688,15 @@ mod tests {
             if next() % 10 == 0 && !msg.is_empty() {
                 msg.truncate(msg.len() - 1 - (next() as usize % msg.len()));
             }
+            // The keyed shortcut: what the generic count finds, for every
+            // tensor of the fields it takes (declining none of them).
+            if keyed {
+                let generic = flat_heap(ids::TENSOR_PROTO, &msg);
+                assert_eq!(tensor_heap(&msg), generic, "{msg:?}");
+                keyed_taken += usize::from(generic.is_some());
+            } else if let Some(heap) = tensor_heap(&msg) {
+                assert_eq!(Some(heap), flat_heap(ids::TENSOR_PROTO, &msg), "{msg:?}");
+            }
             let mut fast = ScanStats::new();
             let took = scan_flat(ids::TENSOR_PROTO, &msg, &mut fast);
             match scan(&msg, ids::TENSOR_PROTO, DEFAULT_MAX_DEPTH) {
@@ -675,7 +717,10 @@ mod tests {
                 assert_eq!(fast.heap, 0);
             }
         }
-        assert!(accepted > 2_000 && refused > 2_000, "{accepted} {refused}");
+        assert!(
+            accepted > 2_000 && refused > 2_000 && keyed_taken > 1_000,
+            "{accepted} {refused} {keyed_taken}"
+        );
     }
 
     /// Main-graph nodes with attributes: the shortcut counts what the walk
@@ -687,7 +732,7 @@ mod tests {
         let mut next = xorshift(0x2545_f491_4f6c_dd1du64);
         // AttributeProto's fields and wire types (t, g, tp, sparse_tensor
         // are messages), and one it does not have.
-        let attr_fields: [(u64, u64); 14] = [
+        let attr_fields: [(u64, u64); 16] = [
             (1, 2),
             (2, 5),
             (3, 0),
@@ -695,7 +740,9 @@ mod tests {
             (5, 2),
             (6, 2),
             (7, 2),
+            (7, 5),
             (8, 2),
+            (8, 0),
             (9, 2),
             (13, 2),
             (14, 2),
@@ -731,7 +778,7 @@ mod tests {
             long.as_bytes(),
             b"t\xe9t",
         ];
-        let (mut with_attributes, mut declined) = (0, 0);
+        let (mut with_attributes, mut declined, mut keyed_attributes) = (0, 0, 0);
         for _ in 0..20_000 {
             let mut node = Vec::new();
             for _ in 0..next() % 9 {
@@ -753,8 +800,10 @@ mod tests {
                     _ => {}
                 }
                 let mut attr = Vec::new();
+                let mut keyed = true;
                 for _ in 0..next() % 4 {
-                    let (number, wire) = attr_fields[(next() % 14) as usize];
+                    let (number, wire) = attr_fields[(next() % 16) as usize];
+                    keyed &= !matches!(number, 5 | 6 | 14 | 30);
                     varint((number << 3) | wire, &mut attr);
                     match wire {
                         0 => varint(next() % 300, &mut attr),
@@ -766,6 +815,14 @@ mod tests {
                         }
                     }
                 }
+                // The keyed attribute shortcut finds what the generic count
+                // finds, declining none of the fields it takes.
+                let generic = flat_heap(ids::ATTRIBUTE_PROTO, &attr);
+                match attribute_heap(&attr) {
+                    None => assert!(!keyed || generic.is_none(), "{attr:?}"),
+                    found => assert_eq!(found, generic, "{attr:?}"),
+                }
+                keyed_attributes += usize::from(keyed && generic.is_some());
                 ld(5, &attr, &mut node);
             }
             if next() % 12 == 0 && !node.is_empty() {
@@ -791,8 +848,8 @@ mod tests {
             }
         }
         assert!(
-            with_attributes > 2_000 && declined > 2_000,
-            "{with_attributes} {declined}"
+            with_attributes > 2_000 && declined > 2_000 && keyed_attributes > 2_000,
+            "{with_attributes} {declined} {keyed_attributes}"
         );
         // Under depth 0 a node's attribute is too deep: the walk refuses it
         // (scan_run takes the plain shortcut there, which declines it).
@@ -832,6 +889,34 @@ mod tests {
         for number in [F::NAME, F::DOC_STRING] {
             let (_, field) = schema.field(u64::from(number)).expect("a text field");
             assert_eq!((field.kind, field.text), (Kind::String, Text::String));
+        }
+    }
+
+    /// The attribute shortcut's own map of fields to containers is the
+    /// schema's.
+    #[test]
+    fn attribute_slots_match_the_schema() {
+        use crate::proto::schema::{fields::attribute_proto as F, Kind, Text};
+        let schema = &MESSAGES[ids::ATTRIBUTE_PROTO];
+        assert_eq!(schema.slots.len(), ATTRIBUTE_SLOTS);
+        let expected: [(u32, &[u8]); 10] = [
+            (F::NAME, &[]),
+            (F::F, &[]),
+            (F::I, &[]),
+            (F::S, &[]),
+            (F::FLOATS, &[5]),
+            (F::INTS, &[6]),
+            (F::STRINGS, &[7, 0]),
+            (F::DOC_STRING, &[0]),
+            (F::TYPE, &[]),
+            (F::REF_ATTR_NAME, &[0]),
+        ];
+        for (number, slots) in expected {
+            let (_, field) = schema.field(u64::from(number)).expect("an attribute field");
+            assert_eq!(field.slots, slots, "{}", field.name);
+            if field.kind == Kind::String {
+                assert_eq!(field.text, Text::Compact, "{}", field.name);
+            }
         }
     }
 

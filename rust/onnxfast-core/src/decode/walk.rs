@@ -318,7 +318,8 @@ fn scan_node<const ATTRIBUTES: bool>(node: &[u8], stats: &mut ScanStats) -> bool
             heap = heap.saturating_add(Text::Compact.heap(len as u64));
             continue;
         }
-        let Some(inner) = flat_heap(ids::ATTRIBUTE_PROTO, body) else {
+        let inner = attribute_heap(body).or_else(|| flat_heap(ids::ATTRIBUTE_PROTO, body));
+        let Some(inner) = inner else {
             return false;
         };
         attrs += 1;
@@ -362,7 +363,7 @@ pub(super) fn scan_flat(msg: usize, bytes: &[u8], stats: &mut ScanStats) -> bool
 }
 
 /// What [`scan_flat`] adds to the projection for one message, or `None`.
-fn flat_heap(msg: usize, bytes: &[u8]) -> Option<u64> {
+pub(super) fn flat_heap(msg: usize, bytes: &[u8]) -> Option<u64> {
     let schema = MESSAGES.get(msg)?;
     let mut counts = [0u64; FLAT_SLOTS];
     let counts = counts.get_mut(..schema.slots.len())?;
@@ -444,105 +445,165 @@ fn flat_heap(msg: usize, bytes: &[u8]) -> Option<u64> {
     Some(heap.saturating_add(settle(schema, counts, |_| false)))
 }
 
+/// A cursor over a flat message's fields for the keyed shortcuts
+/// ([`tensor_heap`], [`attribute_heap`]): each read is `None` on a framing
+/// fault (the shortcut then declines).
+struct Fields<'b> {
+    bytes: &'b [u8],
+    pos: usize,
+}
+
+impl Fields<'_> {
+    #[inline(always)]
+    fn more(&self) -> bool {
+        self.pos < self.bytes.len()
+    }
+
+    /// The next byte (a key's first).
+    #[inline(always)]
+    fn byte(&mut self) -> Option<u8> {
+        let b = *self.bytes.get(self.pos)?;
+        self.pos += 1;
+        Some(b)
+    }
+
+    /// Takes the byte `b` if it comes next (a two-byte key's second).
+    #[inline(always)]
+    fn byte_is(&mut self, b: u8) -> bool {
+        let next = self.bytes.get(self.pos) == Some(&b);
+        self.pos += usize::from(next);
+        next
+    }
+
+    /// A varint ending by `end` (one byte read inline).
+    #[inline(always)]
+    fn varint_to(&mut self, end: usize) -> Option<u64> {
+        match self.bytes.get(self.pos) {
+            Some(&b) if b < 0x80 && self.pos < end => {
+                self.pos += 1;
+                Some(u64::from(b))
+            }
+            _ => read_varint(self.bytes, &mut self.pos, end).ok(),
+        }
+    }
+
+    fn varint(&mut self) -> Option<u64> {
+        self.varint_to(self.bytes.len())
+    }
+
+    /// `width` bytes of a fixed-width value.
+    #[inline(always)]
+    fn fixed(&mut self, width: usize) -> Option<()> {
+        (self.bytes.len() - self.pos >= width).then(|| self.pos += width)
+    }
+
+    /// A length-delimited value's bytes.
+    #[inline(always)]
+    fn span(&mut self) -> Option<&[u8]> {
+        let len = usize::try_from(self.varint()?).ok()?;
+        let start = self.pos;
+        let value = self.bytes.get(start..start.checked_add(len)?)?;
+        self.pos = start + len;
+        Some(value)
+    }
+
+    /// A length-delimited value that is text: its length, if UTF-8.
+    #[inline(always)]
+    fn text(&mut self) -> Option<u64> {
+        let value = self.span()?;
+        utf8_ok(value).then_some(value.len() as u64)
+    }
+
+    /// How many varints a packed run holds.
+    #[inline(always)]
+    fn packed_varints(&mut self) -> Option<u64> {
+        let len = usize::try_from(self.varint()?).ok()?;
+        let stop = self
+            .pos
+            .checked_add(len)
+            .filter(|&s| s <= self.bytes.len())?;
+        let mut n = 0u64;
+        while self.pos < stop {
+            self.varint_to(stop)?;
+            n += 1;
+        }
+        Some(n)
+    }
+
+    /// How many values of `width` bytes a packed run holds.
+    #[inline(always)]
+    fn packed_fixed(&mut self, width: usize) -> Option<u64> {
+        let len = self.span()?.len();
+        (len % width == 0).then_some((len / width) as u64)
+    }
+}
+
+/// What a message's containers take, given how many values each holds
+/// (grown by pushes, as the walk projects them).
+fn containers_heap(msg: usize, counts: &[u64]) -> u64 {
+    MESSAGES[msg]
+        .slots
+        .iter()
+        .zip(counts)
+        .fold(0, |heap, (slot, &n)| {
+            heap.saturating_add(slot.heap(n, false))
+        })
+}
+
 /// [`flat_heap`] for a tensor whose every field has a one-byte key and the
-/// wire type it is written with (packed lists as such): the key byte picks
-/// the field, its containers are counted in locals. `None` for anything
-/// else (a message field, an unpacked list of a type written packed is
-/// still taken; an unknown field, a wrong wire type, a framing fault):
-/// [`flat_heap`] then decides.
-fn tensor_heap(bytes: &[u8]) -> Option<u64> {
-    let schema = &MESSAGES[ids::TENSOR_PROTO];
+/// wire type it is written with (a typed list packed or not): the key byte
+/// picks the field, its containers are counted in locals. `None` for
+/// anything else (a message field, an unknown field, a wrong wire type, a
+/// framing fault): [`flat_heap`] then decides.
+pub(super) fn tensor_heap(bytes: &[u8]) -> Option<u64> {
     // Values in each container (the schema's slots, in order: dims,
     // float_data, int32_data, string_data, int64_data, external_data,
     // double_data, uint64_data, metadata_props).
     let mut counts = [0u64; TENSOR_SLOTS];
     let mut heap = 0u64;
-    let end = bytes.len();
-    let mut pos = 0usize;
-    let varint = |pos: &mut usize, end: usize| -> Option<u64> {
-        match bytes.get(*pos) {
-            Some(&b) if b < 0x80 && *pos < end => {
-                *pos += 1;
-                Some(u64::from(b))
-            }
-            _ => read_varint(bytes, pos, end).ok(),
-        }
-    };
-    let span = |pos: &mut usize| -> Option<(usize, usize)> {
-        let len = usize::try_from(varint(pos, end)?).ok()?;
-        let start = *pos;
-        (len <= end - start).then(|| {
-            *pos = start + len;
-            (start, start + len)
-        })
-    };
-    let packed_varints = |pos: &mut usize| -> Option<u64> {
-        let (mut at, stop) = span(pos)?;
-        let mut n = 0u64;
-        while at < stop {
-            varint(&mut at, stop)?;
-            n += 1;
-        }
-        Some(n)
-    };
-    let packed_fixed = |pos: &mut usize, width: usize| -> Option<u64> {
-        let (start, stop) = span(pos)?;
-        ((stop - start) % width == 0).then_some(((stop - start) / width) as u64)
-    };
-    while pos < end {
-        let key = bytes[pos];
-        pos += 1;
+    let mut f = Fields { bytes, pos: 0 };
+    while f.more() {
+        let key = f.byte()?;
         let (slot, n) = match key {
             // dims, int32_data, int64_data, uint64_data: one varint
             0x08 | 0x28 | 0x38 | 0x58 => {
-                varint(&mut pos, end)?;
+                f.varint()?;
                 (TENSOR_VARINT_SLOTS[usize::from(key >> 3)], 1)
             }
             // ... or a packed run of them
             0x0A | 0x2A | 0x3A | 0x5A => (
                 TENSOR_VARINT_SLOTS[usize::from(key >> 3)],
-                packed_varints(&mut pos)?,
+                f.packed_varints()?,
             ),
             // data_type, data_location: a varint, no container
             0x10 | 0x70 => {
-                varint(&mut pos, end)?;
+                f.varint()?;
                 continue;
             }
-            // float_data: one value, or a packed run
+            // float_data, double_data: one value, or a packed run
             0x25 => {
-                if end - pos < 4 {
-                    return None;
-                }
-                pos += 4;
+                f.fixed(4)?;
                 (1, 1)
             }
-            0x22 => (1, packed_fixed(&mut pos, 4)?),
-            // double_data
+            0x22 => (1, f.packed_fixed(4)?),
             0x51 => {
-                if end - pos < 8 {
-                    return None;
-                }
-                pos += 8;
+                f.fixed(8)?;
                 (6, 1)
             }
-            0x52 => (6, packed_fixed(&mut pos, 8)?),
+            0x52 => (6, f.packed_fixed(8)?),
             // string_data: one bytes value
             0x32 => {
-                span(&mut pos)?;
+                f.span()?;
                 (3, 1)
             }
             // raw_data: bytes, sliced from the source
             0x4A => {
-                span(&mut pos)?;
+                f.span()?;
                 continue;
             }
             // name, doc_string: text
             0x42 | 0x62 => {
-                let (start, stop) = span(&mut pos)?;
-                if !utf8_ok(&bytes[start..stop]) {
-                    return None;
-                }
-                heap = heap.saturating_add(Text::String.heap((stop - start) as u64));
+                heap = heap.saturating_add(Text::String.heap(f.text()?));
                 continue;
             }
             _ => return None,
@@ -550,11 +611,73 @@ fn tensor_heap(bytes: &[u8]) -> Option<u64> {
         let c = counts.get_mut(slot)?;
         *c = c.saturating_add(n);
     }
-    for (slot, &n) in schema.slots.iter().zip(&counts) {
-        heap = heap.saturating_add(slot.heap(n, false));
-    }
-    Some(heap)
+    Some(heap.saturating_add(containers_heap(ids::TENSOR_PROTO, &counts)))
 }
+
+/// [`flat_heap`] for an attribute without message fields whose fields have
+/// their written keys and wire types (name, f, i, s, floats, ints,
+/// strings, doc_string, type, ref_attr_name: `perm`, `alpha`, `axes` of
+/// exported graphs), as [`tensor_heap`] for a tensor; `None` for anything
+/// else ([`flat_heap`] then decides).
+pub(super) fn attribute_heap(bytes: &[u8]) -> Option<u64> {
+    // The schema's slots: the extras box (doc_string, ref_attr_name,
+    // strings), the boxed t, g, sparse_tensor and tp, then the lists floats,
+    // ints, strings, tensors, graphs, sparse_tensors, type_protos.
+    let (mut extras, mut floats, mut ints, mut strings) = (0u64, 0u64, 0u64, 0u64);
+    let mut heap = 0u64;
+    let mut f = Fields { bytes, pos: 0 };
+    while f.more() {
+        match f.byte()? {
+            // name: text
+            0x0A => heap = heap.saturating_add(Text::Compact.heap(f.text()?)),
+            // f, i, s
+            0x15 => f.fixed(4)?,
+            0x18 => {
+                f.varint()?;
+            }
+            0x22 => {
+                f.span()?;
+            }
+            // floats, ints: one value or a packed run
+            0x3D => {
+                f.fixed(4)?;
+                floats += 1;
+            }
+            0x3A => floats += f.packed_fixed(4)?,
+            0x40 => {
+                f.varint()?;
+                ints += 1;
+            }
+            0x42 => ints += f.packed_varints()?,
+            // strings: bytes, in the list and the extras
+            0x4A => {
+                f.span()?;
+                strings += 1;
+                extras += 1;
+            }
+            // doc_string: text in the extras
+            0x6A => {
+                heap = heap.saturating_add(Text::Compact.heap(f.text()?));
+                extras += 1;
+            }
+            // type (field 20, a varint): a two-byte key
+            0xA0 if f.byte_is(0x01) => {
+                f.varint()?;
+            }
+            // ref_attr_name (field 21, text in the extras): a two-byte key
+            0xAA if f.byte_is(0x01) => {
+                heap = heap.saturating_add(Text::Compact.heap(f.text()?));
+                extras += 1;
+            }
+            _ => return None,
+        }
+    }
+    let counts: [u64; ATTRIBUTE_SLOTS] = [extras, 0, 0, 0, 0, floats, ints, strings, 0, 0, 0, 0];
+    Some(heap.saturating_add(containers_heap(ids::ATTRIBUTE_PROTO, &counts)))
+}
+
+/// Containers of an `AttributeProto` (checked against the schema in tests).
+pub(super) const ATTRIBUTE_SLOTS: usize = 12;
 
 /// Containers of a `TensorProto` (checked against the schema in tests).
 pub(super) const TENSOR_SLOTS: usize = 9;
