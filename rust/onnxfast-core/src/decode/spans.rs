@@ -96,13 +96,16 @@ impl Spans {
 
     /// Records an element of a graph's list (length prefix at `offset`, the
     /// element ending at `element_end`, the graph's bytes at `graph_end`).
-    /// For the list's first element it makes room for as many elements as the rest of
-    /// the graph would hold were they all of this one's size (a list's
-    /// elements are alike in exported graphs): the index then fills one
-    /// allocation, where growing by doubling copied it again and again and
-    /// faulted in about twice its pages. The room is capped (the rest grows
-    /// as before), and taken only if the allocator grants it; pages beyond
-    /// what is filled are never touched.
+    /// The list's first element makes room for as many elements as the rest
+    /// of the graph would hold were they all of its size (a list's elements
+    /// are alike in exported graphs): the index then fills one allocation,
+    /// where growing by doubling copied it again and again and faulted in
+    /// about twice its pages. The room is capped at 1M elements (4 MiB; past
+    /// that the index grows as before) and taken only if the allocator grants
+    /// it; pages past what is filled are never touched. (The memory budget
+    /// charges 16 bytes an element for the index: room for twice the
+    /// elements there are stays within it, as for the list of a graph whose
+    /// other lists follow it.)
     #[inline]
     pub fn push_element(&mut self, offset: usize, element_end: usize, graph_end: usize) {
         if self.is_empty() {
@@ -113,8 +116,8 @@ impl Spans {
 
     #[cold]
     fn make_room(&mut self, offset: usize, element_end: usize, graph_end: usize) {
-        /// Elements of room at most (16 MiB of narrow entries).
-        const MAX_ROOM: usize = 1 << 22;
+        /// Elements of room at most (4 MiB of narrow entries).
+        const MAX_ROOM: usize = 1 << 20;
         // The element's key (one byte) and length prefix lie from
         // `offset - 1`: at least 2 bytes an element.
         let size = element_end.saturating_sub(offset).saturating_add(1).max(2);
@@ -236,7 +239,7 @@ mod tests {
         let mut huge = Spans::default();
         huge.push_element(1, 1, usize::MAX);
         assert_eq!(huge.len(), 1);
-        assert!(capacity(&huge) <= 1 << 22, "{}", capacity(&huge));
+        assert!(capacity(&huge) <= 1 << 20, "{}", capacity(&huge));
         // Past 4 GiB the index still widens.
         huge.push_element(1 << 33, (1 << 33) + 4, usize::MAX);
         assert!(matches!(huge, Spans::Wide(_)));

@@ -487,6 +487,8 @@ impl Fields<'_> {
         }
     }
 
+    /// A varint.
+    #[inline(always)]
     fn varint(&mut self) -> Option<u64> {
         self.varint_to(self.bytes.len())
     }
