@@ -160,7 +160,12 @@ pub trait FromPeeked: Sized {
     fn from_peeked(_value: Peeked<'_>) -> Option<Self> {
         None
     }
-    fn list_from_peeked(_value: Peeked<'_>) -> Option<Vec<Self>> {
+    /// A list field's values read from bytes, as the Python list the
+    /// getter returns (made from them in place, not from a copy).
+    fn peeked_list<'py>(
+        _py: Python<'py>,
+        _value: Peeked<'_>,
+    ) -> Option<PyResult<Bound<'py, pyo3::types::PyList>>> {
         None
     }
 }
@@ -172,9 +177,12 @@ impl FromPeeked for i64 {
             _ => None,
         }
     }
-    fn list_from_peeked(value: Peeked<'_>) -> Option<Vec<Self>> {
+    fn peeked_list<'py>(
+        py: Python<'py>,
+        value: Peeked<'_>,
+    ) -> Option<PyResult<Bound<'py, pyo3::types::PyList>>> {
         match value {
-            Peeked::Ints(v) => Some(v.into_vec()),
+            Peeked::Ints(v) => Some(pyo3::types::PyList::new(py, v)),
             _ => None,
         }
     }

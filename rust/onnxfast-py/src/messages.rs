@@ -264,11 +264,12 @@ macro_rules! message_class {
             )*
             $(
                 #[getter]
-                fn $nl(&self, py: Python<'_>) -> PyResult<Vec<$nlt>> {
-                    if let Some(v) = self.peek(stringify!($nl)).and_then(FromPeeked::list_from_peeked) {
-                        return Ok(v);
+                fn $nl<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+                    let peeked = self.peek(stringify!($nl));
+                    if let Some(list) = peeked.and_then(|v| <$nlt as FromPeeked>::peeked_list(py, v)) {
+                        return list;
                     }
-                    Ok(self.m(py)?.$nl.clone())
+                    PyList::new(py, self.m(py)?.$nl.iter().copied())
                 }
             )*
             $(
