@@ -1645,3 +1645,168 @@ fn node_heads_read_what_decoding_gives() {
         "{read} {kept_by_reader}"
     );
 }
+
+/// A field of `field` with wire type `wire` and raw `payload` (a varint's
+/// bytes, fixed bytes, or a length-delimited value with its length).
+fn raw_field(field: u32, wire: prost::encoding::WireType, payload: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    prost::encoding::encode_key(field, wire, &mut out);
+    if wire == prost::encoding::WireType::LengthDelimited {
+        prost::encoding::encode_varint(payload.len() as u64, &mut out);
+    }
+    out.extend_from_slice(payload);
+    out
+}
+
+fn varint_bytes(v: u64) -> Vec<u8> {
+    let mut out = Vec::new();
+    prost::encoding::encode_varint(v, &mut out);
+    out
+}
+
+/// One random initializer's bytes: every field the checks read, written
+/// packed or not, in one run or several, given twice (the last singular
+/// value wins), absent, or holding what onnx refuses (negative dims, too
+/// few values, two data fields, external data, unknown types), among
+/// fields the checks do not read (doc string, segment, metadata, unknown).
+fn random_initializer(next: &mut impl FnMut() -> u64, i: usize) -> Vec<u8> {
+    use prost::encoding::WireType::{LengthDelimited as Len, SixtyFourBit, ThirtyTwoBit, Varint};
+    let mut t = Vec::new();
+    let pick = |next: &mut dyn FnMut() -> u64, n: u64| next() % n;
+    for _ in 0..pick(next, 3) {
+        t.extend(raw_field(
+            8,
+            Len,
+            format!("w{}", i + pick(next, 2) as usize).as_bytes(),
+        ));
+    }
+    const TYPES: [i64; 15] = [0, 1, 2, 3, 6, 7, 8, 10, 11, 12, 16, 21, 25, 27, 99];
+    for _ in 0..pick(next, 3) {
+        let dt = TYPES[pick(next, 15) as usize];
+        t.extend(raw_field(2, Varint, &varint_bytes(dt as u64)));
+    }
+    let dims: Vec<i64> = (0..pick(next, 4))
+        .map(|_| [-1, 0, 1, 2, 3][pick(next, 5) as usize])
+        .collect();
+    match pick(next, 3) {
+        0 => {
+            let packed: Vec<u8> = dims.iter().flat_map(|&d| varint_bytes(d as u64)).collect();
+            t.extend(raw_field(1, Len, &packed));
+        }
+        1 => {
+            for &d in &dims {
+                t.extend(raw_field(1, Varint, &varint_bytes(d as u64)));
+            }
+        }
+        _ => {
+            if let Some((first, rest)) = dims.split_first() {
+                t.extend(raw_field(1, Varint, &varint_bytes(*first as u64)));
+                let packed: Vec<u8> = rest.iter().flat_map(|&d| varint_bytes(d as u64)).collect();
+                t.extend(raw_field(1, Len, &packed));
+            }
+        }
+    }
+    // Data: none, one or two fields, some values or none.
+    for _ in 0..pick(next, 3) {
+        let n = pick(next, 7) as usize;
+        let packed = pick(next, 2) == 0;
+        let field = [4u32, 5, 6, 7, 9, 10, 11][pick(next, 7) as usize];
+        match field {
+            4 if packed => t.extend(raw_field(4, Len, &vec![0u8; 4 * n])),
+            4 => (0..n).for_each(|_| t.extend(raw_field(4, ThirtyTwoBit, &[0, 0, 128, 63]))),
+            10 if packed => t.extend(raw_field(10, Len, &vec![0u8; 8 * n])),
+            10 => (0..n).for_each(|_| t.extend(raw_field(10, SixtyFourBit, &[0; 8]))),
+            6 => (0..n).for_each(|_| t.extend(raw_field(6, Len, b"s"))),
+            9 => t.extend(raw_field(9, Len, &vec![0x55u8; pick(next, 24) as usize])),
+            f if packed => {
+                let values: Vec<u8> = (0..n).flat_map(|k| varint_bytes(k as u64 * 40)).collect();
+                t.extend(raw_field(f, Len, &values));
+            }
+            f => (0..n).for_each(|k| t.extend(raw_field(f, Varint, &varint_bytes(k as u64)))),
+        }
+    }
+    match pick(next, 8) {
+        0 => t.extend(raw_field(14, Varint, &[1])),
+        1 => t.extend(raw_field(14, Varint, &[0])),
+        2 => t.extend(raw_field(14, Varint, &[5])),
+        _ => {}
+    }
+    if pick(next, 8) == 0 {
+        let mut entry = raw_field(1, Len, b"location");
+        entry.extend(raw_field(2, Len, b"../outside.bin"));
+        t.extend(raw_field(13, Len, &entry));
+    }
+    match pick(next, 10) {
+        0 => t.extend(raw_field(12, Len, b"a doc string")),
+        1 => t.extend(raw_field(3, Len, &raw_field(1, Varint, &[3]))),
+        2 => t.extend(raw_field(99, Varint, &[7])),
+        3 => {
+            let mut entry = raw_field(1, Len, b"k");
+            entry.extend(raw_field(2, Len, b"v"));
+            t.extend(raw_field(16, Len, &entry));
+        }
+        _ => {}
+    }
+    t
+}
+
+/// Initializers of a decode-on-touch graph are checked as sketched from
+/// their bytes (decoded only where the bytes cannot tell): every finding,
+/// its place and the counts are what the check of the decoded tensors
+/// gives, in each mode.
+#[test]
+fn initializers_checked_from_bytes_as_decoded() {
+    let mut next = xorshift(0x5eed_7e45_0a11_c0de);
+    for round in 0..4 {
+        let mut graph = raw_field(2, prost::encoding::WireType::LengthDelimited, b"g");
+        // Enough initializers for the parallel runs in some rounds.
+        let n = [40, 300, 3_000, 5_000][round];
+        for i in 0..n {
+            graph.extend(ld(5, &random_initializer(&mut next, i)));
+        }
+        let mut model = ModelProto {
+            ir_version: Some(10),
+            opset_import: vec![onnxfast_core::proto::OperatorSetIdProto {
+                domain: Some(String::new()),
+                version: Some(21),
+            }],
+            ..ModelProto::default()
+        }
+        .encode_to_vec();
+        model.extend(ld(7, &graph));
+        // (Every such model decodes: the comparison below is not skipped.)
+        let lazy = decode_lazy(Bytes::copy_from_slice(&model), &DecodeOptions::default())
+            .expect("a model of random initializers decodes");
+        assert_eq!(lazy.lists.initializer.len(), n);
+        // Each sketch holds what the decoded tensor holds, and only the
+        // external and FLOAT6 tensors are left to decoding.
+        let list = &lazy.lists.initializer;
+        let mut sketched = 0;
+        for i in 0..n {
+            let t = list.get(i).expect("an initializer decodes");
+            let left = t.data_location == Some(1) || matches!(t.data_type, Some(27 | 28));
+            let Some(sketch) = list.sketch(i) else {
+                assert!(left, "initializer {i} not sketched: {t:?}");
+                continue;
+            };
+            assert!(!left, "initializer {i} sketched: {t:?}");
+            sketched += 1;
+            assert_eq!(sketch.name, t.name());
+            assert_eq!(sketch.data_type, t.data_type);
+            assert_eq!(sketch.dims.as_slice(), t.dims.as_slice());
+            assert_eq!(sketch.raw_data, t.raw_data.as_deref());
+            assert_eq!(sketch.data_location, t.data_location);
+            let counts = [
+                t.float_data.len(),
+                t.int32_data.len(),
+                t.string_data.len(),
+                t.int64_data.len(),
+                t.double_data.len(),
+                t.uint64_data.len(),
+            ];
+            assert_eq!(sketch.counts, counts, "initializer {i}: {t:?}");
+        }
+        assert!(sketched * 4 > n * 3, "{sketched} of {n}");
+        checks_as_eager(&model);
+    }
+}

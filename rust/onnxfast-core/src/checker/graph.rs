@@ -434,6 +434,39 @@ fn tensor_checks<E: Elements<TensorProto> + ?Sized>(
     Ok(all.into_findings())
 }
 
+/// [`tensor_checks`] of a decode-on-touch list: each initializer checked
+/// as sketched from its bytes, decoded only where they cannot tell (see
+/// `LazyList::sketch`); in strict mode, whose checks read whole tensors,
+/// every one decoded.
+fn tensor_checks_lazy(
+    c: &Checker<'_>,
+    initializers: &LazyList<TensorProto>,
+    here: &Location,
+) -> Result<Findings, DecodeError> {
+    use crate::decode::lazy::Sketched;
+    if c.options.strict {
+        return tensor_checks(c, initializers, here);
+    }
+    let parts = over_runs(initializers.len(), |range| {
+        let mut fork = c.fork();
+        initializers.for_each_sketched_in(range, |i, t| {
+            let facts: &dyn tensor::TensorFacts = match t {
+                Sketched::Bytes(sketch) => sketch,
+                Sketched::Decoded(t) => t,
+            };
+            let loc = || here.child(item("initializer", i, facts.name()));
+            policy::tensor(&mut fork, facts, true, &loc);
+            tensor::check_tensor_facts(&mut fork, facts, &loc);
+        })?;
+        Ok(fork.into_findings())
+    })?;
+    let mut all = c.fork();
+    for part in parts {
+        all.absorb(part);
+    }
+    Ok(all.into_findings())
+}
+
 /// A graph's name, inputs and outputs; opens its scope level (room for the
 /// inputs and `room` more: initializers and node outputs, so the level
 /// never grows by rehashing) holding the inputs.
@@ -596,7 +629,7 @@ pub(crate) fn check_main_lazy<'a>(
         || {
             rayon::join(
                 || node_findings_lazy(shared, &lists.node, opsets, &here),
-                || tensor_checks(shared, &lists.initializer, &here),
+                || tensor_checks_lazy(shared, &lists.initializer, &here),
             )
         },
         || {

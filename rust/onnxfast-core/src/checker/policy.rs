@@ -17,7 +17,7 @@ use std::hash::BuildHasher;
 use super::{q, Checker};
 use crate::diag::codes::{self, Code};
 use crate::diag::{Location, Step};
-use crate::proto::{ModelProto, NodeFields, OperatorSetIdProto, TensorProto};
+use crate::proto::{ModelProto, NodeFields, OperatorSetIdProto};
 
 /// A policy. The default allows everything; each rule set narrows it.
 /// Domains are as in `NodeProto.domain`, with `""` and `"ai.onnx"` the same
@@ -349,9 +349,9 @@ pub(crate) fn subgraph(c: &mut Checker<'_>, node_loc: &Location, attribute: &str
 /// A tensor: its elements count as parameters when `weights` (sparse
 /// indices do not); its bytes in an external file count for
 /// `max_external_bytes` and are refused without `allow_external_data`.
-pub(crate) fn tensor(
+pub(crate) fn tensor<T: super::tensor::TensorFacts + ?Sized>(
     c: &mut Checker<'_>,
-    t: &TensorProto,
+    t: &T,
     weights: bool,
     loc: &dyn Fn() -> Location,
 ) {
@@ -359,17 +359,17 @@ pub(crate) fn tensor(
         return;
     };
     let count = t
-        .dims
+        .dims()
         .iter()
         .try_fold(1u64, |n, &d| n.checked_mul(u64::try_from(d).unwrap_or(0)))
         .unwrap_or(u64::MAX);
     if weights {
         c.tally.parameters = c.tally.parameters.saturating_add(count);
     }
-    if !crate::external::is_external(t) {
+    if !t.is_external() {
         return;
     }
-    let bytes = crate::tensor::elem_type(t.data_type())
+    let bytes = crate::tensor::elem_type(t.data_type().unwrap_or(0))
         .and_then(|e| e.raw_len(usize::try_from(count).ok()?))
         .map_or(u64::MAX, |b| b as u64);
     c.tally.external_bytes = c.tally.external_bytes.saturating_add(bytes);

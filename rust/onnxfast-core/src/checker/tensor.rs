@@ -5,29 +5,109 @@ use std::path::{Component, Path, PathBuf};
 
 use super::graph::item;
 use super::{q, Checker, Quoted};
+use crate::decode::lazy::TensorSketch;
 use crate::diag::{Location, Step};
-use crate::proto::{tensor_proto::DataLocation, SparseTensorProto, TensorProto};
+use crate::proto::{
+    tensor_proto::DataLocation, SparseTensorProto, StringStringEntryProto, TensorProto,
+};
 
-/// Data fields in onnx's counting order.
-fn data_fields(t: &TensorProto) -> [(&'static str, bool); 7] {
-    [
-        ("float_data", !t.float_data.is_empty()),
-        ("int32_data", !t.int32_data.is_empty()),
-        ("string_data", !t.string_data.is_empty()),
-        ("int64_data", !t.int64_data.is_empty()),
-        (
-            "raw_data",
-            t.raw_data.as_ref().is_some_and(|r| !r.is_empty()),
-        ),
-        ("double_data", !t.double_data.is_empty()),
-        ("uint64_data", !t.uint64_data.is_empty()),
-    ]
+/// What onnx's check of a tensor (and the policy's count of it) reads: a
+/// decoded tensor, or an initializer of a decode-on-touch list sketched
+/// from its bytes ([`TensorSketch`]: the initializer is then not decoded).
+pub(crate) trait TensorFacts {
+    fn name(&self) -> &str;
+    fn data_type(&self) -> Option<i32>;
+    fn dims(&self) -> &[i64];
+    fn raw_data(&self) -> Option<&[u8]>;
+    /// Values of float_data, int32_data, string_data, int64_data,
+    /// double_data and uint64_data.
+    fn counts(&self) -> [usize; 6];
+    fn data_location(&self) -> Option<i32>;
+    /// The external data entries (a sketch is never of an external tensor).
+    fn external_data(&self) -> &[StringStringEntryProto];
+    /// int32_data's values (read for FLOAT6 tensors only, which are never
+    /// sketched).
+    fn int32_data(&self) -> &[i32];
+
+    fn is_external(&self) -> bool {
+        // An unknown enum value counts as absent (proto2 closed enum).
+        self.data_location() == Some(DataLocation::External as i32)
+    }
 }
 
-fn is_external(t: &TensorProto) -> bool {
-    // An unknown enum value counts as absent (proto2 closed enum).
-    t.data_location
-        .is_some_and(|v| v == DataLocation::External as i32)
+impl TensorFacts for TensorProto {
+    fn name(&self) -> &str {
+        TensorProto::name(self)
+    }
+    fn data_type(&self) -> Option<i32> {
+        self.data_type
+    }
+    fn dims(&self) -> &[i64] {
+        &self.dims
+    }
+    fn raw_data(&self) -> Option<&[u8]> {
+        self.raw_data.as_deref()
+    }
+    fn counts(&self) -> [usize; 6] {
+        [
+            self.float_data.len(),
+            self.int32_data.len(),
+            self.string_data.len(),
+            self.int64_data.len(),
+            self.double_data.len(),
+            self.uint64_data.len(),
+        ]
+    }
+    fn data_location(&self) -> Option<i32> {
+        self.data_location
+    }
+    fn external_data(&self) -> &[StringStringEntryProto] {
+        &self.external_data
+    }
+    fn int32_data(&self) -> &[i32] {
+        &self.int32_data
+    }
+}
+
+impl TensorFacts for TensorSketch<'_> {
+    fn name(&self) -> &str {
+        self.name
+    }
+    fn data_type(&self) -> Option<i32> {
+        self.data_type
+    }
+    fn dims(&self) -> &[i64] {
+        &self.dims
+    }
+    fn raw_data(&self) -> Option<&[u8]> {
+        self.raw_data
+    }
+    fn counts(&self) -> [usize; 6] {
+        self.counts
+    }
+    fn data_location(&self) -> Option<i32> {
+        self.data_location
+    }
+    fn external_data(&self) -> &[StringStringEntryProto] {
+        &[]
+    }
+    fn int32_data(&self) -> &[i32] {
+        &[]
+    }
+}
+
+/// Data fields in onnx's counting order.
+fn data_fields<T: TensorFacts + ?Sized>(t: &T) -> [(&'static str, bool); 7] {
+    let [floats, int32s, strings, int64s, doubles, uint64s] = t.counts();
+    [
+        ("float_data", floats > 0),
+        ("int32_data", int32s > 0),
+        ("string_data", strings > 0),
+        ("int64_data", int64s > 0),
+        ("raw_data", t.raw_data().is_some_and(|r| !r.is_empty())),
+        ("double_data", doubles > 0),
+        ("uint64_data", uint64s > 0),
+    ]
 }
 
 /// onnx's check_tensor. Returns whether the tensor passed (sparse checks
@@ -46,9 +126,26 @@ pub(crate) fn check_tensor(
     c.counts.total() == before
 }
 
-fn check_tensor_inner(c: &mut Checker<'_>, t: &TensorProto, loc: &dyn Fn() -> Location) {
+/// [`check_tensor`] of a tensor as [`TensorFacts`] (a sketch), outside
+/// strict mode (whose checks read the whole message).
+pub(crate) fn check_tensor_facts<T: TensorFacts + ?Sized>(
+    c: &mut Checker<'_>,
+    t: &T,
+    loc: &dyn Fn() -> Location,
+) -> bool {
+    debug_assert!(!c.options.strict, "strict checks read the whole tensor");
+    let before = c.counts.total();
+    check_tensor_inner(c, t, loc);
+    c.counts.total() == before
+}
+
+fn check_tensor_inner<T: TensorFacts + ?Sized>(
+    c: &mut Checker<'_>,
+    t: &T,
+    loc: &dyn Fn() -> Location,
+) {
     let name = Quoted(t.name());
-    let Some(dt) = t.data_type else {
+    let Some(dt) = t.data_type() else {
         c.emit(
             codes::NO_DATA_TYPE,
             &loc(),
@@ -71,7 +168,7 @@ fn check_tensor_inner(c: &mut Checker<'_>, t: &TensorProto, loc: &dyn Fn() -> Lo
         .rev()
         .find(|(_, set)| *set)
         .map_or("", |(f, _)| *f);
-    if is_external(t) {
+    if t.is_external() {
         if count > 0 {
             c.emit(
                 codes::EXTERNAL_AND_INLINE,
@@ -81,7 +178,7 @@ fn check_tensor_inner(c: &mut Checker<'_>, t: &TensorProto, loc: &dyn Fn() -> Lo
             return;
         }
         let mut found = false;
-        for e in &t.external_data {
+        for e in t.external_data() {
             if e.key.is_some() && e.value.is_some() && e.key() == "location" {
                 found = true;
                 if let Err(rule) = resolve_location(c.options.model_dir.as_deref(), e.value()) {
@@ -107,7 +204,7 @@ fn check_tensor_inner(c: &mut Checker<'_>, t: &TensorProto, loc: &dyn Fn() -> Lo
         return;
     }
     let mut nelem: i64 = 1;
-    for &d in &t.dims {
+    for &d in t.dims() {
         if d < 0 {
             c.emit(
                 codes::NEGATIVE_DIM,
@@ -153,7 +250,7 @@ fn check_tensor_inner(c: &mut Checker<'_>, t: &TensorProto, loc: &dyn Fn() -> Lo
     let too_large =
         || format!("tensor {name} has a shape too large to validate against its data type");
     if fields[4].1 {
-        let raw = t.raw_data.as_ref().map_or(0, |r| r.len()) as i64;
+        let raw = t.raw_data().map_or(0, |r| r.len()) as i64;
         if dt == 8 {
             c.emit(
                 codes::STRING_RAW_DATA,
@@ -173,8 +270,7 @@ fn check_tensor_inner(c: &mut Checker<'_>, t: &TensorProto, loc: &dyn Fn() -> Lo
                 let expected = (bits + 7) / 8;
                 if expected > 0 && raw >= expected && bits % 8 != 0 {
                     let last = t
-                        .raw_data
-                        .as_ref()
+                        .raw_data()
                         .and_then(|r| r.get((expected - 1) as usize))
                         .copied()
                         .unwrap_or(0);
@@ -237,13 +333,14 @@ fn check_tensor_inner(c: &mut Checker<'_>, t: &TensorProto, loc: &dyn Fn() -> Lo
             return;
         }
     };
+    let [floats, int32s, strings, int64s, doubles, uint64s] = t.counts();
     let have = match required {
-        "float_data" => t.float_data.len(),
-        "double_data" => t.double_data.len(),
-        "int32_data" => t.int32_data.len(),
-        "int64_data" => t.int64_data.len(),
-        "uint64_data" => t.uint64_data.len(),
-        _ => t.string_data.len(),
+        "float_data" => floats,
+        "double_data" => doubles,
+        "int32_data" => int32s,
+        "int64_data" => int64s,
+        "uint64_data" => uint64s,
+        _ => strings,
     } as i64;
     if nelem != 0 && have == 0 {
         c.emit(
@@ -261,7 +358,7 @@ fn check_tensor_inner(c: &mut Checker<'_>, t: &TensorProto, loc: &dyn Fn() -> Lo
         );
         return;
     }
-    if nelem > 0 && matches!(dt, 27 | 28) && t.int32_data.iter().any(|v| !(0..=63).contains(v)) {
+    if nelem > 0 && matches!(dt, 27 | 28) && t.int32_data().iter().any(|v| !(0..=63).contains(v)) {
         c.emit(
             codes::FLOAT6_VALUE_BITS,
             &loc(),
@@ -354,10 +451,10 @@ pub(crate) fn check_sparse(c: &mut Checker<'_>, s: &SparseTensorProto, loc: &dyn
         return;
     };
     let vloc = loc().child(Step::Field("values"));
-    super::policy::tensor(c, values, true, &|| vloc.clone());
+    super::policy::tensor(c, &**values, true, &|| vloc.clone());
     if let Some(indices) = &s.indices {
         let iloc = || loc().child(Step::Field("indices"));
-        super::policy::tensor(c, indices, false, &iloc);
+        super::policy::tensor(c, &**indices, false, &iloc);
     }
     if !check_tensor(c, values, &|| vloc.clone()) {
         return;
@@ -519,7 +616,7 @@ pub(crate) fn check_sparse(c: &mut Checker<'_>, s: &SparseTensorProto, loc: &dyn
 /// onnx's ParseData<int64_t> for sparse indices.
 fn index_data(c: &mut Checker<'_>, t: &TensorProto, loc: &Location) -> Option<Vec<i64>> {
     let name = q(t.name());
-    if is_external(t) {
+    if TensorFacts::is_external(t) {
         c.emit(
             codes::SPARSE_INDICES_UNREADABLE,
             loc,

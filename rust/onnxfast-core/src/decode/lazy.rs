@@ -1549,7 +1549,159 @@ pub struct TensorHeader<'a> {
     pub dims: smallvec::SmallVec<[i64; 4]>,
 }
 
+/// What the checks of a tensor read of it, from the source bytes (see
+/// [`LazyList::sketch`]): name, element type, dims, `raw_data`, how many
+/// values each typed list holds, and where the data is.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct TensorSketch<'a> {
+    /// "" when absent.
+    pub name: &'a str,
+    pub data_type: Option<i32>,
+    pub dims: smallvec::SmallVec<[i64; 4]>,
+    pub raw_data: Option<&'a [u8]>,
+    /// Values of float_data, int32_data, string_data, int64_data,
+    /// double_data and uint64_data.
+    pub counts: [usize; 6],
+    pub data_location: Option<i32>,
+}
+
+/// An element of a tensor list as a pass over it lends it: sketched from
+/// its bytes, or decoded.
+pub enum Sketched<'s, 'a> {
+    Bytes(&'s TensorSketch<'a>),
+    Decoded(&'s TensorProto),
+}
+
 impl LazyList<TensorProto> {
+    /// Tensor `i` as the checks read it, from the source as the decoder
+    /// would read it (the last name, type, raw_data and data location win;
+    /// dims and typed lists, packed or not, in any number of runs, are
+    /// appended), without decoding it. `None` for an edited list, bytes
+    /// the decoder would not read as such (a wrong wire type, a group), a
+    /// tensor whose data is external (the checks read its entries) or
+    /// whose type is FLOAT6 (they read its int32 values): decode it then.
+    pub fn sketch(&self, i: usize) -> Option<TensorSketch<'_>> {
+        use super::varint::read;
+        use fields::tensor_proto as F;
+        if self.edit.is_some() {
+            return None;
+        }
+        let (_, body) = self.body(i).ok()?;
+        let mut t = TensorSketch::default();
+        let end = body.len();
+        let mut pos = 0;
+        // Values of a typed list's field: one (unpacked) or a packed run.
+        let values = |at: &FieldAt, pos: &mut usize, width: usize| -> Option<usize> {
+            match (at.wire, width) {
+                (wire_type::LEN, 0) => {
+                    let stop = at.start + at.len;
+                    let mut n = 0;
+                    while *pos < stop {
+                        read(body, pos, stop).ok()?;
+                        n += 1;
+                    }
+                    Some(n)
+                }
+                (wire_type::LEN, w) => {
+                    *pos = at.start + at.len;
+                    (at.len % w == 0).then_some(at.len / w)
+                }
+                (wire_type::VARINT, 0) => read(body, pos, end).ok().map(|_| 1),
+                (wire_type::FIXED32, 4) | (wire_type::FIXED64, 8) => {
+                    skip_scalar(body, pos, end, at.wire).ok().map(|()| 1)
+                }
+                _ => None,
+            }
+        };
+        while pos < end {
+            let at = next_field(body, &mut pos, end).ok()?;
+            let list = match at.tag {
+                F::FLOAT_DATA => Some((0, 4)),
+                F::INT32_DATA => Some((1, 0)),
+                F::INT64_DATA => Some((3, 0)),
+                F::DOUBLE_DATA => Some((4, 8)),
+                F::UINT64_DATA => Some((5, 0)),
+                _ => None,
+            };
+            if let Some((k, width)) = list {
+                t.counts[k] += values(&at, &mut pos, width)?;
+                continue;
+            }
+            match (at.tag, at.wire) {
+                (F::NAME, wire_type::LEN) => {
+                    t.name = text(body.get(at.start..at.start + at.len)?).ok()?;
+                    pos = at.start + at.len;
+                }
+                (F::RAW_DATA, wire_type::LEN) => {
+                    t.raw_data = Some(body.get(at.start..at.start + at.len)?);
+                    pos = at.start + at.len;
+                }
+                (F::STRING_DATA, wire_type::LEN) => {
+                    t.counts[2] += 1;
+                    pos = at.start + at.len;
+                }
+                // int32 and enum fields: the low 32 bits of the varint, as
+                // prost reads them.
+                (F::DATA_TYPE, wire_type::VARINT) => {
+                    t.data_type = Some(read(body, &mut pos, end).ok()? as i32);
+                }
+                (F::DATA_LOCATION, wire_type::VARINT) => {
+                    t.data_location = Some(read(body, &mut pos, end).ok()? as i32);
+                }
+                (F::DIMS, wire_type::VARINT) => {
+                    t.dims.push(read(body, &mut pos, end).ok()? as i64);
+                }
+                (F::DIMS, wire_type::LEN) => {
+                    let stop = at.start + at.len;
+                    while pos < stop {
+                        t.dims.push(read(body, &mut pos, stop).ok()? as i64);
+                    }
+                }
+                (
+                    F::NAME
+                    | F::RAW_DATA
+                    | F::STRING_DATA
+                    | F::DATA_TYPE
+                    | F::DATA_LOCATION
+                    | F::DIMS,
+                    _,
+                ) => return None,
+                (_, wire_type::LEN) => pos = at.start + at.len,
+                (_, wire_type::START_GROUP) => return None,
+                (_, wire) => skip_scalar(body, &mut pos, end, wire).ok()?,
+            }
+        }
+        let external =
+            t.data_location == Some(crate::proto::tensor_proto::DataLocation::External as i32);
+        let float6 = matches!(t.data_type, Some(27 | 28));
+        (!external && !float6).then_some(t)
+    }
+
+    /// Calls `f(i, tensor)` for each tensor of `range`, in order: a tensor
+    /// kept decoded as it is, another sketched from its bytes
+    /// ([`LazyList::sketch`]), or decoded (into one slot, again and again)
+    /// where the bytes alone cannot tell; the pages behind the pass are
+    /// released as [`LazyList::for_each_in`] releases them.
+    pub fn for_each_sketched_in(
+        &self,
+        range: std::ops::Range<usize>,
+        mut f: impl FnMut(usize, Sketched<'_, '_>),
+    ) -> Result<(), DecodeError> {
+        let mut slot = TensorProto::default();
+        self.pass(range, |i, cursor| {
+            if let Some(t) = self.cached(i) {
+                f(i, Sketched::Decoded(t));
+            } else if let Some(sketch) = self.sketch(i) {
+                f(i, Sketched::Bytes(&sketch));
+            } else {
+                slot.reset();
+                self.decode_into(cursor, i, &mut slot)?;
+                f(i, Sketched::Decoded(&slot));
+            }
+            Ok(())
+        })
+    }
+
     /// Tensor `i`'s name, element type and dims, read from the source as
     /// the decoder would read them (the last name and type win; dims
     /// packed or not, in any number of runs, are appended in order)
