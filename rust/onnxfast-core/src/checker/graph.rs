@@ -427,11 +427,16 @@ fn tensor_checks<E: Elements<TensorProto> + ?Sized>(
         })?;
         Ok(fork.into_findings())
     })?;
+    Ok(merged(c, parts))
+}
+
+/// The findings of runs checked on forks of `c`, in run order.
+fn merged(c: &Checker<'_>, parts: Vec<Findings>) -> Findings {
     let mut all = c.fork();
     for part in parts {
         all.absorb(part);
     }
-    Ok(all.into_findings())
+    all.into_findings()
 }
 
 /// [`tensor_checks`] of a decode-on-touch list: each initializer checked
@@ -460,11 +465,7 @@ fn tensor_checks_lazy(
         })?;
         Ok(fork.into_findings())
     })?;
-    let mut all = c.fork();
-    for part in parts {
-        all.absorb(part);
-    }
-    Ok(all.into_findings())
+    Ok(merged(c, parts))
 }
 
 /// A graph's name, inputs and outputs; opens its scope level (room for the
