@@ -1791,9 +1791,9 @@ fn initializers_checked_from_bytes_as_decoded() {
             };
             assert!(!left, "initializer {i} sketched: {t:?}");
             sketched += 1;
-            assert_eq!(sketch.name, t.name());
-            assert_eq!(sketch.data_type, t.data_type);
-            assert_eq!(sketch.dims.as_slice(), t.dims.as_slice());
+            assert_eq!(sketch.header.name, t.name());
+            assert_eq!(sketch.header.data_type, t.data_type);
+            assert_eq!(sketch.header.dims.as_slice(), t.dims.as_slice());
             assert_eq!(sketch.raw_data, t.raw_data.as_deref());
             assert_eq!(sketch.data_location, t.data_location);
             let counts = [

@@ -71,13 +71,13 @@ impl TensorFacts for TensorProto {
 
 impl TensorFacts for TensorSketch<'_> {
     fn name(&self) -> &str {
-        self.name
+        self.header.name
     }
     fn data_type(&self) -> Option<i32> {
-        self.data_type
+        self.header.data_type
     }
     fn dims(&self) -> &[i64] {
-        &self.dims
+        &self.header.dims
     }
     fn raw_data(&self) -> Option<&[u8]> {
         self.raw_data

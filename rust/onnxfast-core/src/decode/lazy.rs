@@ -1540,7 +1540,7 @@ impl LazyList<TensorProto> {
 
 /// What inference reads of an initializer: its name, element type and
 /// dims, read from the source bytes by [`LazyList::header`].
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Default)]
 pub struct TensorHeader<'a> {
     /// "" when absent.
     pub name: &'a str,
@@ -1554,10 +1554,8 @@ pub struct TensorHeader<'a> {
 /// values each typed list holds, and where the data is.
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct TensorSketch<'a> {
-    /// "" when absent.
-    pub name: &'a str,
-    pub data_type: Option<i32>,
-    pub dims: smallvec::SmallVec<[i64; 4]>,
+    /// Name, element type and dims, as [`LazyList::header`] reads them.
+    pub header: TensorHeader<'a>,
     pub raw_data: Option<&'a [u8]>,
     /// Values of float_data, int32_data, string_data, int64_data,
     /// double_data and uint64_data.
@@ -1627,11 +1625,10 @@ impl LazyList<TensorProto> {
                 t.counts[k] += values(&at, &mut pos, width)?;
                 continue;
             }
+            if header_field(body, &at, &mut pos, &mut t.header)? {
+                continue;
+            }
             match (at.tag, at.wire) {
-                (F::NAME, wire_type::LEN) => {
-                    t.name = text(body.get(at.start..at.start + at.len)?).ok()?;
-                    pos = at.start + at.len;
-                }
                 (F::RAW_DATA, wire_type::LEN) => {
                     t.raw_data = Some(body.get(at.start..at.start + at.len)?);
                     pos = at.start + at.len;
@@ -1640,32 +1637,12 @@ impl LazyList<TensorProto> {
                     t.counts[2] += 1;
                     pos = at.start + at.len;
                 }
-                // int32 and enum fields: the low 32 bits of the varint, as
-                // prost reads them.
-                (F::DATA_TYPE, wire_type::VARINT) => {
-                    t.data_type = Some(read(body, &mut pos, end).ok()? as i32);
-                }
+                // An enum field: the low 32 bits of the varint, as prost
+                // reads it.
                 (F::DATA_LOCATION, wire_type::VARINT) => {
                     t.data_location = Some(read(body, &mut pos, end).ok()? as i32);
                 }
-                (F::DIMS, wire_type::VARINT) => {
-                    t.dims.push(read(body, &mut pos, end).ok()? as i64);
-                }
-                (F::DIMS, wire_type::LEN) => {
-                    let stop = at.start + at.len;
-                    while pos < stop {
-                        t.dims.push(read(body, &mut pos, stop).ok()? as i64);
-                    }
-                }
-                (
-                    F::NAME
-                    | F::RAW_DATA
-                    | F::STRING_DATA
-                    | F::DATA_TYPE
-                    | F::DATA_LOCATION
-                    | F::DIMS,
-                    _,
-                ) => return None,
+                (F::RAW_DATA | F::STRING_DATA | F::DATA_LOCATION, _) => return None,
                 (_, wire_type::LEN) => pos = at.start + at.len,
                 (_, wire_type::START_GROUP) => return None,
                 (_, wire) => skip_scalar(body, &mut pos, end, wire).ok()?,
@@ -1673,7 +1650,7 @@ impl LazyList<TensorProto> {
         }
         let external =
             t.data_location == Some(crate::proto::tensor_proto::DataLocation::External as i32);
-        let float6 = matches!(t.data_type, Some(27 | 28));
+        let float6 = matches!(t.header.data_type, Some(27 | 28));
         (!external && !float6).then_some(t)
     }
 
@@ -1709,47 +1686,63 @@ impl LazyList<TensorProto> {
     /// the bytes are not what the decoder reads as such (a field of the
     /// wrong wire type): decode the tensor then.
     pub fn header(&self, i: usize) -> Option<TensorHeader<'_>> {
-        use super::varint::read;
-        use fields::tensor_proto as F;
         if self.edit.is_some() {
             return None;
         }
         let (offset, body) = self.body(i).ok()?;
-        let mut header = TensorHeader {
-            name: "",
-            data_type: None,
-            dims: smallvec::SmallVec::new(),
-        };
+        let mut header = TensorHeader::default();
         let end = body.len();
         let mut pos = 0;
         while pos < end {
             let at = next_field(body, &mut pos, end).ok()?;
-            match (at.tag, at.wire) {
-                (F::NAME, wire_type::LEN) => {
-                    header.name = text(body.get(at.start..at.start + at.len)?).ok()?;
-                    pos = at.start + at.len;
-                }
-                // An int32 field: the low 32 bits of the varint, as prost
-                // reads it.
-                (F::DATA_TYPE, wire_type::VARINT) => {
-                    header.data_type = Some(read(body, &mut pos, end).ok()? as i32);
-                }
-                (F::DIMS, wire_type::VARINT) => {
-                    header.dims.push(read(body, &mut pos, end).ok()? as i64);
-                }
-                (F::DIMS, wire_type::LEN) => {
-                    let stop = at.start + at.len;
-                    while pos < stop {
-                        header.dims.push(read(body, &mut pos, stop).ok()? as i64);
-                    }
-                }
-                (F::NAME | F::DATA_TYPE | F::DIMS, _) => return None,
-                (_, wire_type::LEN) => pos = at.start + at.len,
-                (_, wire_type::START_GROUP) => skip_group(body, &mut pos, end, at.tag).ok()?,
-                (_, wire) => skip_scalar(body, &mut pos, end, wire).ok()?,
+            if header_field(body, &at, &mut pos, &mut header)? {
+                continue;
+            }
+            match at.wire {
+                wire_type::LEN => pos = at.start + at.len,
+                wire_type::START_GROUP => skip_group(body, &mut pos, end, at.tag).ok()?,
+                wire => skip_scalar(body, &mut pos, end, wire).ok()?,
             }
         }
         self.release_after_read(offset, body.len());
         Some(header)
     }
+}
+
+/// Reads tensor field `at` (its key read, `pos` past it) into `header` if
+/// it is one of a header's, as the decoder reads it (the last name and
+/// type win, dims packed or not are appended): `Some(true)`, `pos` past
+/// the value; `Some(false)` for another field, `pos` untouched; `None`
+/// where the bytes are not what the decoder reads as such.
+fn header_field<'a>(
+    body: &'a [u8],
+    at: &FieldAt,
+    pos: &mut usize,
+    header: &mut TensorHeader<'a>,
+) -> Option<bool> {
+    use super::varint::read;
+    use fields::tensor_proto as F;
+    let end = body.len();
+    match (at.tag, at.wire) {
+        (F::NAME, wire_type::LEN) => {
+            header.name = text(body.get(at.start..at.start + at.len)?).ok()?;
+            *pos = at.start + at.len;
+        }
+        // An int32 field: the low 32 bits of the varint, as prost reads it.
+        (F::DATA_TYPE, wire_type::VARINT) => {
+            header.data_type = Some(read(body, pos, end).ok()? as i32);
+        }
+        (F::DIMS, wire_type::VARINT) => {
+            header.dims.push(read(body, pos, end).ok()? as i64);
+        }
+        (F::DIMS, wire_type::LEN) => {
+            let stop = at.start + at.len;
+            while *pos < stop {
+                header.dims.push(read(body, pos, stop).ok()? as i64);
+            }
+        }
+        (F::NAME | F::DATA_TYPE | F::DIMS, _) => return None,
+        _ => return Some(false),
+    }
+    Some(true)
 }
