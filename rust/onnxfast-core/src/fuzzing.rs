@@ -76,6 +76,15 @@ pub fn decode_roundtrip(data: &[u8]) {
                 (&decoded.inputs, &decoded.outputs, decoded.has_subgraph),
                 "node {i}'s names differ"
             );
+            // A node the scan calls plain holds nothing a reader keeps.
+            if lazy.lists.node.is_plain(i) {
+                assert!(
+                    !n.attribute.iter().any(|a| a.holds_message())
+                        && n.metadata_props().is_empty()
+                        && n.device_configurations().is_empty(),
+                    "node {i} is called plain"
+                );
+            }
             // What Python's node objects read from the bytes (a scanned
             // node can always be read so).
             use crate::proto::schema::fields::node_proto as F;

@@ -1481,7 +1481,7 @@ fn node_heads_read_what_decoding_gives() {
         cat(&[ld(1, b"branches"), varint(20, 10), ld(11, &ld(2, b"g"))]),
     ];
     let (mut heads, mut decoded_only, mut views, mut read) = (0, 0, 0, 0usize);
-    let mut kept_by_reader = 0;
+    let (mut kept_by_reader, mut plain_nodes) = (0, 0);
     for _ in 0..20_000 {
         let mut body = Vec::new();
         for _ in 0..next() % 8 {
@@ -1574,6 +1574,20 @@ fn node_heads_read_what_decoding_gives() {
             assert_eq!(attributes, node.attribute, "{body:?}");
             views += 1;
         }
+        // A node the scan calls plain holds no tensor, no graph, no
+        // metadata_props or device_configurations (readers then skip
+        // looking for them).
+        if list.is_plain(0) {
+            let node = list.get(0).expect("a plain node decodes");
+            assert!(
+                !node.attribute.iter().any(|a| a.holds_message())
+                    && node.metadata_props().is_empty()
+                    && node.device_configurations().is_empty(),
+                "{body:?}"
+            );
+            assert!(!list.names(0).expect("names").has_subgraph);
+            plain_nodes += 1;
+        }
         match (list.get(0), read_count) {
             (Ok(node), Some(_)) => {
                 let want = NodeHead::of(node);
@@ -1641,9 +1655,114 @@ fn node_heads_read_what_decoding_gives() {
         "{heads} {decoded_only} {views}"
     );
     assert!(
-        read > 100 && kept_by_reader > 500,
-        "{read} {kept_by_reader}"
+        read > 100 && kept_by_reader > 500 && plain_nodes > 500,
+        "{read} {kept_by_reader} {plain_nodes}"
     );
+}
+
+/// The scan's plain bits of a model of many windows (scanned on the pool
+/// beside the walk, each window's elements counted from its first): a
+/// bit for exactly the nodes of names, texts and plain attributes, and
+/// the checks of the model (whose nodes holding a graph lie in later
+/// windows) what the eager checker finds.
+#[test]
+fn plain_nodes_are_found_in_every_window() {
+    let doc = "d".repeat(120);
+    let attribute = |i: usize| -> onnxfast_core::proto::AttributeProto {
+        use onnxfast_core::proto::{AttributeExtras, AttributeProto};
+        let named = |name: &str, r#type: i32| AttributeProto {
+            name: Some(name.into()),
+            r#type: Some(r#type),
+            ..AttributeProto::default()
+        };
+        match i % 5 {
+            0 => AttributeProto {
+                ints: vec![1, 0, 2],
+                ..named("perm", 7)
+            },
+            1 => AttributeProto {
+                f: Some(0.1),
+                ..named("alpha", 1)
+            },
+            2 => AttributeProto {
+                extras: Some(Box::new(AttributeExtras {
+                    t: Some(Box::new(TensorProto {
+                        data_type: Some(7),
+                        int64_data: vec![1],
+                        ..TensorProto::default()
+                    })),
+                    ..AttributeExtras::default()
+                })),
+                ..named("value", 4)
+            },
+            3 => AttributeProto {
+                extras: Some(Box::new(AttributeExtras {
+                    g: Some(Box::new(GraphProto {
+                        name: Some("body".into()),
+                        ..GraphProto::default()
+                    })),
+                    ..AttributeExtras::default()
+                })),
+                ..named("body", 5)
+            },
+            _ => named("mode", 3),
+        }
+    };
+    // Every 97th node holds a tensor or a graph or metadata; the others
+    // a doc string and a plain attribute or none.
+    let nodes: Vec<NodeProto> = (0..90_000)
+        .map(|i| {
+            let mut n = node(i);
+            let mut extras = onnxfast_core::proto::NodeExtras {
+                doc_string: Some(doc.as_str().into()),
+                ..Default::default()
+            };
+            if i % 97 == 0 {
+                match (i / 97) % 3 {
+                    0 => n.attribute.push(attribute(2)),
+                    1 => n.attribute.push(attribute(3)),
+                    _ => extras.metadata_props.push(Default::default()),
+                }
+            }
+            n.extras = Some(Box::new(extras));
+            if i % 97 != 0 && i % 3 == 0 {
+                n.attribute.push(attribute(i % 2));
+            }
+            n
+        })
+        .collect();
+    let plain: Vec<bool> = (0..nodes.len()).map(|i| i % 97 != 0).collect();
+    let model = ModelProto {
+        ir_version: Some(10),
+        opset_import: vec![onnxfast_core::proto::OperatorSetIdProto {
+            version: Some(21),
+            ..Default::default()
+        }],
+        graph: Some(GraphProto {
+            name: Some("g".into()),
+            node: nodes,
+            input: vec![typed("v0", 1, &[2])],
+            ..GraphProto::default()
+        }),
+        ..ModelProto::default()
+    };
+    let bytes = model.encode_to_vec();
+    assert!(bytes.len() > 3 * onnxfast_core::decode::source::RELEASE_WINDOW);
+    let lazy = decode_lazy(Bytes::from(bytes.clone()), &DecodeOptions::default()).expect("loads");
+    let list = &lazy.lists.node;
+    let found: Vec<bool> = (0..list.len()).map(|i| list.is_plain(i)).collect();
+    assert_eq!(found, plain);
+    let check = CheckOptions::default();
+    let want = check_model(&model, &check);
+    let got = check_lazy(&lazy.model, &lazy.lists, &check).expect("lazy check");
+    let show = |r: &onnxfast_core::checker::Report| -> Vec<String> {
+        r.diagnostics
+            .iter()
+            .map(|d| format!("{} {}", d.code, d.location))
+            .collect()
+    };
+    assert_eq!(show(&got), show(&want));
+    assert_eq!(got.counts, want.counts);
 }
 
 /// A field of `field` with wire type `wire` and raw `payload` (a varint's

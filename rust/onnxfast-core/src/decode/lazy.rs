@@ -207,6 +207,10 @@ pub struct LazyList<T> {
     /// Set once every chunk a reader of heads and attributes keeps is
     /// kept (see `LazyList::keep_for_reader`): looking again finds none.
     kept_for_reader: std::sync::atomic::AtomicBool,
+    /// Of a node list, a bit per node the scan found plain (see
+    /// [`super::scan::Deferred::plain_nodes`]); empty for other lists.
+    /// (Shared with the lists [`LazyList::edited`] makes of this one.)
+    plain: std::sync::Arc<[u64]>,
 }
 
 /// Decoding an element this long (a weight, typically) reads only its
@@ -231,6 +235,7 @@ impl<T: ListElement> LazyList<T> {
         max_depth: usize,
         list: List,
         pages: Option<PageReleaser>,
+        plain: Vec<u64>,
     ) -> Self {
         spans.shrink();
         let chunks = spans.len().div_ceil(CHUNK);
@@ -244,6 +249,7 @@ impl<T: ListElement> LazyList<T> {
             path: list.path(),
             pages,
             kept_for_reader: Default::default(),
+            plain: plain.into(),
         }
     }
 
@@ -273,7 +279,39 @@ impl<T: ListElement> LazyList<T> {
             path: self.path,
             pages: self.pages.clone(),
             kept_for_reader: Default::default(),
+            plain: std::sync::Arc::clone(&self.plain),
         }
+    }
+
+    /// Whether the scan found element `i`'s bytes plain (a node of names,
+    /// texts and attributes without message fields; see
+    /// [`super::scan::Deferred::plain_nodes`]). False when it cannot tell.
+    #[inline]
+    fn plain(&self, i: usize) -> bool {
+        self.plain
+            .get(i / 64)
+            .is_some_and(|w| (w >> (i % 64)) & 1 == 1)
+    }
+
+    /// [`LazyList::plain`] of every element of `range`.
+    fn all_plain(&self, range: std::ops::Range<usize>) -> bool {
+        let mut i = range.start;
+        while i < range.end {
+            let (word, from) = (i / 64, i % 64);
+            let n = (64 - from).min(range.end - i);
+            let want = (u64::MAX >> (64 - n)) << from;
+            if self.plain.get(word).is_none_or(|w| w & want != want) {
+                return false;
+            }
+            i += n;
+        }
+        true
+    }
+
+    /// (For tests: [`LazyList::plain`].)
+    #[doc(hidden)]
+    pub fn is_plain(&self, i: usize) -> bool {
+        self.plain(i)
     }
 
     pub fn len(&self) -> usize {
@@ -794,13 +832,21 @@ pub fn decode_lazy(buf: Bytes, options: &DecodeOptions) -> Result<LazyModel, Dec
     Ok(LazyModel {
         model,
         lists: GraphLists {
-            node: LazyList::new(buf.clone(), node, depth, List::Node, pages.clone()),
+            node: LazyList::new(
+                buf.clone(),
+                node,
+                depth,
+                List::Node,
+                pages.clone(),
+                deferred.plain_nodes,
+            ),
             initializer: LazyList::new(
                 buf.clone(),
                 initializer,
                 depth,
                 List::Initializer,
                 pages.clone(),
+                Vec::new(),
             ),
             value_info: LazyList::new(
                 buf.clone(),
@@ -808,6 +854,7 @@ pub fn decode_lazy(buf: Bytes, options: &DecodeOptions) -> Result<LazyModel, Dec
                 depth,
                 List::ValueInfo,
                 pages.clone(),
+                Vec::new(),
             ),
             sparse_initializer: LazyList::new(
                 buf,
@@ -815,6 +862,7 @@ pub fn decode_lazy(buf: Bytes, options: &DecodeOptions) -> Result<LazyModel, Dec
                 depth,
                 List::SparseInitializer,
                 pages.clone(),
+                Vec::new(),
             ),
         },
     })
@@ -1335,7 +1383,11 @@ impl LazyList<NodeProto> {
     /// keeps decoded (see [`LazyList::kept_by_reader`]).
     pub fn chunk_kept_by_reader(&self, k: usize) -> bool {
         let start = k.saturating_mul(CHUNK);
-        (start..start.saturating_add(CHUNK).min(self.len())).any(|i| self.kept_by_reader(i))
+        let mut range = start..start.saturating_add(CHUNK).min(self.len());
+        if self.edit.is_none() && self.all_plain(range.clone()) {
+            return false;
+        }
+        range.any(|i| self.kept_by_reader(i))
     }
 
     /// Whether node `i` is one a reader of heads and attributes
@@ -1348,6 +1400,9 @@ impl LazyList<NodeProto> {
         use fields::node_proto as F;
         if self.edit.is_some() {
             return true;
+        }
+        if self.plain(i) {
+            return false;
         }
         let Ok((_, body)) = self.body(i) else {
             return true;
@@ -1369,6 +1424,8 @@ impl LazyList<NodeProto> {
         }
         let (offset, body) = self.body(i)?;
         let mut names = NodeNames::default();
+        // A plain node's attributes hold no graph: not looked into.
+        let plain = self.plain(i);
         for_each_field(body, |number, wire, value| {
             if wire != wire_type::LEN {
                 return Ok(());
@@ -1376,7 +1433,7 @@ impl LazyList<NodeProto> {
             match number {
                 node_proto::INPUT => names.inputs.push(text(value)?),
                 node_proto::OUTPUT => names.outputs.push(text(value)?),
-                node_proto::ATTRIBUTE if !names.has_subgraph => {
+                node_proto::ATTRIBUTE if !names.has_subgraph && !plain => {
                     for_each_field(value, |n, w, _| {
                         if w == wire_type::LEN
                             && (n == attribute_proto::G || n == attribute_proto::GRAPHS)

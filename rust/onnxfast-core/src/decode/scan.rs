@@ -43,6 +43,9 @@ pub struct ScanStats {
     pub heap: u64,
     /// Deepest nesting seen (the root is depth 0).
     pub max_depth: usize,
+    /// Main-graph nodes the node shortcut took (ranges of their indices,
+    /// in no order): see [`Deferred::plain_nodes`].
+    pub(crate) plain_nodes: Vec<std::ops::Range<usize>>,
 }
 
 impl ScanStats {
@@ -51,6 +54,7 @@ impl ScanStats {
             messages: vec![0; MESSAGES.len()],
             heap: 0,
             max_depth: 0,
+            plain_nodes: Vec::new(),
         }
     }
 
@@ -60,6 +64,7 @@ impl ScanStats {
         }
         self.heap = self.heap.saturating_add(other.heap);
         self.max_depth = self.max_depth.max(other.max_depth);
+        self.plain_nodes.extend(other.plain_nodes);
         self
     }
 }
@@ -81,6 +86,30 @@ pub struct Deferred {
     /// Offsets of the keys of the main graph's other known fields (name,
     /// inputs, outputs, ...), in order.
     pub graph_fields: Vec<usize>,
+    /// A bit per main-graph node (bit `i % 64` of word `i / 64`), set when
+    /// the node shortcut took the node: its fields are names, texts and
+    /// attributes without message fields (no tensor, no graph, no
+    /// metadata_props or device_configurations, nothing unknown, no framing
+    /// fault). A clear bit says nothing. Readers skip looking for what a
+    /// plain node cannot hold.
+    pub plain_nodes: Vec<u64>,
+}
+
+/// The bit set of [`Deferred::plain_nodes`] for a list of `len` nodes, from
+/// the ranges the scan's runs took (a range past the end is left out).
+fn plain_bits(len: usize, ranges: &[std::ops::Range<usize>]) -> Vec<u64> {
+    let mut bits = vec![0u64; len.div_ceil(64)];
+    for r in ranges.iter().filter(|r| r.end <= len) {
+        let mut i = r.start;
+        while i < r.end {
+            // The bits of word `i / 64` from bit `i % 64`, up to the end.
+            let (word, from) = (i / 64, i % 64);
+            let n = (64 - from).min(r.end - i);
+            bits[word] |= (u64::MAX >> (64 - n)) << from;
+            i += n;
+        }
+    }
+    bits
 }
 
 /// [`scan`] for a model, releasing the pages of a mapped buffer behind the
@@ -206,7 +235,12 @@ fn fast_scan<const PLAIN: bool>(
         walk_with(&mut |lists, upto| flusher.flush_now::<PLAIN>(lists, upto))
     }
     .map_err(fault)?;
-    Ok((stats.merged(flusher.inner), deferred))
+    let mut stats = stats.merged(flusher.inner);
+    let ranges = std::mem::take(&mut stats.plain_nodes);
+    if !PLAIN {
+        deferred.plain_nodes = plain_bits(deferred.lists[List::Node as usize].len(), &ranges);
+    }
+    Ok((stats, deferred))
 }
 
 /// Scans a model walk's deferred list elements as the walk hands them over
@@ -343,6 +377,8 @@ impl<'b> Flusher<'b> {
                 continue;
             }
             let window = std::sync::Arc::new(spans.tail(*done));
+            // The window's first element's index in its list.
+            let base = *done;
             *done = n;
             let len = window.len();
             let step = len.div_ceil(threads * 2).max(MIN_RUN);
@@ -360,7 +396,7 @@ impl<'b> Flusher<'b> {
                     // The whole report moves in (not just the field set).
                     let mut report = report;
                     let range = start..(start + step).min(len);
-                    report.found = scan_run::<false>(buf, &window, list, range, depth);
+                    report.found = scan_run::<false>(buf, &window, base, list, range, depth);
                 });
                 left += 1;
             }
@@ -440,7 +476,7 @@ fn scan_deferred<const PLAIN: bool>(
         );
     }
     let run = |(list, range): (List, std::ops::Range<usize>)| {
-        scan_run::<PLAIN>(buf, &lists[list as usize], list, range, depth)
+        scan_run::<PLAIN>(buf, &lists[list as usize], 0, list, range, depth)
     };
     if runs.len() <= 1 {
         return runs
@@ -453,12 +489,13 @@ fn scan_deferred<const PLAIN: bool>(
         .try_reduce(ScanStats::new, |a, b| Some(a.merged(b)))
 }
 
-/// Scans elements `range` of `list` (whose offsets are `spans`), each as a
-/// root; their own count is already in the model walk's. Releases no pages
-/// (see [`scan_deferred`]).
+/// Scans elements `range` of `list` (whose offsets are `spans`, the first
+/// of them element `base` of the list), each as a root; their own count is
+/// already in the model walk's. Releases no pages (see [`scan_deferred`]).
 fn scan_run<const PLAIN: bool>(
     buf: &[u8],
     spans: &Spans,
+    base: usize,
     list: List,
     range: std::ops::Range<usize>,
     depth: usize,
@@ -486,6 +523,11 @@ fn scan_run<const PLAIN: bool>(
                 scan_plain_node(element, &mut acc)
             };
             if taken {
+                let at = base + i;
+                match acc.plain_nodes.last_mut() {
+                    Some(r) if r.end == at => r.end += 1,
+                    _ => acc.plain_nodes.push(at..at + 1),
+                }
                 continue;
             }
         }
@@ -533,6 +575,21 @@ mod tests {
         varint((field << 3) | 2, out);
         varint(payload.len() as u64, out);
         out.extend_from_slice(payload);
+    }
+
+    /// The plain bits set exactly the nodes of the ranges given (whatever
+    /// their order and where they cross words), none past the list.
+    #[test]
+    fn plain_bits_set_the_ranges_given() {
+        let ranges = [70..200, 0..1, 5..64, 64..65, 250..260, 299..300, 300..301];
+        let bits = plain_bits(300, &ranges);
+        assert_eq!(bits.len(), 5);
+        for i in 0..320 {
+            let want = i < 300 && ranges.iter().any(|r| r.contains(&i));
+            let got = bits.get(i / 64).is_some_and(|w| (w >> (i % 64)) & 1 == 1);
+            assert_eq!(got, want, "bit {i}");
+        }
+        assert!(plain_bits(0, &[0..1, 2..3]).is_empty());
     }
 
     /// The plain-node shortcut counts exactly what the generic walk counts,
