@@ -241,6 +241,25 @@ def test_onnx_quirks(model, codes) -> None:
     assert [d.code for d in report.errors] == codes
 
 
+@pytest.mark.parametrize("count", [3, 16, 17, 40])
+def test_repeated_attributes_are_found_among_few_and_many(count) -> None:
+    """A repeated attribute name is an error (as in onnx) wherever it is,
+    in a node of few attributes (compared one by one) or many (a set)."""
+    node = helper.make_node(
+        "LayerNormalization", ["x", "s"], ["y"], **{f"a{i}": i for i in range(count - 1)}
+    )
+    node.attribute.insert(count // 2, helper.make_attribute("a0", 7))
+    model = _model(
+        [node], [X, helper.make_tensor_value_info("s", TensorProto.FLOAT, [2])], [Y], opset=17
+    )
+    report = _same_verdict(model)
+    assert [(d.code, d.location) for d in report.errors] == [
+        ("E404", "graph 'g' › node[0] (LayerNormalization) › attribute 'a0'")
+    ]
+    del model.graph.node[0].attribute[count // 2]
+    assert _same_verdict(model).ok
+
+
 def test_subgraphs_see_outer_scope_and_report_nested_locations() -> None:
     then_g = helper.make_graph(
         [helper.make_node("Identity", ["x"], ["t"])],

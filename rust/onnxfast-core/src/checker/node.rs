@@ -54,6 +54,10 @@ pub(crate) fn domain_version<N: NodeFields + ?Sized>(n: &N, opsets: &OpsetMap<'_
         .copied()
 }
 
+/// Attributes of a node found repeated by comparing each with those before
+/// it; more are put in a hashed set.
+const FEW_ATTRIBUTES: usize = 16;
+
 /// Everything about one node that does not depend on the names defined
 /// around it (so nodes can be checked in parallel).
 pub(crate) fn check_node_local<N: NodeFields + ?Sized>(
@@ -87,10 +91,17 @@ pub(crate) fn check_node_local<N: NodeFields + ?Sized>(
             Some(format!("imported domains: {}", imported.join(", "))),
         );
     }
-    let mut seen = NameSet::default();
-    for a in n.attributes() {
+    let attributes = n.attributes();
+    // A node's few attributes are compared with those before; a set is
+    // made for many (a hashed set allocated for each node cost more).
+    let mut seen = (attributes.len() > FEW_ATTRIBUTES).then(NameSet::default);
+    for (k, a) in attributes.iter().enumerate() {
         let aloc = || loc().child(Step::Attribute(a.name().to_string()));
-        if !seen.insert(Name(a.name())) {
+        let repeated = match &mut seen {
+            Some(seen) => !seen.insert(Name(a.name())),
+            None => attributes[..k].iter().any(|b| b.name() == a.name()),
+        };
+        if repeated {
             c.emit(
                 codes::DUPLICATE_ATTRIBUTE,
                 &aloc(),
