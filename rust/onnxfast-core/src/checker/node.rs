@@ -99,7 +99,9 @@ pub(crate) fn check_node_local<N: NodeFields + ?Sized>(
         let aloc = || loc().child(Step::Attribute(a.name().to_string()));
         let repeated = match &mut seen {
             Some(seen) => !seen.insert(Name(a.name())),
-            None => attributes[..k].iter().any(|b| b.name() == a.name()),
+            None => attributes[..k]
+                .iter()
+                .any(|b| crate::names::same(b.name(), a.name())),
         };
         if repeated {
             c.emit(
