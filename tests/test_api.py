@@ -360,3 +360,57 @@ def test_long_lists_iterate_in_order_while_decoding_ahead(tmp_path) -> None:
     assert all(seen[k] == expected for k in range(4))
     assert dims == expected_dims
     assert next(early).name == "n1"
+
+
+def test_shared_texts_are_read_right_however_many() -> None:
+    """op_type, domain, attribute names and dimension symbols are handed out
+    from a per-thread cache of Python strings: 300 distinct op types and
+    200 domains (more than its slots: texts replace each other) read right,
+    twice, from several threads; an equal text read again is the same
+    object."""
+    import threading
+
+    nodes = [
+        helper.make_node(
+            f"Op{i % 300}",
+            [f"v{i}"],
+            [f"v{i + 1}"],
+            domain=f"custom.d{i % 200}" if i % 3 else "",
+            **{f"attr_{i % 150}": i},
+        )
+        for i in range(1200)
+    ]
+    dims = [f"sym{i}" for i in range(150)]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("v0", TensorProto.FLOAT, dims)],
+        [helper.make_tensor_value_info("v1200", TensorProto.FLOAT, None)],
+    )
+    model = helper.make_model(
+        graph,
+        opset_imports=[helper.make_opsetid("", 21)]
+        + [helper.make_opsetid(f"custom.d{k}", 1) for k in range(200)],
+    )
+    ours = onnxfast.load(model.SerializeToString())
+    want = [(n.op_type, n.domain, [a.name for a in n.attribute]) for n in model.graph.node]
+    want_dims = [d.dim_param for d in model.graph.input[0].type.tensor_type.shape.dim]
+
+    def read() -> tuple[list, list]:
+        got = [(n.op_type, n.domain, [a.name for a in n.attribute]) for n in ours.graph.node]
+        shape = ours.graph.input[0].type.tensor_type.shape
+        return got, [d.dim_param for d in shape.dim]
+
+    for _ in range(2):
+        assert read() == (want, want_dims)
+    results = []
+    threads = [threading.Thread(target=lambda: results.append(read())) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results == [(want, want_dims)] * 4
+    first, again = ours.graph.node[0], ours.graph.node[300]
+    assert first.op_type == again.op_type == "Op0"
+    assert first.op_type is again.op_type
+    assert [o.domain for o in ours.opset_import] == [o.domain for o in model.opset_import]

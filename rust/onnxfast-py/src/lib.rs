@@ -15,6 +15,7 @@ mod messages;
 mod repr;
 mod root;
 mod shapes;
+mod texts;
 mod untracked;
 mod values;
 

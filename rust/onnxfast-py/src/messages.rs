@@ -7,7 +7,7 @@
 
 use pyo3::exceptions::{PyImportError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList};
+use pyo3::types::{PyBytes, PyDict, PyList, PyString};
 
 use onnxfast_core::proto;
 use onnxfast_core::proto::type_proto;
@@ -240,11 +240,13 @@ macro_rules! message_class {
             )*
             $(
                 #[getter]
-                pub(crate) fn $st(&self, py: Python<'_>) -> PyResult<&str> {
-                    if let Some(Peeked::Str(v)) = self.peek(stringify!($st)) {
-                        return Ok(v);
-                    }
-                    Ok(self.m(py)?.$st())
+                pub(crate) fn $st<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyString>> {
+                    let text = match self.peek(stringify!($st)) {
+                        Some(Peeked::Str(v)) => v,
+                        _ => self.m(py)?.$st(),
+                    };
+                    let shared = crate::texts::shared_field($pyname, stringify!($st));
+                    Ok(crate::texts::text(py, text, shared))
                 }
             )*
             $(
@@ -341,11 +343,13 @@ macro_rules! message_class {
             $(
                 /// A member of a oneof ("" when another is set).
                 #[getter]
-                fn $ot(&self, py: Python<'_>) -> PyResult<&str> {
-                    Ok(match &self.m(py)?.$otg {
+                fn $ot<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyString>> {
+                    let text = match &self.m(py)?.$otg {
                         Some(proto::$($otv)*(v)) => v,
                         _ => "",
-                    })
+                    };
+                    let shared = crate::texts::shared_field($pyname, stringify!($ot));
+                    Ok(crate::texts::text(py, text, shared))
                 }
             )*
             $(
