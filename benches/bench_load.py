@@ -9,8 +9,9 @@ node; plus a value_info per node; plus a small initializer and a doc string
 per node), and a 2.5 GiB single-file model (onnx cannot read it). Prints a
 markdown table of median wall time (and the farthest run from it), peak RSS
 growth and ratios; graphs are also loaded and walked from Python (every
-node's inputs, every initializer's dims), and loaded with every node and
-initializer object kept in a list.
+node's inputs, every initializer's dims), loaded with a histogram of the
+nodes' op types made, and loaded with every node and initializer object
+kept in a list.
 """
 
 from __future__ import annotations
@@ -45,6 +46,13 @@ TOUCH = {
     " + sum(len(t.dims) for t in m.graph.initializer)",
     "onnxfast": "n = sum(len(x.input) for x in m.graph.node)"
     " + sum(len(t.dims) for t in m.graph.initializer)",
+}
+
+
+# What most programs read of each node: its op type (a histogram of them).
+OP_TYPES = {
+    "onnx": "import collections\nn = collections.Counter(x.op_type for x in m.graph.node)",
+    "onnxfast": "import collections\nn = collections.Counter(x.op_type for x in m.graph.node)",
 }
 
 
@@ -143,7 +151,7 @@ def main() -> int:
         rows.extend(_rows(title, size, results, failures=True))
         if not walk:
             continue
-        for suffix, stmts in ((" + walk", TOUCH), (" + keep", KEEP)):
+        for suffix, stmts in ((" + walk", TOUCH), (" + op types", OP_TYPES), (" + keep", KEEP)):
             rows.extend(_after_load(title + suffix, path, size, stmts, repeat))
     print(table(rows, ["input", "file", "library", "load time", "peak RSS growth", "vs onnxfast"]))
     return 0
