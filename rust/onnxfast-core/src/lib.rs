@@ -24,7 +24,7 @@ pub mod external;
 pub mod fuzzing;
 pub mod infer;
 pub mod ir;
-mod names;
+pub mod names;
 pub mod opset;
 pub mod proto;
 pub mod tensor;

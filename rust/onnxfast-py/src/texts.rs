@@ -64,7 +64,7 @@ pub fn text<'py>(py: Python<'py>, text: &str, shared: bool) -> Bound<'py, PyStri
                 return PyString::new(py, text);
             };
             if let Some((cached, string)) = slot {
-                if same(cached, text) {
+                if onnxfast_core::names::same(cached, text) {
                     return string.bind(py).clone();
                 }
             }
@@ -89,11 +89,4 @@ fn way(text: &str) -> usize {
         .wrapping_mul(0x9E37_79B9)
         .wrapping_add(at(n.wrapping_sub(1)));
     (h >> 16) as usize % WAYS
-}
-
-/// Equal texts (lengths first: `memcmp` of an empty text, whose pointer
-/// may be dangling, takes a slow path in glibc).
-#[inline]
-fn same(a: &str, b: &str) -> bool {
-    a.len() == b.len() && (a.is_empty() || a == b)
 }

@@ -295,17 +295,8 @@ impl<T: ListElement> LazyList<T> {
 
     /// [`LazyList::plain`] of every element of `range`.
     fn all_plain(&self, range: std::ops::Range<usize>) -> bool {
-        let mut i = range.start;
-        while i < range.end {
-            let (word, from) = (i / 64, i % 64);
-            let n = (64 - from).min(range.end - i);
-            let want = (u64::MAX >> (64 - n)) << from;
-            if self.plain.get(word).is_none_or(|w| w & want != want) {
-                return false;
-            }
-            i += n;
-        }
-        true
+        super::spans::range_masks(range)
+            .all(|(word, mask)| self.plain.get(word).is_some_and(|w| w & mask == mask))
     }
 
     /// (For tests: [`LazyList::plain`].)

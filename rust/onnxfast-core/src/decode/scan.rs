@@ -22,7 +22,7 @@ use super::walk::{
     scan_flat, scan_main_node, scan_plain_node, walk, Deferring, DiagFault, Flush, Root, Stack,
 };
 use crate::decode::source::{PageReleaser, RELEASE_WINDOW};
-use crate::decode::spans::{List, Lists, Spans};
+use crate::decode::spans::{range_masks, List, Lists, Spans};
 use crate::error::{DecodeError, DecodeErrorKind};
 use crate::proto::schema::{ids, MESSAGES};
 
@@ -100,13 +100,10 @@ pub struct Deferred {
 fn plain_bits(len: usize, ranges: &[std::ops::Range<usize>]) -> Vec<u64> {
     let mut bits = vec![0u64; len.div_ceil(64)];
     for r in ranges.iter().filter(|r| r.end <= len) {
-        let mut i = r.start;
-        while i < r.end {
-            // The bits of word `i / 64` from bit `i % 64`, up to the end.
-            let (word, from) = (i / 64, i % 64);
-            let n = (64 - from).min(r.end - i);
-            bits[word] |= (u64::MAX >> (64 - n)) << from;
-            i += n;
+        for (word, mask) in range_masks(r.clone()) {
+            if let Some(w) = bits.get_mut(word) {
+                *w |= mask;
+            }
         }
     }
     bits

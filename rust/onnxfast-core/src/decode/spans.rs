@@ -180,6 +180,23 @@ impl Spans {
     }
 }
 
+/// The words of a bit set (bit `i % 64` of word `i / 64` for element `i`)
+/// that `range` covers, each with the mask of its bits in the range: what
+/// the scan sets and readers test in the plain-node bits
+/// ([`super::scan::Deferred::plain_nodes`]).
+pub(crate) fn range_masks(range: std::ops::Range<usize>) -> impl Iterator<Item = (usize, u64)> {
+    let mut i = range.start;
+    std::iter::from_fn(move || {
+        if i >= range.end {
+            return None;
+        }
+        let (word, from) = (i / 64, i % 64);
+        let n = (64 - from).min(range.end - i);
+        i += n;
+        Some((word, (u64::MAX >> (64 - n)) << from))
+    })
+}
+
 /// The main graph's four lists, indexed by [`List`].
 pub type Lists = [Spans; 4];
 

@@ -16,7 +16,7 @@ pub(crate) use table::{prefault, Lookahead, NameTable, PROBE_AHEAD};
 
 /// Equal strings, compared without calling `memcmp`.
 #[inline]
-pub(crate) fn same(a: &str, b: &str) -> bool {
+pub fn same(a: &str, b: &str) -> bool {
     same_bytes(a.as_bytes(), b.as_bytes())
 }
 
