@@ -166,6 +166,15 @@ impl Poly {
     }
 }
 
+/// Greatest common divisor of `a > 0` and `b` (at most `a`).
+fn gcd(a: i64, b: i64) -> i64 {
+    let (mut x, mut y) = (a.unsigned_abs(), b.unsigned_abs());
+    while y != 0 {
+        (x, y) = (y, x % y);
+    }
+    i64::try_from(x).unwrap_or(1)
+}
+
 impl Symbols {
     /// The polynomial of a dim (`None` for an unknown dim).
     pub fn poly(&self, d: Dim) -> Option<Poly> {
@@ -218,17 +227,71 @@ impl Symbols {
             return None;
         }
         let p = self.poly(a)?;
+        let total = self.floor_poly(p, d)?;
+        self.dim_of(total)
+    }
+
+    /// The polynomial of `floor(p / d)`, `d > 0`: `q + floor(r/d)` with
+    /// `p = d*q + r` ([`Poly::div_rem`]), `floor(r/d)` an atom unless `r`
+    /// is a constant (then 0). A remainder `floor(x/a) + s` (the inner
+    /// floor once, `s` without it) is flattened first, as
+    /// `floor((x + a*s)/(a*d))`: for integers, `floor(x/a) + s =
+    /// floor((x + a*s)/a)` and `floor(floor(y/a)/d) = floor(y/(a*d))`, so
+    /// pooling after a strided Conv is `floor((h + 3)/4)`, not a floor of a
+    /// floor. Kept nested where the flat form is past the bounds.
+    fn floor_poly(&mut self, p: Poly, d: i64) -> Option<Poly> {
         if d == 1 {
-            return self.dim_of(p);
+            return Some(p);
         }
         let (q, r) = p.div_rem(d);
-        let rest = match r.as_constant() {
+        if r.as_constant().is_some() {
             // 0 <= r < d: floor(r/d) = 0.
-            Some(_) => Poly::default(),
-            None => Poly::atom(self.intern_expr(SymExpr::FloorDiv(r, d))?),
+            return Some(q);
+        }
+        // floor(g*x/(g*e)) = floor(x/e): a factor of every coefficient and
+        // of `d` comes out.
+        let g = r.terms.iter().fold(d, |g, (_, c)| gcd(g, *c));
+        let (r, d) = if g > 1 {
+            let terms = r.terms.iter().map(|(m, c)| (m.clone(), c / g)).collect();
+            // Dividing every coefficient keeps the order and no zero.
+            (Poly { terms }, d / g)
+        } else {
+            (r, d)
         };
-        let total = q.add(&rest)?;
-        self.dim_of(total)
+        if let Some((x, a, s)) = self.inner_floor(&r) {
+            let flat = a
+                .checked_mul(d)
+                .and_then(|ad| Some((x.add(&s.scale(a)?)?, ad)));
+            if let Some(f) = flat.and_then(|(y, ad)| self.floor_poly(y, ad)) {
+                return q.add(&f);
+            }
+        }
+        let atom = self.intern_expr(SymExpr::FloorDiv(r, d))?;
+        q.add(&Poly::atom(atom))
+    }
+
+    /// `(x, a, s)` when `r` is `floor(x/a) + s`: a floor atom with
+    /// coefficient 1 in a term of its own, found in no other term of `r`.
+    fn inner_floor(&self, r: &Poly) -> Option<(Poly, i64, Poly)> {
+        r.terms.iter().enumerate().find_map(|(i, (m, c))| {
+            let [f] = m.as_slice() else {
+                return None;
+            };
+            let Some(SymExpr::FloorDiv(x, a)) = self.expr(*f) else {
+                return None;
+            };
+            let alone = r
+                .terms
+                .iter()
+                .enumerate()
+                .all(|(j, (other, _))| j == i || !other.contains(f));
+            (*c == 1 && alone).then(|| {
+                let mut rest = r.terms.clone();
+                rest.remove(i);
+                // A sub-list of a canonical list stays canonical.
+                (x.clone(), *a, Poly { terms: rest })
+            })
+        })
     }
 
     /// `ceil(a / d)` for a constant `d > 0`: `floor((a + d - 1) / d)`.
@@ -377,6 +440,91 @@ mod tests {
         assert_eq!(show(&s, minus), "-seq + 5");
     }
 
+    /// The value of `d` with `h` at `v` (plain integer arithmetic).
+    fn eval(s: &Symbols, d: Dim, h: Sym, v: i64) -> i64 {
+        match d {
+            Dim::Value(c) => c,
+            Dim::Sym(x) if x == h => v,
+            Dim::Sym(x) => match s.expr(x) {
+                Some(SymExpr::Poly(p)) => eval_poly(s, p, h, v),
+                Some(SymExpr::FloorDiv(p, k)) => eval_poly(s, p, h, v).div_euclid(*k),
+                None => panic!("a symbol other than h"),
+            },
+            Dim::Unknown => panic!("unknown dim"),
+        }
+    }
+
+    fn eval_poly(s: &Symbols, p: &Poly, h: Sym, v: i64) -> i64 {
+        p.terms
+            .iter()
+            .map(|(m, c)| {
+                c * m
+                    .iter()
+                    .map(|a| eval(s, Dim::Sym(*a), h, v))
+                    .product::<i64>()
+            })
+            .sum()
+    }
+
+    #[test]
+    fn nested_floors_flatten() {
+        let mut s = Symbols::default();
+        let h = s.intern("h");
+        let Dim::Sym(hs) = h else { panic!("a symbol") };
+        // Conv 3x3, stride 2, pad 1, then MaxPool 3x3, stride 2, pad 1.
+        let conv = s.dim_add(h, Dim::Value(-1)).unwrap_or(Dim::Unknown);
+        let conv = s.dim_floor_div(conv, 2).unwrap_or(Dim::Unknown);
+        let conv = s.dim_add(conv, Dim::Value(1)).unwrap_or(Dim::Unknown);
+        assert_eq!(show(&s, conv), "floor((h + 1)/2)");
+        let pool = s.dim_add(conv, Dim::Value(-1)).unwrap_or(Dim::Unknown);
+        let pool = s.dim_floor_div(pool, 2).unwrap_or(Dim::Unknown);
+        let pool = s.dim_add(pool, Dim::Value(1)).unwrap_or(Dim::Unknown);
+        assert_eq!(show(&s, pool), "floor((h + 3)/4)");
+        // Five such halvings (a ResNet's stem and stages) stay one floor.
+        let mut x = h;
+        for _ in 0..5 {
+            let y = s.dim_add(x, Dim::Value(-1)).unwrap_or(Dim::Unknown);
+            let y = s.dim_floor_div(y, 2).unwrap_or(Dim::Unknown);
+            x = s.dim_add(y, Dim::Value(1)).unwrap_or(Dim::Unknown);
+        }
+        assert_eq!(show(&s, x), "floor((h + 31)/32)");
+        // floor((floor(h/3) + h)/2): the inner floor's term is alone, `s`
+        // holds h: floor((h + 3*h)/6), their common factor 2 out.
+        let third = s.dim_floor_div(h, 3).unwrap_or(Dim::Unknown);
+        let sum = s.dim_add(third, h).unwrap_or(Dim::Unknown);
+        let half = s.dim_floor_div(sum, 2).unwrap_or(Dim::Unknown);
+        assert_eq!(show(&s, half), "floor((2*h)/3)");
+        // A coefficient of 2 keeps it nested.
+        let two = s.dim_mul(third, Dim::Value(2)).unwrap_or(Dim::Unknown);
+        let two = s.dim_add(two, Dim::Value(1)).unwrap_or(Dim::Unknown);
+        let nested = s.dim_floor_div(two, 3).unwrap_or(Dim::Unknown);
+        assert_eq!(show(&s, nested), "floor((2*floor(h/3) + 1)/3)");
+        // Every chain of steps evaluates as integer arithmetic does.
+        let steps: [(i64, i64, i64); 6] = [
+            (1, -1, 2),
+            (1, 0, 3),
+            (2, 1, 3),
+            (1, 5, 4),
+            (3, 2, 2),
+            (1, -7, 5),
+        ];
+        for start in 0..steps.len() {
+            let (mut d, mut chain) = (h, Vec::new());
+            for &(k, c, q) in steps.iter().cycle().skip(start).take(5) {
+                let y = s.dim_mul(d, Dim::Value(k)).unwrap_or(Dim::Unknown);
+                let y = s.dim_add(y, Dim::Value(c)).unwrap_or(Dim::Unknown);
+                d = s.dim_floor_div(y, q).unwrap_or(Dim::Unknown);
+                chain.push((k, c, q));
+                for v in 0..300 {
+                    let want = chain
+                        .iter()
+                        .fold(v, |x, &(k, c, q)| (k * x + c).div_euclid(q));
+                    assert_eq!(eval(&s, d, hs, v), want, "{} at h = {v}", show(&s, d));
+                }
+            }
+        }
+    }
+
     #[test]
     fn bounds_are_kept() {
         let mut s = Symbols::default();
@@ -390,14 +538,18 @@ mod tests {
         let big = Dim::Value(i64::MAX);
         let xm = s.dim_mul(x, big).unwrap_or(Dim::Unknown);
         assert_eq!(s.dim_add(xm, xm), None, "coefficient overflow");
+        // floor((2*h + 1)/3): the inner floor's coefficient is 2, so each
+        // step nests (a coefficient of 1 would flatten).
         let mut h = s.intern("h");
         for _ in 0..MAX_NESTING {
-            let up = s.dim_add(h, Dim::Value(1)).unwrap_or(Dim::Unknown);
-            h = s.dim_floor_div(up, 2).unwrap_or(Dim::Unknown);
+            let up = s.dim_mul(h, Dim::Value(2)).unwrap_or(Dim::Unknown);
+            let up = s.dim_add(up, Dim::Value(1)).unwrap_or(Dim::Unknown);
+            h = s.dim_floor_div(up, 3).unwrap_or(Dim::Unknown);
             assert!(h.is_known());
         }
-        let up = s.dim_add(h, Dim::Value(1)).unwrap_or(Dim::Unknown);
-        assert_eq!(s.dim_floor_div(up, 2), None, "nesting bound");
+        let up = s.dim_mul(h, Dim::Value(2)).unwrap_or(Dim::Unknown);
+        let up = s.dim_add(up, Dim::Value(1)).unwrap_or(Dim::Unknown);
+        assert_eq!(s.dim_floor_div(up, 3), None, "nesting bound");
         assert_eq!(s.dim_add(x, Dim::Unknown), None);
         assert_eq!(s.dim_floor_div(x, 0), None);
     }
