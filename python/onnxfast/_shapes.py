@@ -53,10 +53,11 @@ def infer_shapes(
     ``symbolic=True`` (beyond onnx) gives dims that rules compute from
     other dims as expressions over the model's symbols, where onnx leaves
     them unknown: ``seq + 1`` (Concat, Pad), ``12*batch`` (Tile, Flatten,
-    DepthToSpace, shape arithmetic with ``data_prop``), ``floor((h - 1)/2)
-    + 1`` (Conv and pooling windows). Expressions are Python-readable (with
-    ``floor``), in canonical form (equal expressions are equal strings),
-    and assume the sizes are large enough for the model to be valid.
+    DepthToSpace, shape arithmetic with ``data_prop``), ``floor((h + 1)/2)``
+    (Conv and pooling windows), ``seq - 1`` (Slice with open or negative
+    bounds). Expressions are Python-readable (with ``floor``), in canonical
+    form (equal expressions are equal strings), and assume the sizes are
+    large enough for the model to be valid.
     """
     result, report = infer_with_report(
         model_or_path, data_prop=data_prop, symbolic=symbolic, max_diagnostics=max_diagnostics

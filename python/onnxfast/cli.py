@@ -684,7 +684,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--symbolic",
         action="store_true",
         help="dims computed from others as expressions over the model's symbols "
-        "(seq + 1, floor((h - 1)/2) + 1; infer_shapes(symbolic=True))",
+        "(seq + 1, floor((h + 1)/2); infer_shapes(symbolic=True))",
     )
     p_shapes.add_argument("--json", action="store_true", help="print JSON")
     p_shapes.add_argument("--debug", action="store_true", help="show tracebacks of failures")

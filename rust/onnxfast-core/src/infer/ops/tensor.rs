@@ -583,6 +583,76 @@ fn slice_len(start: i64, end: i64, step: i64) -> i64 {
     len.max(0)
 }
 
+/// Slice bounds at or past this are open ends (exporters write
+/// `INT64_MAX`, `INT32_MAX`, `-INT64_MAX`): a symbolic dim is taken to be
+/// smaller.
+const OPEN_BOUND: i64 = i32::MAX as i64;
+
+/// With `symbolic`: the length of a Slice along a symbolic dim `d` as an
+/// expression (`seq - 1` for `1:`, `seq` for `::-1`, `floor((seq + 1)/2)`
+/// for `::2`), assuming the bounds fall inside the dim (as the window
+/// counts of Conv assume the size fits the kernel). `None` where the length
+/// depends on how the dim compares with a bound: a forward slice's finite
+/// end (`:10`, `min(seq, 10)`), a backward slice's finite start. `top` is
+/// where a backward end is clamped, relative to the dim: `-1` (Slice 13),
+/// `0` (10, 11).
+fn symbolic_slice_len(
+    ctx: &mut NodeCtx<'_, '_>,
+    d: Dim,
+    (start, end, step): (i64, i64, i64),
+    top: i64,
+) -> Option<Dim> {
+    // Each clamped bound as `k*d + c`, k = 0 or 1.
+    let (first, past) = if step > 0 {
+        let first = match start {
+            s if s >= OPEN_BOUND => (1, 0),
+            s if s <= -OPEN_BOUND => (0, 0),
+            s if s < 0 => (1, s),
+            s => (0, s),
+        };
+        let past = match end {
+            e if e >= OPEN_BOUND => (1, 0),
+            e if e <= -OPEN_BOUND => (0, 0),
+            e if e < 0 => (1, e),
+            _ => return None,
+        };
+        (first, past)
+    } else {
+        let first = match start {
+            s if s >= OPEN_BOUND => (1, -1),
+            s if s <= -OPEN_BOUND => (0, 0),
+            s if s < 0 => (1, s),
+            _ => return None,
+        };
+        let past = match end {
+            e if e >= OPEN_BOUND => (1, top),
+            e if e <= -OPEN_BOUND => (0, -1),
+            e if e < 0 => (1, e),
+            e => (0, e),
+        };
+        (first, past)
+    };
+    // The elements between the bounds, `k*d + c`, in the step's direction.
+    let (k, c) = if step > 0 {
+        (past.0 - first.0, past.1.checked_sub(first.1)?)
+    } else {
+        (first.0 - past.0, first.1.checked_sub(past.1)?)
+    };
+    let stride = step.checked_abs()?;
+    // ceil(n / stride) = floor((n + stride - 1) / stride).
+    let n = c.checked_add(stride - 1)?;
+    match k {
+        0 => Some(Dim::Value(n.div_euclid(stride).max(0))),
+        1 => {
+            let span = ctx.sym_add(d, Dim::Value(n))?;
+            ctx.sym_floor_div(span, stride)
+        }
+        // A span that shrinks as the dim grows: empty for every size the
+        // bounds fit.
+        _ => None,
+    }
+}
+
 /// Slice 1: `starts`, `ends` and `axes` attributes.
 fn slice_v1(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     ctx.propagate_elem(0, 0)?;
@@ -628,15 +698,25 @@ fn slice_v1(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
             continue;
         }
         let mut nd = Dim::Unknown;
-        if let (Dim::Value(dv), Some(&s), Some(&e)) = (d, starts.get(j), ends.get(j)) {
-            let s = if s < 0 { s.wrapping_add(dv) } else { s };
-            let e = if e < 0 { e.wrapping_add(dv) } else { e };
-            if s >= 0 && e >= 0 {
-                let len = dv.min(e).wrapping_sub(s);
-                if len >= 0 {
-                    nd = Dim::Value(len);
+        match (d, starts.get(j), ends.get(j)) {
+            (Dim::Value(dv), Some(&s), Some(&e)) => {
+                let s = if s < 0 { s.wrapping_add(dv) } else { s };
+                let e = if e < 0 { e.wrapping_add(dv) } else { e };
+                if s >= 0 && e >= 0 {
+                    let len = dv.min(e).wrapping_sub(s);
+                    if len >= 0 {
+                        nd = Dim::Value(len);
+                    }
                 }
             }
+            // onnx's Slice 1 does not clamp a start or end before the
+            // dim's start (its length is then unknown).
+            (Dim::Sym(_), Some(&s), Some(&e)) if s > -OPEN_BOUND && e > -OPEN_BOUND => {
+                if let Some(len) = symbolic_slice_len(ctx, d, (s, e, 1), 0) {
+                    nd = len;
+                }
+            }
+            _ => {}
         }
         out.push(nd);
         j += 1;
@@ -739,13 +819,19 @@ fn slice_inputs(ctx: &mut NodeCtx<'_, '_>, version: i64) -> InferResult {
         let (Some(&d), Some(slot)) = (shape.get(axis), out.get_mut(axis)) else {
             continue;
         };
+        let (start, end, step) = (starts[k], ends[k], steps[k]);
         let Dim::Value(dv) = d else {
             if version >= 11 {
                 *slot = Dim::Unknown;
+                if d.is_known() && step != 0 {
+                    let top = if version >= 13 { -1 } else { 0 };
+                    if let Some(len) = symbolic_slice_len(ctx, d, (start, end, step), top) {
+                        *slot = len;
+                    }
+                }
             }
             continue;
         };
-        let (start, end, step) = (starts[k], ends[k], steps[k]);
         if version >= 13 {
             if step == 0 {
                 return Err(bad_const(4, "a step of Slice is 0"));
