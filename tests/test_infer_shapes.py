@@ -812,6 +812,120 @@ def test_symbolic_slices_evaluate_to_onnxs_static_dims(opset: int) -> None:
     assert left > 0
 
 
+def _shape_computations() -> onnx.ModelProto:
+    """What exporters write around attention and convolutions: sizes read
+    with Shape and Gather, then Range, Slice, Concat, Reshape, Expand and
+    ConstantOfShape over them; every node output is a graph output."""
+    ints = {
+        "i0": [0],
+        "i1": [1],
+        "i2": [2],
+        "i3": [3],
+        "m1": [-1],
+        "big": [2**63 - 1],
+        "z": 0,
+        "one": 1,
+        "two": 2,
+        "idx0": 0,
+        "idx1": 1,
+    }
+    inits = [numpy_helper.from_array(np.array(v, np.int64), n) for n, v in ints.items()]
+    inits.append(numpy_helper.from_array(np.zeros((1, 1, 64, 64), np.float32), "bias"))
+    inits.append(numpy_helper.from_array(np.zeros((4, 3, 3, 3), np.float32), "w"))
+    node = helper.make_node
+    nodes = [
+        node("Shape", ["ids"], ["sh"]),
+        node("Gather", ["sh", "idx0"], ["batch"], axis=0),
+        node("Gather", ["sh", "idx1"], ["seq"], axis=0),
+        node("Shape", ["past"], ["psh"]),
+        node("Gather", ["psh", "idx1"], ["plen"], axis=0),
+        node("Add", ["plen", "seq"], ["total"]),
+        node("Range", ["z", "seq", "one"], ["pos"]),
+        node("Range", ["plen", "total", "one"], ["pos_past"]),
+        node("Range", ["z", "seq", "two"], ["even"]),
+        node("Unsqueeze", ["seq", "i0"], ["seq1"]),
+        node("Unsqueeze", ["total", "i0"], ["total1"]),
+        node("Sub", ["seq1", "i1"], ["seq_m1"]),
+        node("Sub", ["i0", "seq1"], ["neg_seq"]),
+        node("ReduceMax", ["seq1"], ["seq_again"], keepdims=1),
+        node("Slice", ["bias", "i0", "seq1", "i2"], ["b_rows"]),
+        node("Slice", ["b_rows", "i0", "total1", "i3"], ["b_cols"]),
+        node("Slice", ["ids", "i0", "seq_m1", "i1"], ["head"]),
+        node("Slice", ["ids", "i1", "big", "i1"], ["tail"]),
+        node("Slice", ["ids", "m1", "big", "i1"], ["last"]),
+        node("Slice", ["ids", "neg_seq", "big", "i1"], ["all_of_it"]),
+        node("Slice", ["ids", "m1", "i0", "i1", "m1"], ["reversed"]),
+        # A bound without a value (no rule carries ReduceMax's): axis 1 unknown.
+        node("Slice", ["ids", "i0", "seq_again", "i1"], ["cut"]),
+        node("Concat", ["past", "x"], ["kv"], axis=1),
+        node("Unsqueeze", ["batch", "i0"], ["batch1"]),
+        node("Concat", ["batch1", "total1"], ["mask_shape"], axis=0),
+        node("ConstantOfShape", ["mask_shape"], ["mask"]),
+        node("Concat", ["batch1", "m1"], ["flat_shape"], axis=0),
+        node("Reshape", ["kv", "flat_shape"], ["flat"]),
+        node("Conv", ["img", "w"], ["c1"], strides=[2, 2], pads=[1, 1, 1, 1]),
+        node("MaxPool", ["c1"], ["p1"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]),
+        node("Conv", ["p1", "w2"], ["c2"], strides=[2, 2], pads=[1, 1, 1, 1]),
+    ]
+    inits.append(numpy_helper.from_array(np.zeros((4, 4, 3, 3), np.float32), "w2"))
+    inputs = [
+        helper.make_tensor_value_info("ids", TensorProto.INT64, ["B", "S"]),
+        helper.make_tensor_value_info("past", TensorProto.FLOAT, ["B", "P", 8]),
+        helper.make_tensor_value_info("x", TensorProto.FLOAT, ["B", "S", 8]),
+        helper.make_tensor_value_info("img", TensorProto.FLOAT, ["B", 3, "H", "W"]),
+    ]
+    outputs = [helper.make_empty_tensor_value_info(o) for n in nodes for o in n.output]
+    g = helper.make_graph(nodes, "shapes", inputs, outputs, inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)])
+
+
+def test_symbolic_shapes_match_the_reference_runtime() -> None:
+    """Every dim symbolic=True (data_prop on) gives for the values of
+    exporter-style shape computations evaluates, at several sizes, to the
+    shape onnx's reference evaluator computes when it runs the model."""
+    from onnx.reference import ReferenceEvaluator
+
+    model = _shape_computations()
+    ours = onnxfast.infer_shapes(model, symbolic=True, data_prop=True).to_onnx()
+    dims = _static_dims_and_params(ours.graph)
+    runner = ReferenceEvaluator(model)
+    wrong, checked, expressions = [], 0, set()
+    for b, seq, p, h, w in [
+        (1, 1, 0, 9, 9),
+        (2, 5, 3, 16, 17),
+        (3, 11, 7, 33, 40),
+        (1, 30, 34, 64, 23),
+    ]:
+        sizes = {"B": b, "S": seq, "P": p, "H": h, "W": w}
+        feeds = {
+            "ids": np.zeros((b, seq), np.int64),
+            "past": np.zeros((b, p, 8), np.float32),
+            "x": np.zeros((b, seq, 8), np.float32),
+            "img": np.zeros((b, 3, h, w), np.float32),
+        }
+        names = [o.name for o in model.graph.output]
+        for name, value in zip(names, runner.run(names, feeds)):
+            mine = dims.get(name)
+            assert mine is not None, name
+            assert len(mine) == np.ndim(value), (name, mine)
+            for k, (d, n) in enumerate(zip(mine, np.shape(value))):
+                if (name, k) == ("cut", 1):
+                    assert d.startswith("unk__"), d
+                    continue
+                got = d if isinstance(d, int) else _evaluate(d, sizes)
+                assert got is not None, f"{name}[{k}] = {d}: not in terms of the inputs"
+                checked += 1
+                if isinstance(d, str) and d not in sizes:
+                    expressions.add(f"{name}[{k}] = {d}")
+                if got != n:
+                    wrong.append(f"{name}[{k}] = {d} = {got} at {sizes}, ran {n}")
+    assert not wrong, "\n".join(wrong)
+    # Every dim of every value (but cut[1]) in terms of the inputs, 14 of
+    # them expressions (S + P, S - 1, floor((H + 7)/8), ...).
+    assert checked > 200, checked
+    assert len(expressions) >= 14, sorted(expressions)
+
+
 def _relu_branch(name: str, source: str) -> onnx.GraphProto:
     """A subgraph computing Relu of an outer value, its output untyped."""
     return helper.make_graph(

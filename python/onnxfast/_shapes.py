@@ -55,7 +55,8 @@ def infer_shapes(
     them unknown: ``seq + 1`` (Concat, Pad), ``12*batch`` (Tile, Flatten,
     DepthToSpace, shape arithmetic with ``data_prop``), ``floor((h + 1)/2)``
     (Conv and pooling windows), ``seq - 1`` (Slice with open or negative
-    bounds). Expressions are Python-readable (with ``floor``), in canonical
+    bounds, or with ``data_prop`` bounds computed from shapes; Range over
+    computed sizes). Expressions are Python-readable (with ``floor``), in canonical
     form (equal expressions are equal strings), and assume the sizes are
     large enough for the model to be valid.
     """

@@ -500,6 +500,25 @@ impl<'a, 'm> NodeCtx<'a, 'm> {
         self.symbolic(|s| s.dim_add(a, b))
     }
 
+    /// `a - b` as an expression.
+    pub fn sym_sub(&mut self, a: Dim, b: Dim) -> Option<Dim> {
+        self.symbolic(|s| s.dim_sub(a, b))
+    }
+
+    /// With `symbolic`: whether `d` is at least 0 for sizes large enough
+    /// (see `Symbols::dim_sign`).
+    pub fn sym_sign(&self, d: Dim) -> Option<bool> {
+        if !self.engine.symbolic {
+            return None;
+        }
+        self.engine.symbols.dim_sign(d)
+    }
+
+    /// Whether dims are computed as expressions (`symbolic`).
+    pub fn is_symbolic(&self) -> bool {
+        self.engine.symbolic
+    }
+
     /// `a * b` as an expression.
     pub fn sym_mul(&mut self, a: Dim, b: Dim) -> Option<Dim> {
         self.symbolic(|s| s.dim_mul(a, b))

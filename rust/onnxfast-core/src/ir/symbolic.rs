@@ -220,6 +220,31 @@ impl Symbols {
         self.dim_of(p)
     }
 
+    /// Whether `d` is at least 0 (`Some(true)`) or below 0 (`Some(false)`)
+    /// for sizes large enough: a value by its sign, an expression by the
+    /// sign its terms other than the constant share (`seq - 1` at least 0,
+    /// `1 - seq` below); `None` when they differ or `d` is unknown. Symbols
+    /// and floor terms are sizes (a floor's polynomial has positive
+    /// coefficients), at least 0.
+    pub fn dim_sign(&self, d: Dim) -> Option<bool> {
+        match d {
+            Dim::Value(v) => Some(v >= 0),
+            Dim::Unknown => None,
+            Dim::Sym(s) => match self.expr(s) {
+                Some(SymExpr::Poly(p)) => {
+                    let mut signs = p
+                        .terms
+                        .iter()
+                        .filter(|(m, _)| !m.is_empty())
+                        .map(|(_, c)| *c > 0);
+                    let first = signs.next()?;
+                    signs.all(|x| x == first).then_some(first)
+                }
+                _ => Some(true),
+            },
+        }
+    }
+
     /// `floor(a / d)` for a constant `d > 0`: the parts of `a` that `d`
     /// divides come out (`floor((2*h + 3)/2) = h + 1`).
     pub fn dim_floor_div(&mut self, a: Dim, d: i64) -> Option<Dim> {

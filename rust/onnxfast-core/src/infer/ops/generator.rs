@@ -381,6 +381,9 @@ fn range(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     let (Some(start), Some(limit), Some(delta)) =
         (ctx.constant(0), ctx.constant(1), ctx.constant(2))
     else {
+        if let Some(len) = symbolic_range_len(ctx) {
+            ctx.set_shape(0, [len].into_iter().collect());
+        }
         return Ok(());
     };
     let elem = start.elem();
@@ -438,6 +441,40 @@ fn range(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
         [Dim::Value(range_length(quotient))].into_iter().collect(),
     );
     Ok(())
+}
+
+/// With `symbolic` and `data_prop`: the length of a Range of integers
+/// whose start or limit is computed from shapes (`Range(0, seq, 1)` is
+/// `seq`, `Range(past, past + seq, 1)` is `seq`), its delta constant:
+/// `ceil((limit - start)/delta)`. `None` where a bound has no value, and
+/// for a length that shrinks as sizes grow (empty wherever it is valid).
+fn symbolic_range_len(ctx: &mut NodeCtx<'_, '_>) -> Option<Dim> {
+    if !ctx.is_symbolic() {
+        return None;
+    }
+    let mut at = [Dim::Unknown; 3];
+    for (i, slot) in at.iter_mut().enumerate() {
+        if !matches!(ctx.elem(i), Ok(6 | 7)) {
+            return None;
+        }
+        *slot = match ctx.constant(i) {
+            Some(c) if c.dims().is_empty() => Dim::Value(*ctx.const_ints(i).ok()??.first()?),
+            Some(_) => return None,
+            None => match ctx.data(i)?.as_slice() {
+                [d] => *d,
+                _ => return None,
+            },
+        };
+    }
+    let [start, limit, Dim::Value(delta)] = at else {
+        return None;
+    };
+    let span = match delta {
+        0 => return None,
+        d if d > 0 => ctx.sym_sub(limit, start)?,
+        _ => ctx.sym_sub(start, limit)?,
+    };
+    super::tensor::slice_count(ctx, span, delta)
 }
 
 /// The value of constant scalar input `i`, as an integer.

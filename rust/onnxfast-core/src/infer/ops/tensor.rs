@@ -588,68 +588,104 @@ fn slice_len(start: i64, end: i64, step: i64) -> i64 {
 /// smaller.
 const OPEN_BOUND: i64 = i32::MAX as i64;
 
-/// With `symbolic`: the length of a Slice along a symbolic dim `d` as an
-/// expression (`seq - 1` for `1:`, `seq` for `::-1`, `floor((seq + 1)/2)`
-/// for `::2`), assuming the bounds fall inside the dim (as the window
-/// counts of Conv assume the size fits the kernel). `None` where the length
-/// depends on how the dim compares with a bound: a forward slice's finite
-/// end (`:10`, `min(seq, 10)`), a backward slice's finite start. `top` is
-/// where a backward end is clamped, relative to the dim: `-1` (Slice 13),
-/// `0` (10, 11).
+/// Which bound of a Slice, and which way it goes.
+#[derive(Clone, Copy, PartialEq)]
+enum SliceBound {
+    Start,
+    End,
+}
+
+/// With `symbolic`: where a Slice bound falls in a dim `d`, as an index
+/// (an expression where `d` or the bound is symbolic), clamped as onnx
+/// clamps it. A bound is assumed inside the dim where that cannot be
+/// decided: a negative constant counts from the end (`d - 1`), a symbolic
+/// bound is taken as it is when at least 0 (`seq`) and counted from the end
+/// when below (`d - seq`). `None` where the clamp depends on how a symbolic
+/// dim compares with a constant: a forward slice's finite end (`:10`,
+/// `min(seq, 10)`), a backward slice's finite start. `top` is where a
+/// backward end is clamped, relative to the dim: `-1` (Slice 13), `0`
+/// (10, 11).
+fn slice_index(
+    ctx: &mut NodeCtx<'_, '_>,
+    d: Dim,
+    bound: Dim,
+    which: SliceBound,
+    forward: bool,
+    top: i64,
+) -> Option<Dim> {
+    let (lo, hi) = match (forward, which) {
+        (true, _) => (0, 0),
+        (false, SliceBound::Start) => (0, -1),
+        (false, SliceBound::End) => (-1, top),
+    };
+    let v = match bound {
+        Dim::Value(v) => v,
+        Dim::Sym(_) => {
+            return match ctx.sym_sign(bound)? {
+                true => Some(bound),
+                false => ctx.sym_add(d, bound),
+            }
+        }
+        Dim::Unknown => return None,
+    };
+    if let Dim::Value(n) = d {
+        let at = if v < 0 { v.saturating_add(n) } else { v };
+        return Some(Dim::Value(clamp(at, lo, n.saturating_add(hi))));
+    }
+    if v >= OPEN_BOUND {
+        ctx.sym_add(d, Dim::Value(hi))
+    } else if v <= -OPEN_BOUND {
+        Some(Dim::Value(lo))
+    } else if v < 0 {
+        ctx.sym_add(d, Dim::Value(v))
+    } else if (which == SliceBound::Start) == forward {
+        // A forward start or a backward end: taken to fall inside.
+        Some(Dim::Value(v))
+    } else {
+        None
+    }
+}
+
+/// With `symbolic`: the length of a Slice along `d` from its bounds (see
+/// [`slice_index`]): `seq - 1` for `1:`, `seq` for `::-1`,
+/// `floor((seq + 1)/2)` for `::2`, `seq` for `:seq` of a dim of 1024.
 fn symbolic_slice_len(
     ctx: &mut NodeCtx<'_, '_>,
     d: Dim,
-    (start, end, step): (i64, i64, i64),
+    (start, end, step): (Dim, Dim, i64),
     top: i64,
 ) -> Option<Dim> {
-    // Each clamped bound as `k*d + c`, k = 0 or 1.
-    let (first, past) = if step > 0 {
-        let first = match start {
-            s if s >= OPEN_BOUND => (1, 0),
-            s if s <= -OPEN_BOUND => (0, 0),
-            s if s < 0 => (1, s),
-            s => (0, s),
-        };
-        let past = match end {
-            e if e >= OPEN_BOUND => (1, 0),
-            e if e <= -OPEN_BOUND => (0, 0),
-            e if e < 0 => (1, e),
-            _ => return None,
-        };
-        (first, past)
+    if step == 0 {
+        return None;
+    }
+    if d == Dim::Value(0) {
+        return Some(d);
+    }
+    let forward = step > 0;
+    let first = slice_index(ctx, d, start, SliceBound::Start, forward, top)?;
+    let past = slice_index(ctx, d, end, SliceBound::End, forward, top)?;
+    let span = if forward {
+        ctx.sym_sub(past, first)?
     } else {
-        let first = match start {
-            s if s >= OPEN_BOUND => (1, -1),
-            s if s <= -OPEN_BOUND => (0, 0),
-            s if s < 0 => (1, s),
-            _ => return None,
-        };
-        let past = match end {
-            e if e >= OPEN_BOUND => (1, top),
-            e if e <= -OPEN_BOUND => (0, -1),
-            e if e < 0 => (1, e),
-            e => (0, e),
-        };
-        (first, past)
+        ctx.sym_sub(first, past)?
     };
-    // The elements between the bounds, `k*d + c`, in the step's direction.
-    let (k, c) = if step > 0 {
-        (past.0 - first.0, past.1.checked_sub(first.1)?)
-    } else {
-        (first.0 - past.0, first.1.checked_sub(past.1)?)
-    };
+    slice_count(ctx, span, step)
+}
+
+/// With `symbolic`: how many steps of `step` fit in `span` elements,
+/// `ceil(span/|step|)`, at least 0. `None` for a span that shrinks as sizes
+/// grow (empty wherever the bounds fit, or one bound past the other): not
+/// a length.
+pub(super) fn slice_count(ctx: &mut NodeCtx<'_, '_>, span: Dim, step: i64) -> Option<Dim> {
+    if ctx.sym_sign(span) == Some(false) && !matches!(span, Dim::Value(_)) {
+        return None;
+    }
+    // ceil(span / stride) = floor((span + stride - 1) / stride).
     let stride = step.checked_abs()?;
-    // ceil(n / stride) = floor((n + stride - 1) / stride).
-    let n = c.checked_add(stride - 1)?;
-    match k {
-        0 => Some(Dim::Value(n.div_euclid(stride).max(0))),
-        1 => {
-            let span = ctx.sym_add(d, Dim::Value(n))?;
-            ctx.sym_floor_div(span, stride)
-        }
-        // A span that shrinks as the dim grows: empty for every size the
-        // bounds fit.
-        _ => None,
+    let span = ctx.sym_add(span, Dim::Value(stride - 1))?;
+    match ctx.sym_floor_div(span, stride)? {
+        Dim::Value(n) => Some(Dim::Value(n.max(0))),
+        len => Some(len),
     }
 }
 
@@ -712,7 +748,8 @@ fn slice_v1(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
             // onnx's Slice 1 does not clamp a start or end before the
             // dim's start (its length is then unknown).
             (Dim::Sym(_), Some(&s), Some(&e)) if s > -OPEN_BOUND && e > -OPEN_BOUND => {
-                if let Some(len) = symbolic_slice_len(ctx, d, (s, e, 1), 0) {
+                if let Some(len) = symbolic_slice_len(ctx, d, (Dim::Value(s), Dim::Value(e), 1), 0)
+                {
                     nd = len;
                 }
             }
@@ -741,7 +778,9 @@ fn slice_inputs(ctx: &mut NodeCtx<'_, '_>, version: i64) -> InferResult {
         || (axes_given && constant(ctx, 3).is_none())
         || (steps_given && constant(ctx, 4).is_none())
     {
-        set_dims(ctx, 0, unknown_dims(rank));
+        let dims = slice_of_values(ctx, shape, version, axes_given, steps_given)
+            .unwrap_or_else(|| unknown_dims(rank));
+        set_dims(ctx, 0, dims);
         return Ok(());
     }
     if !const_has_data_type(ctx, 1) {
@@ -825,7 +864,8 @@ fn slice_inputs(ctx: &mut NodeCtx<'_, '_>, version: i64) -> InferResult {
                 *slot = Dim::Unknown;
                 if d.is_known() && step != 0 {
                     let top = if version >= 13 { -1 } else { 0 };
-                    if let Some(len) = symbolic_slice_len(ctx, d, (start, end, step), top) {
+                    let bounds = (Dim::Value(start), Dim::Value(end), step);
+                    if let Some(len) = symbolic_slice_len(ctx, d, bounds, top) {
                         *slot = len;
                     }
                 }
@@ -875,6 +915,70 @@ fn slice_inputs(ctx: &mut NodeCtx<'_, '_>, version: i64) -> InferResult {
     }
     set_dims(ctx, 0, out);
     Ok(())
+}
+
+/// With `symbolic` and `data_prop`: a Slice whose starts or ends are not
+/// constant but computed from shapes (`bias[:, :, :seq]`, `x[:, :seq - 1]`),
+/// its axes and steps constant. The sliced dims as [`symbolic_slice_len`]
+/// gives them, the others as they are (with constant axes, a bound without
+/// a value leaves only its axis unknown). `None` (onnx's unknown dims) where
+/// the sliced axes are not known or the inputs disagree (onnx does not check
+/// them then either).
+fn slice_of_values(
+    ctx: &mut NodeCtx<'_, '_>,
+    shape: &[Dim],
+    version: i64,
+    axes_given: bool,
+    steps_given: bool,
+) -> Option<Dims> {
+    if !ctx.is_symbolic() || version < 11 {
+        return None;
+    }
+    let bound = |ctx: &mut NodeCtx<'_, '_>, i: usize| -> Option<Vec<Dim>> {
+        match const_indices(ctx, i) {
+            Ok(Some(v)) => Some(v.into_iter().map(Dim::Value).collect()),
+            Ok(None) => ctx.data(i).map(|d| d.to_vec()),
+            Err(_) => None,
+        }
+    };
+    let given = |ctx: &mut NodeCtx<'_, '_>, on: bool, i: usize| match on {
+        true => const_indices(ctx, i).ok().flatten(),
+        false => None,
+    };
+    let rank = i64::try_from(shape.len()).ok()?;
+    // Constant axes tell which dims a bound without a value leaves unknown.
+    let axes = given(ctx, axes_given, 3);
+    let count = axes.as_ref().map(Vec::len);
+    let unknown = || count.map(|n| vec![Dim::Unknown; n]);
+    let starts = bound(ctx, 1).or_else(unknown)?;
+    let ends = bound(ctx, 2).or_else(unknown)?;
+    let axes = axes.unwrap_or_else(|| (0..rank).take(starts.len()).collect());
+    let steps = given(ctx, steps_given, 4).unwrap_or_else(|| vec![1; starts.len()]);
+    if [ends.len(), axes.len(), steps.len()]
+        .iter()
+        .any(|&n| n != starts.len())
+    {
+        return None;
+    }
+    let top = if version >= 13 { -1 } else { 0 };
+    let mut out: Dims = shape.iter().copied().collect();
+    let mut seen = vec![false; shape.len()];
+    for (k, &a) in axes.iter().enumerate() {
+        let a = if a < 0 { a.checked_add(rank)? } else { a };
+        let axis = usize::try_from(a).ok().filter(|&a| a < shape.len())?;
+        if std::mem::replace(seen.get_mut(axis)?, true) {
+            return None;
+        }
+        let (start, end, step) = (*starts.get(k)?, *ends.get(k)?, *steps.get(k)?);
+        let d = *shape.get(axis)?;
+        let len = if d.is_known() {
+            symbolic_slice_len(ctx, d, (start, end, step), top)
+        } else {
+            None
+        };
+        *out.get_mut(axis)? = len.unwrap_or(Dim::Unknown);
+    }
+    Some(out)
 }
 
 fn slice_v10(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
