@@ -812,10 +812,15 @@ def test_symbolic_slices_evaluate_to_onnxs_static_dims(opset: int) -> None:
     assert left > 0
 
 
+def _int64_value(v: int) -> onnx.TensorProto:
+    return numpy_helper.from_array(np.array([v], np.int64), "value")
+
+
 def _shape_computations() -> onnx.ModelProto:
     """What exporters write around attention and convolutions: sizes read
-    with Shape and Gather, then Range, Slice, Concat, Reshape, Expand and
-    ConstantOfShape over them; every node output is a graph output."""
+    with Shape and Gather, then Range, Slice, Concat, Reshape, Expand,
+    ConstantOfShape, Equal, Where, TopK and Tile over them; every node
+    output is a graph output."""
     ints = {
         "i0": [0],
         "i1": [1],
@@ -866,7 +871,21 @@ def _shape_computations() -> onnx.ModelProto:
         node("Conv", ["img", "w"], ["c1"], strides=[2, 2], pads=[1, 1, 1, 1]),
         node("MaxPool", ["c1"], ["p1"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]),
         node("Conv", ["p1", "w2"], ["c2"], strides=[2, 2], pads=[1, 1, 1, 1]),
+        # torch's export of cls.expand(B, -1, -1): -1 kept where asked.
+        node("Concat", ["batch1", "m1", "m1"], ["asked"], axis=0),
+        node("Shape", ["asked"], ["asked_len"]),
+        node("ConstantOfShape", ["asked_len"], ["ones"], value=_int64_value(1)),
+        node("Mul", ["ones", "m1"], ["minus_ones"]),
+        node("Equal", ["asked", "minus_ones"], ["keep"]),
+        node("Where", ["keep", "ones", "asked"], ["target"]),
+        node("Expand", ["cls", "target"], ["cls_b"]),
+        node("Concat", ["cls_b", "x"], ["with_cls"], axis=1),
+        node("Cast", ["ids"], ["scores"], to=TensorProto.FLOAT),
+        node("TopK", ["scores", "seq1"], ["top", "top_at"], axis=1),
+        node("Concat", ["i1", "batch1", "i1"], ["reps"], axis=0),
+        node("Tile", ["x", "reps"], ["tiled"]),
     ]
+    inits.append(numpy_helper.from_array(np.zeros((1, 1, 8), np.float32), "cls"))
     inits.append(numpy_helper.from_array(np.zeros((4, 4, 3, 3), np.float32), "w2"))
     inputs = [
         helper.make_tensor_value_info("ids", TensorProto.INT64, ["B", "S"]),
@@ -920,10 +939,10 @@ def test_symbolic_shapes_match_the_reference_runtime() -> None:
                 if got != n:
                     wrong.append(f"{name}[{k}] = {d} = {got} at {sizes}, ran {n}")
     assert not wrong, "\n".join(wrong)
-    # Every dim of every value (but cut[1]) in terms of the inputs, 14 of
-    # them expressions (S + P, S - 1, floor((H + 7)/8), ...).
-    assert checked > 200, checked
-    assert len(expressions) >= 14, sorted(expressions)
+    # Every dim of every value (but cut[1]) in terms of the inputs, 16 of
+    # them expressions (S + P, S - 1, floor((H + 7)/8), B*S, ...).
+    assert checked > 280, checked
+    assert len(expressions) >= 16, sorted(expressions)
 
 
 def _relu_branch(name: str, source: str) -> onnx.GraphProto:

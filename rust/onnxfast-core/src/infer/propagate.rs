@@ -14,7 +14,8 @@
 //! Add, Sub, Mul (14+), Cast (13+), Concat (13+), Gather (all), Shape (all),
 //! Size (13+), Slice (13+), Squeeze and Unsqueeze (13+). Beyond onnx
 //! ([`Step::Beyond`]), for the same operators at older versions and for
-//! Div, Identity, Reshape and Range, where onnx gives up; and where onnx's
+//! Div, Identity, Reshape, Range, ConstantOfShape, Equal and Where, where
+//! onnx gives up; and where onnx's
 //! step would be wrong, it is not taken (see [`propagate`]).
 
 use crate::ir::types::{Dim, Dims, Symbols, Type};
@@ -46,7 +47,7 @@ pub fn step(op: &str, since: i64) -> Option<Step> {
         "Add" | "Sub" | "Mul" => since >= 14,
         "Cast" | "Concat" | "Size" | "Slice" | "Squeeze" | "Unsqueeze" => since >= 13,
         "Gather" | "Shape" => true,
-        "Div" | "Identity" | "Reshape" | "Range" => false,
+        "Div" | "Identity" | "Reshape" | "Range" | "ConstantOfShape" | "Equal" | "Where" => false,
         _ => return None,
     };
     if onnx {
@@ -114,6 +115,9 @@ pub fn propagate(
         "Gather" => gather(node, data),
         "Slice" => slice(node, data),
         "Range" => Ok(range(data)),
+        "ConstantOfShape" => Ok(constant_of_shape(node, data)),
+        "Equal" => Ok(equal(node, data, symbols.as_deref())),
+        "Where" => Ok(where_(node, data)),
         _ => Ok(None),
     }
 }
@@ -407,6 +411,104 @@ fn slice(
     Ok((!out.is_empty()).then_some(out))
 }
 
+/// The element `i` of data broadcast to `len` (one value: that value).
+fn broadcast_at(d: &[Dim], i: usize) -> Dim {
+    match d {
+        [one] => *one,
+        _ => d.get(i).copied().unwrap_or(Dim::Unknown),
+    }
+}
+
+/// The common length of data that broadcast element by element (lengths
+/// equal, or 1); `None` otherwise.
+fn broadcast_len(lens: &[usize]) -> Option<usize> {
+    let len = lens.iter().copied().max()?;
+    lens.iter().all(|&n| n == len || n == 1).then_some(len)
+}
+
+/// The one element of data of length one.
+fn single_dim(d: Dims) -> Option<Dim> {
+    match d.as_slice() {
+        [one] => Some(*one),
+        _ => None,
+    }
+}
+
+/// ConstantOfShape of a 1-D shape of known length, filled with an integer
+/// value (beyond onnx): the `ones` of `torch.expand`'s export.
+fn constant_of_shape(
+    node: &Node<'_, '_>,
+    data: &mut dyn FnMut(usize) -> Option<Dims>,
+) -> Option<Dims> {
+    if !node.out_elem.is_some_and(is_integer) {
+        return None;
+    }
+    let Some(Dim::Value(n)) = single_dim(data(0)?) else {
+        return None;
+    };
+    let n = usize::try_from(n).ok().filter(|&n| n <= MAX_DATA)?;
+    let t = node.attrs.get("value")?.t()?;
+    let value = super::constant::ints(
+        &super::constant::Const::Tensor(crate::ir::view::TensorRef::Decoded(t)),
+        None,
+    )
+    .ok()?;
+    let [v] = value.as_slice() else {
+        return None;
+    };
+    Some(std::iter::repeat_n(Dim::Value(*v), n).collect())
+}
+
+/// Equal of 1-D integer data (beyond onnx), as 1 and 0: values compare;
+/// a symbol equals itself; a size (a symbol, or with `symbols` an
+/// expression whose terms are positive) differs from a negative value,
+/// as `torch.expand`'s export asks of `-1`; anything else is unknown.
+fn equal(
+    node: &Node<'_, '_>,
+    data: &mut dyn FnMut(usize) -> Option<Dims>,
+    symbols: Option<&Symbols>,
+) -> Option<Dims> {
+    if beyond_1d(node, 0) || beyond_1d(node, 1) {
+        return None;
+    }
+    let (a, b) = (data(0)?, data(1)?);
+    let len = broadcast_len(&[a.len(), b.len()])?;
+    let size = |d: Dim| match symbols {
+        Some(s) => s.dim_sign(d) == Some(true),
+        None => matches!(d, Dim::Sym(_)),
+    };
+    let out = (0..len).map(|i| match (broadcast_at(&a, i), broadcast_at(&b, i)) {
+        (Dim::Value(x), Dim::Value(y)) => Dim::Value(i64::from(x == y)),
+        (Dim::Sym(x), Dim::Sym(y)) if x == y => Dim::Value(1),
+        (s @ Dim::Sym(_), Dim::Value(v)) | (Dim::Value(v), s @ Dim::Sym(_)) if v < 0 && size(s) => {
+            Dim::Value(0)
+        }
+        _ => Dim::Unknown,
+    });
+    Some(out.collect())
+}
+
+/// Where of 1-D data (beyond onnx): each element from input 1 where the
+/// condition's is known true, from input 2 where known false, and where it
+/// is unknown only if both agree.
+fn where_(node: &Node<'_, '_>, data: &mut dyn FnMut(usize) -> Option<Dims>) -> Option<Dims> {
+    if (0..3).any(|i| beyond_1d(node, i)) {
+        return None;
+    }
+    let (c, x, y) = (data(0)?, data(1)?, data(2)?);
+    let len = broadcast_len(&[c.len(), x.len(), y.len()])?;
+    let out = (0..len).map(|i| {
+        let (x, y) = (broadcast_at(&x, i), broadcast_at(&y, i));
+        match broadcast_at(&c, i) {
+            Dim::Value(0) => y,
+            Dim::Value(_) => x,
+            _ if x == y && x.is_known() => x,
+            _ => Dim::Unknown,
+        }
+    });
+    Some(out.collect())
+}
+
 /// Range with known scalar start, limit and delta (beyond onnx).
 fn range(data: &mut dyn FnMut(usize) -> Option<Dims>) -> Option<Dims> {
     let start = single(data(0))??;
@@ -491,6 +593,49 @@ mod tests {
             ],
         );
         assert_eq!(got, Ok(None));
+    }
+
+    #[test]
+    fn equal_and_where_keep_the_asked_sizes() {
+        let mut symbols = Symbols::default();
+        let batch = symbols.intern("batch");
+        let asked: Dims = [batch, Dim::Value(-1), Dim::Value(4), Dim::Unknown]
+            .into_iter()
+            .collect();
+        let minus = Some(vals(&[-1]));
+        let keep = run("Equal", 13, vec![Some(asked.clone()), minus]);
+        let want: Dims = [Dim::Value(0), Dim::Value(1), Dim::Value(0), Dim::Unknown]
+            .into_iter()
+            .collect();
+        assert_eq!(keep, Ok(Some(want.clone())));
+        // A symbol is not a known number other than itself.
+        let same = run("Equal", 13, vec![Some(asked.clone()), Some(asked.clone())]);
+        assert_eq!(same.ok().flatten().map(|d| d[0]), Some(Dim::Value(1)));
+        let other = run("Equal", 13, vec![Some(asked.clone()), Some(vals(&[3]))]);
+        assert_eq!(other.ok().flatten().map(|d| d[0]), Some(Dim::Unknown));
+        let target = run("Where", 16, vec![Some(want), Some(vals(&[1])), Some(asked)]);
+        let expected: Dims = [batch, Dim::Value(1), Dim::Value(4), Dim::Unknown]
+            .into_iter()
+            .collect();
+        assert_eq!(target, Ok(Some(expected)));
+        // An unknown condition with equal sides gives that side.
+        let unsure = Some(Dims::from_elem(Dim::Unknown, 2));
+        let both = run(
+            "Where",
+            16,
+            vec![unsure, Some(vals(&[5, 6])), Some(vals(&[5, 7]))],
+        );
+        assert_eq!(
+            both,
+            Ok(Some([Dim::Value(5), Dim::Unknown].into_iter().collect()))
+        );
+        // Lengths that do not broadcast: no values.
+        let bad = run(
+            "Equal",
+            13,
+            vec![Some(vals(&[1, 2])), Some(vals(&[1, 2, 3]))],
+        );
+        assert_eq!(bad, Ok(None));
     }
 
     #[test]

@@ -470,7 +470,8 @@ fn topk1(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
 }
 
 /// TopK from opset 10: `K` is an input; the axis dim is K when K is a
-/// constant and the axis dim is known, else unknown.
+/// constant and the axis dim is known, else unknown (with `symbolic`: the
+/// other dims, and K when constant or computed).
 fn topk10(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     topk_types(ctx)?;
     let Some(shape) = ctx.shape(0) else {
@@ -497,7 +498,27 @@ fn topk10(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
         topk_set(ctx, out);
         return Ok(());
     }
-    topk_set(ctx, unknown_dims(shape.len()));
+    // With `symbolic`: the other dims stay, the axis's is K when K is
+    // constant or computed from shapes (`data_prop`).
+    let k = match ctx.const_dims(1) {
+        Some(d) if d == [1] => const_i64s(ctx, 1)
+            .ok()
+            .flatten()
+            .and_then(|v| v.first().copied().map(Dim::Value)),
+        Some(_) => None,
+        None => ctx.data(1).and_then(|d| match d.as_slice() {
+            [k] => Some(*k),
+            _ => None,
+        }),
+    };
+    let mut out = unknown_dims(shape.len());
+    if ctx.is_symbolic() {
+        out = dims_of(shape);
+        out[axis] = k
+            .filter(|k| ctx.sym_sign(*k) == Some(true))
+            .unwrap_or(Dim::Unknown);
+    }
+    topk_set(ctx, out);
     Ok(())
 }
 

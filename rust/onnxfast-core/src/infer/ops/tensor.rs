@@ -1473,7 +1473,20 @@ fn tile(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     };
     let rank = shape.len();
     let (Some(c), Some(rs)) = (constant(ctx, 1), ctx.shape(1)) else {
-        set_dims(ctx, 0, unknown_dims(rank));
+        // With `symbolic`: repeats computed from shapes (`data_prop`).
+        let repeats = ctx.data(1).filter(|r| r.len() == rank && ctx.is_symbolic());
+        let dims = match repeats {
+            Some(r) => {
+                let r: Dims = r.iter().copied().collect();
+                let tiled = shape
+                    .iter()
+                    .zip(&r)
+                    .map(|(&d, &k)| ctx.sym_mul(d, k).filter(|_| ctx.sym_sign(k) == Some(true)));
+                tiled.map(|d| d.unwrap_or(Dim::Unknown)).collect()
+            }
+            None => unknown_dims(rank),
+        };
+        set_dims(ctx, 0, dims);
         return Ok(());
     };
     if rs.len() != 1 || c.elem() != 7 {
