@@ -819,8 +819,9 @@ def _int64_value(v: int) -> onnx.TensorProto:
 def _shape_computations() -> onnx.ModelProto:
     """What exporters write around attention and convolutions: sizes read
     with Shape and Gather, then Range, Slice, Concat, Reshape, Expand,
-    ConstantOfShape, Equal, Where, TopK and Tile over them; every node
-    output is a graph output."""
+    ConstantOfShape, Equal, Where, TopK, Tile, Mod and Pad over them, and
+    Conv, pooling, ConvTranspose and Resize of an image; every node output
+    is a graph output."""
     ints = {
         "i0": [0],
         "i1": [1],
@@ -884,7 +885,29 @@ def _shape_computations() -> onnx.ModelProto:
         node("TopK", ["scores", "seq1"], ["top", "top_at"], axis=1),
         node("Concat", ["i1", "batch1", "i1"], ["reps"], axis=0),
         node("Tile", ["x", "reps"], ["tiled"]),
+        node("Resize", ["img", "", "scales"], ["resized"], mode="nearest"),
+        node("ConvTranspose", ["img", "wt"], ["up1"], strides=[2, 2], pads=[1, 1, 1, 1]),
+        node(
+            "ConvTranspose",
+            ["img", "wt"],
+            ["up2"],
+            strides=[2, 2],
+            pads=[1, 1, 1, 1],
+            output_padding=[1, 1],
+        ),
+        # Pad H up to a multiple of 7: (7 - H % 7) % 7 at its end.
+        node("Shape", ["img"], ["img_shape"]),
+        node("Gather", ["img_shape", "i2"], ["img_h"], axis=0),
+        node("Mod", ["img_h", "seven"], ["h_mod"]),
+        node("Sub", ["seven", "h_mod"], ["h_short"]),
+        node("Mod", ["h_short", "seven"], ["h_pad"]),
+        node("Concat", ["zeros6", "h_pad", "i0"], ["pads"], axis=0),
+        node("Pad", ["img", "pads"], ["windows"]),
     ]
+    inits.append(numpy_helper.from_array(np.array([1, 1, 2, 0.5], np.float32), "scales"))
+    inits.append(numpy_helper.from_array(np.zeros((3, 2, 3, 3), np.float32), "wt"))
+    inits.append(numpy_helper.from_array(np.array([7], np.int64), "seven"))
+    inits.append(numpy_helper.from_array(np.zeros(6, np.int64), "zeros6"))
     inits.append(numpy_helper.from_array(np.zeros((1, 1, 8), np.float32), "cls"))
     inits.append(numpy_helper.from_array(np.zeros((4, 4, 3, 3), np.float32), "w2"))
     inputs = [
@@ -939,10 +962,11 @@ def test_symbolic_shapes_match_the_reference_runtime() -> None:
                 if got != n:
                     wrong.append(f"{name}[{k}] = {d} = {got} at {sizes}, ran {n}")
     assert not wrong, "\n".join(wrong)
-    # Every dim of every value (but cut[1]) in terms of the inputs, 16 of
-    # them expressions (S + P, S - 1, floor((H + 7)/8), B*S, ...).
-    assert checked > 280, checked
-    assert len(expressions) >= 16, sorted(expressions)
+    # Every dim of every value (but cut[1]) in terms of the inputs, 23 of
+    # them expressions (S + P, S - 1, floor((H + 7)/8), B*S, 2*H - 1,
+    # 7*floor((H + 6)/7), ...).
+    assert checked > 350, checked
+    assert len(expressions) >= 23, sorted(expressions)
 
 
 def _relu_branch(name: str, source: str) -> onnx.GraphProto:

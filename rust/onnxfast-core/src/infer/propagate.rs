@@ -14,8 +14,8 @@
 //! Add, Sub, Mul (14+), Cast (13+), Concat (13+), Gather (all), Shape (all),
 //! Size (13+), Slice (13+), Squeeze and Unsqueeze (13+). Beyond onnx
 //! ([`Step::Beyond`]), for the same operators at older versions and for
-//! Div, Identity, Reshape, Range, ConstantOfShape, Equal and Where, where
-//! onnx gives up; and where onnx's
+//! Div, Mod, Identity, Reshape, Range, ConstantOfShape, Equal and Where,
+//! where onnx gives up; and where onnx's
 //! step would be wrong, it is not taken (see [`propagate`]).
 
 use crate::ir::types::{Dim, Dims, Symbols, Type};
@@ -47,7 +47,8 @@ pub fn step(op: &str, since: i64) -> Option<Step> {
         "Add" | "Sub" | "Mul" => since >= 14,
         "Cast" | "Concat" | "Size" | "Slice" | "Squeeze" | "Unsqueeze" => since >= 13,
         "Gather" | "Shape" => true,
-        "Div" | "Identity" | "Reshape" | "Range" | "ConstantOfShape" | "Equal" | "Where" => false,
+        "Div" | "Mod" | "Identity" | "Reshape" | "Range" | "ConstantOfShape" | "Equal"
+        | "Where" => false,
         _ => return None,
     };
     if onnx {
@@ -107,7 +108,7 @@ pub fn propagate(
     symbols: Option<&mut Symbols>,
 ) -> Result<Option<Dims>, Failure> {
     match node.op {
-        "Add" | "Sub" | "Mul" | "Div" => arithmetic(node, data, symbols),
+        "Add" | "Sub" | "Mul" | "Div" | "Mod" => arithmetic(node, data, symbols),
         "Cast" | "Squeeze" | "Unsqueeze" | "Identity" | "Reshape" => Ok(data(0)),
         "Shape" => Ok(shape(node)),
         "Size" => Ok(size(node, data)),
@@ -122,7 +123,7 @@ pub fn propagate(
     }
 }
 
-/// Add, Sub, Mul (onnx's MathOpDataPropagator) and Div: element by
+/// Add, Sub, Mul (onnx's MathOpDataPropagator), Div and Mod: element by
 /// element, one side broadcast when it has one value.
 fn arithmetic(
     node: &Node<'_, '_>,
@@ -130,10 +131,12 @@ fn arithmetic(
     mut symbols: Option<&mut Symbols>,
 ) -> Result<Option<Dims>, Failure> {
     let op = node.op;
-    if op == "Div" && !node.out_elem.is_some_and(is_integer) {
+    if matches!(op, "Div" | "Mod") && !node.out_elem.is_some_and(is_integer) {
         // Integer division of shape values only.
         return Ok(None);
     }
+    // Mod's remainder takes the divisor's sign, or with `fmod` the dividend's.
+    let fmod = op == "Mod" && node.int_attr("fmod").is_some_and(|f| f != 0);
     if beyond_1d(node, 0) || beyond_1d(node, 1) {
         // Element-wise on flattened values is only right for 1-D operands.
         return Ok(None);
@@ -164,6 +167,14 @@ fn arithmetic(
                         out.push(Dim::Unknown);
                         continue;
                     }
+                    "Mod" if fmod => x.checked_rem(y),
+                    "Mod" => x.checked_rem(y).map(|r| {
+                        if r != 0 && (r < 0) != (y < 0) {
+                            r + y
+                        } else {
+                            r
+                        }
+                    }),
                     _ => x.checked_div(y),
                 };
                 match r {
@@ -181,6 +192,15 @@ fn arithmetic(
                     "Add" => s.dim_add(x, y),
                     "Sub" => s.dim_sub(x, y),
                     "Mul" => s.dim_mul(x, y),
+                    // x mod d = x - d*floor(x/d) for d > 0 (the divisor's sign).
+                    "Mod" => match y {
+                        Dim::Value(d) if d > 0 && !fmod => {
+                            let q = s.dim_floor_div(x, d)?;
+                            let dq = s.dim_mul(q, y)?;
+                            s.dim_sub(x, dq)
+                        }
+                        _ => None,
+                    },
                     // Truncation is floor for the non-negative sizes of shapes.
                     _ => match y {
                         Dim::Value(d) if d > 0 => s.dim_floor_div(x, d),
@@ -560,6 +580,24 @@ mod tests {
         assert_eq!(got, Ok(Some(vals(&[8, 12]))));
         let got = run("Div", 14, vec![Some(vals(&[7, -7])), Some(vals(&[2]))]);
         assert_eq!(got, Ok(Some(vals(&[3, -3]))));
+        let got = run(
+            "Mod",
+            13,
+            vec![
+                Some(vals(&[7, -7, 7, -7, 6])),
+                Some(vals(&[3, 3, -3, -3, 0])),
+            ],
+        );
+        let want: Dims = [1, 2, -2, -1]
+            .map(Dim::Value)
+            .into_iter()
+            .chain([Dim::Unknown])
+            .collect();
+        assert_eq!(
+            got,
+            Ok(Some(want)),
+            "Mod takes the divisor's sign (as Python's %)"
+        );
         assert!(run("Add", 14, vec![Some(vals(&[i64::MAX])), Some(vals(&[1]))]).is_err());
         assert!(run("Add", 14, vec![Some(vals(&[1, 2])), Some(vals(&[1, 2, 3]))]).is_err());
     }

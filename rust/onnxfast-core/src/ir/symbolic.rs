@@ -283,6 +283,32 @@ impl Symbols {
         } else {
             (r, d)
         };
+        // A floor of coefficients all `d - 1` (`d > 2`) is a ceiling:
+        // `floor(r/d) = M - floor((d*M - r + d - 1)/d)`, `M` the sum of
+        // r's monomials: `floor((6*h)/7)` is `h - floor((h + 6)/7)`, so
+        // rounding up to a multiple by a remainder (`h + (7 - h % 7) % 7`)
+        // and by a ceiling (`7*ceil(h/7)`) meet at `7*floor((h + 6)/7)`.
+        let high = d > 2
+            && r.terms
+                .iter()
+                .filter(|(m, _)| !m.is_empty())
+                .all(|(_, c)| *c == d - 1);
+        if high {
+            let monomials: Vec<(Monomial, i64)> = r
+                .terms
+                .iter()
+                .filter(|(m, _)| !m.is_empty())
+                .map(|(m, _)| (m.clone(), 1))
+                .collect();
+            let sum = Poly { terms: monomials };
+            let flipped = sum
+                .scale(d)
+                .and_then(|dm| dm.sub(&r))
+                .and_then(|x| x.add(&Poly::constant(d - 1)));
+            if let Some(low) = flipped.and_then(|x| self.floor_poly(x, d)) {
+                return q.add(&sum)?.sub(&low);
+            }
+        }
         if let Some((x, a, s)) = self.inner_floor(&r) {
             let flat = a
                 .checked_mul(d)
@@ -518,20 +544,38 @@ mod tests {
         let third = s.dim_floor_div(h, 3).unwrap_or(Dim::Unknown);
         let sum = s.dim_add(third, h).unwrap_or(Dim::Unknown);
         let half = s.dim_floor_div(sum, 2).unwrap_or(Dim::Unknown);
-        assert_eq!(show(&s, half), "floor((2*h)/3)");
-        // A coefficient of 2 keeps it nested.
+        // floor((2*h)/3), a ceiling: h - ceil(h/3).
+        assert_eq!(show(&s, half), "h - floor((h + 2)/3)");
+        // A coefficient of 2 over 5 keeps it nested.
         let two = s.dim_mul(third, Dim::Value(2)).unwrap_or(Dim::Unknown);
         let two = s.dim_add(two, Dim::Value(1)).unwrap_or(Dim::Unknown);
-        let nested = s.dim_floor_div(two, 3).unwrap_or(Dim::Unknown);
-        assert_eq!(show(&s, nested), "floor((2*floor(h/3) + 1)/3)");
+        let nested = s.dim_floor_div(two, 5).unwrap_or(Dim::Unknown);
+        assert_eq!(show(&s, nested), "floor((2*floor(h/3) + 1)/5)");
+        // Rounding up to a multiple of 7 by remainders, h + (7 - h % 7) % 7
+        // (h % 7 = h - 7*floor(h/7)), is 7*ceil(h/7).
+        let modulo = |s: &mut Symbols, x: Dim| {
+            let q = s.dim_floor_div(x, 7).unwrap_or(Dim::Unknown);
+            let q7 = s.dim_mul(q, Dim::Value(7)).unwrap_or(Dim::Unknown);
+            s.dim_sub(x, q7).unwrap_or(Dim::Unknown)
+        };
+        let rest = modulo(&mut s, h);
+        let rest = s.dim_sub(Dim::Value(7), rest).unwrap_or(Dim::Unknown);
+        let rest = modulo(&mut s, rest);
+        let padded = s.dim_add(h, rest).unwrap_or(Dim::Unknown);
+        let up = s.dim_ceil_div(h, 7).unwrap_or(Dim::Unknown);
+        let up = s.dim_mul(up, Dim::Value(7)).unwrap_or(Dim::Unknown);
+        assert_eq!(padded, up, "{} against {}", show(&s, padded), show(&s, up));
+        assert_eq!(show(&s, up), "7*floor((h + 6)/7)");
         // Every chain of steps evaluates as integer arithmetic does.
-        let steps: [(i64, i64, i64); 6] = [
+        let steps: [(i64, i64, i64); 8] = [
             (1, -1, 2),
             (1, 0, 3),
             (2, 1, 3),
             (1, 5, 4),
             (3, 2, 2),
             (1, -7, 5),
+            (6, 0, 7),
+            (-1, 9, 4),
         ];
         for start in 0..steps.len() {
             let (mut d, mut chain) = (h, Vec::new());
@@ -563,18 +607,18 @@ mod tests {
         let big = Dim::Value(i64::MAX);
         let xm = s.dim_mul(x, big).unwrap_or(Dim::Unknown);
         assert_eq!(s.dim_add(xm, xm), None, "coefficient overflow");
-        // floor((2*h + 1)/3): the inner floor's coefficient is 2, so each
-        // step nests (a coefficient of 1 would flatten).
+        // floor((2*h + 1)/5): the inner floor's coefficient is 2, so each
+        // step nests (a coefficient of 1, or of 4 = 5 - 1, would not).
         let mut h = s.intern("h");
         for _ in 0..MAX_NESTING {
             let up = s.dim_mul(h, Dim::Value(2)).unwrap_or(Dim::Unknown);
             let up = s.dim_add(up, Dim::Value(1)).unwrap_or(Dim::Unknown);
-            h = s.dim_floor_div(up, 3).unwrap_or(Dim::Unknown);
+            h = s.dim_floor_div(up, 5).unwrap_or(Dim::Unknown);
             assert!(h.is_known());
         }
         let up = s.dim_mul(h, Dim::Value(2)).unwrap_or(Dim::Unknown);
         let up = s.dim_add(up, Dim::Value(1)).unwrap_or(Dim::Unknown);
-        assert_eq!(s.dim_floor_div(up, 3), None, "nesting bound");
+        assert_eq!(s.dim_floor_div(up, 5), None, "nesting bound");
         assert_eq!(s.dim_add(x, Dim::Unknown), None);
         assert_eq!(s.dim_floor_div(x, 0), None);
     }

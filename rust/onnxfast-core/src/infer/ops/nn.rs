@@ -694,7 +694,22 @@ fn conv_transpose(ctx: &mut NodeCtx<'_, '_>, pads_exclude_auto_pad: bool) -> Inf
         None => {
             for i in 0..n {
                 let Some(v) = x[i + 2].value() else {
-                    out.push(Dim::Unknown);
+                    // With `symbolic`: stride*x + the constant part.
+                    let rest = [
+                        output_padding[i],
+                        effective[i],
+                        -pads[i],
+                        -pads[i + n],
+                        -strides[i],
+                    ]
+                    .into_iter()
+                    .try_fold(0i64, i64::checked_add);
+                    let grown = ctx.sym_mul(x[i + 2], Dim::Value(strides[i]));
+                    let d = match (grown, rest) {
+                        (Some(g), Some(r)) => ctx.sym_add(g, Dim::Value(r)),
+                        _ => None,
+                    };
+                    out.push(d.unwrap_or(Dim::Unknown));
                     continue;
                 };
                 let mut d = mul(strides[i], sub(v, 1)?)?;

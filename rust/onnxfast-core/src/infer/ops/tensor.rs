@@ -1599,7 +1599,9 @@ fn pad_v11(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     };
     let rank = shape.len();
     if constant(ctx, 1).is_none() {
-        set_dims(ctx, 0, unknown_dims(rank));
+        let all: Vec<usize> = (0..rank).collect();
+        let out = padded_by_values(ctx, shape, &all).unwrap_or_else(|| unknown_dims(rank));
+        set_dims(ctx, 0, out);
         return Ok(());
     }
     let pads = pads_input(ctx)?;
@@ -1633,6 +1635,11 @@ fn pad(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
         (0..rank).collect()
     };
     let mut out = unknown_dims(rank);
+    if constant(ctx, 1).is_none() {
+        if let Some(padded) = padded_by_values(ctx, shape, &axes) {
+            out = padded;
+        }
+    }
     if constant(ctx, 1).is_some() && !axes.is_empty() {
         let pads = pads_input(ctx)?;
         let n = axes.len();
@@ -1665,6 +1672,29 @@ fn pad(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     }
     set_dims(ctx, 0, out);
     Ok(())
+}
+
+/// With `symbolic` and `data_prop`: Pad with pads computed from shapes
+/// (to a multiple of a window: `(7 - h % 7) % 7`), each padded axis grown
+/// by its two pads (`h + 6*h - 7*floor((6*h)/7)`), the others as they are.
+/// `None` (onnx's unknown dims) when the pads have no values.
+fn padded_by_values(ctx: &mut NodeCtx<'_, '_>, shape: &[Dim], axes: &[usize]) -> Option<Dims> {
+    if !ctx.is_symbolic() {
+        return None;
+    }
+    let pads = ctx.data(1)?.clone();
+    let n = axes.len();
+    if pads.len() != n.checked_mul(2)? {
+        return None;
+    }
+    let mut out: Dims = shape.iter().copied().collect();
+    for (k, &axis) in axes.iter().enumerate() {
+        let d = *shape.get(axis)?;
+        let total = ctx.sym_add(pads[k], pads[n + k]);
+        let grown = total.and_then(|t| ctx.sym_add(d, t));
+        *out.get_mut(axis)? = grown.unwrap_or(Dim::Unknown);
+    }
+    Some(out)
 }
 
 fn center_crop_pad(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
@@ -1900,16 +1930,40 @@ fn reshape(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
 // ---- Resize, Upsample, GridSample, AffineGrid --------------------------------------
 
 /// Each known dim times its scale, rounded down (onnx's
-/// resizeShapeInferenceHelper_opset7_to_10); other dims stay unknown.
-fn scaled(shape: &[Dim], scales: &[f64]) -> Dims {
+/// resizeShapeInferenceHelper_opset7_to_10); other dims stay unknown, or
+/// with `symbolic` become `floor(d*p/q)` for a scale `p/q` that is a
+/// binary fraction (`2*h`, `floor(h/2)`, `floor((3*h)/4)`; every float
+/// scale of 16 fraction bits or fewer).
+/// (`symbolic` gives the expression for a symbolic dim and its scale.)
+fn scaled(
+    shape: &[Dim],
+    scales: &[f64],
+    symbolic: &mut dyn FnMut(Dim, f64) -> Option<Dim>,
+) -> Dims {
     shape
         .iter()
         .zip(scales)
         .map(|(&d, &s)| match d {
             Dim::Value(v) => Dim::Value((v as f64 * s).floor() as i64),
-            _ => Dim::Unknown,
+            Dim::Sym(_) => symbolic(d, s).unwrap_or(Dim::Unknown),
+            Dim::Unknown => Dim::Unknown,
         })
         .collect()
+}
+
+/// With `symbolic`: `floor(d * scale)` for a positive scale `p/2^k`,
+/// `k <= 16`, `p < 2^31`.
+fn symbolic_scaled(ctx: &mut NodeCtx<'_, '_>, d: Dim, scale: f64) -> Option<Dim> {
+    if !(scale > 0.0 && scale.is_finite()) {
+        return None;
+    }
+    let (p, q) = (0..=16).find_map(|k: i32| {
+        let q = 2f64.powi(k);
+        let p = scale * q;
+        (p.fract() == 0.0 && p < f64::from(i32::MAX)).then_some((p as i64, 1i64 << k))
+    })?;
+    let grown = ctx.sym_mul(d, Dim::Value(p))?;
+    ctx.sym_floor_div(grown, q)
 }
 
 fn check_scale_count(n: usize, rank: usize, what: &str, i: usize) -> InferResult {
@@ -1942,7 +1996,8 @@ fn upsample_v7(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
             ),
         ));
     }
-    set_dims(ctx, 0, scaled(shape, &scales));
+    let out = scaled(shape, &scales, &mut |d, k| symbolic_scaled(ctx, d, k));
+    set_dims(ctx, 0, out);
     Ok(())
 }
 
@@ -1955,7 +2010,7 @@ fn resize_v10(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     let out = match const_f32(ctx, 1, "'scales'")? {
         Some(scales) => {
             check_scale_count(scales.len(), shape.len(), "'scales'", 1)?;
-            scaled(shape, &scales)
+            scaled(shape, &scales, &mut |d, k| symbolic_scaled(ctx, d, k))
         }
         None => unknown_dims(shape.len()),
     };
@@ -2017,12 +2072,14 @@ fn resize_shape(ctx: &mut NodeCtx<'_, '_>, one_of: bool) -> InferResult {
     let mut has_scales = ctx.typed(2)?.is_some();
     let mut has_sizes = ctx.typed(3)?.is_some();
     let mut sizes: Vec<i64> = Vec::new();
+    let mut size_dims = Dims::new();
     if ctx.n_inputs() > 3 {
         if let Some(s) = shape_input(ctx, 3)? {
             if s.is_empty() {
                 has_sizes = false;
             } else {
                 sizes = s.iter().map(|d| d.value().unwrap_or(0)).collect();
+                size_dims = s;
             }
         }
     }
@@ -2099,6 +2156,27 @@ fn resize_shape(ctx: &mut NodeCtx<'_, '_>, one_of: bool) -> InferResult {
                 *slot = Dim::Value(s);
             }
         }
+        if policy == AspectPolicy::Stretch && ctx.is_symbolic() {
+            // With `symbolic`: sizes computed from the model's symbols, and
+            // the dims of the axes not resized, are the output's.
+            for (i, &d) in size_dims.iter().enumerate() {
+                let axis = if axes.is_empty() {
+                    Some(&i)
+                } else {
+                    axes.get(i)
+                };
+                if let (Dim::Sym(_), Some(slot)) = (d, axis.and_then(|&a| out.get_mut(a))) {
+                    *slot = d;
+                }
+            }
+            if !axes.is_empty() {
+                for (a, (slot, &d)) in out.iter_mut().zip(shape).enumerate() {
+                    if !axes.contains(&a) {
+                        *slot = d;
+                    }
+                }
+            }
+        }
     } else if let Some(mut scales) = scales {
         if axes.is_empty() {
             check_scale_count(scales.len(), rank, "'scales'", 2)?;
@@ -2121,7 +2199,7 @@ fn resize_shape(ctx: &mut NodeCtx<'_, '_>, one_of: bool) -> InferResult {
             }
             scales = all;
         }
-        out = scaled(shape, &scales);
+        out = scaled(shape, &scales, &mut |d, k| symbolic_scaled(ctx, d, k));
     }
     set_dims(ctx, 0, out);
     Ok(())
@@ -2463,7 +2541,12 @@ mod tests {
     #[test]
     fn resize_helpers() {
         assert_eq!(
-            scaled(&[v(4), Dim::Unknown, v(3)], &[2.5, 2.0, 0.5]).as_slice(),
+            scaled(
+                &[v(4), Dim::Unknown, v(3)],
+                &[2.5, 2.0, 0.5],
+                &mut |_, _| None
+            )
+            .as_slice(),
             &[v(10), Dim::Unknown, v(1)]
         );
         let mut sizes = vec![8, 9];
