@@ -903,6 +903,14 @@ def _shape_computations() -> onnx.ModelProto:
         node("Mod", ["h_short", "seven"], ["h_pad"]),
         node("Concat", ["zeros6", "h_pad", "i0"], ["pads"], axis=0),
         node("Pad", ["img", "pads"], ["windows"]),
+        # Attention over a cache: the present key is [B, 2, P + S, 4].
+        node(
+            "Attention",
+            ["x", "x", "x", "", "past_k", "past_v"],
+            ["attended", "present_k", "present_v", "qk"],
+            q_num_heads=2,
+            kv_num_heads=2,
+        ),
     ]
     inits.append(numpy_helper.from_array(np.array([1, 1, 2, 0.5], np.float32), "scales"))
     inits.append(numpy_helper.from_array(np.zeros((3, 2, 3, 3), np.float32), "wt"))
@@ -915,10 +923,12 @@ def _shape_computations() -> onnx.ModelProto:
         helper.make_tensor_value_info("past", TensorProto.FLOAT, ["B", "P", 8]),
         helper.make_tensor_value_info("x", TensorProto.FLOAT, ["B", "S", 8]),
         helper.make_tensor_value_info("img", TensorProto.FLOAT, ["B", 3, "H", "W"]),
+        helper.make_tensor_value_info("past_k", TensorProto.FLOAT, ["B", 2, "P", 4]),
+        helper.make_tensor_value_info("past_v", TensorProto.FLOAT, ["B", 2, "P", 4]),
     ]
     outputs = [helper.make_empty_tensor_value_info(o) for n in nodes for o in n.output]
     g = helper.make_graph(nodes, "shapes", inputs, outputs, inits)
-    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 23)])
 
 
 def test_symbolic_shapes_match_the_reference_runtime() -> None:
@@ -944,6 +954,8 @@ def test_symbolic_shapes_match_the_reference_runtime() -> None:
             "past": np.zeros((b, p, 8), np.float32),
             "x": np.zeros((b, seq, 8), np.float32),
             "img": np.zeros((b, 3, h, w), np.float32),
+            "past_k": np.zeros((b, 2, p, 4), np.float32),
+            "past_v": np.zeros((b, 2, p, 4), np.float32),
         }
         names = [o.name for o in model.graph.output]
         for name, value in zip(names, runner.run(names, feeds)):
@@ -962,11 +974,11 @@ def test_symbolic_shapes_match_the_reference_runtime() -> None:
                 if got != n:
                     wrong.append(f"{name}[{k}] = {d} = {got} at {sizes}, ran {n}")
     assert not wrong, "\n".join(wrong)
-    # Every dim of every value (but cut[1]) in terms of the inputs, 23 of
+    # Every dim of every value (but cut[1]) in terms of the inputs, 26 of
     # them expressions (S + P, S - 1, floor((H + 7)/8), B*S, 2*H - 1,
     # 7*floor((H + 6)/7), ...).
     assert checked > 350, checked
-    assert len(expressions) >= 23, sorted(expressions)
+    assert len(expressions) >= 26, sorted(expressions)
 
 
 def _relu_branch(name: str, source: str) -> onnx.GraphProto:

@@ -1331,8 +1331,15 @@ fn rotary_embedding(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
 /// ones with the sequences joined.
 fn attention_shapes(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     ctx.propagate_elem(0, 0)?;
-    // onnx reads the kv sequence length as a dim value (0 when symbolic).
+    // onnx reads the kv sequence length as a dim value (0 when symbolic);
+    // with `symbolic` the dim itself is used (`past + seq` for the present).
     let mut kv_len: i64 = -1;
+    let mut kv_dim = Dim::Unknown;
+    let symbolic = ctx.is_symbolic();
+    let kv_of = |d: Dim| match d {
+        Dim::Sym(_) if symbolic => d,
+        _ => Dim::Value(d.value().unwrap_or(0)),
+    };
     let mut qk = Dims::new();
     if let Some(q) = ctx.shape(0) {
         let q_rank = rank_3_or_4(ctx, 0, "Q")?;
@@ -1354,13 +1361,15 @@ fn attention_shapes(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
             match (q.len(), v.len()) {
                 (4, 4) => {
                     kv_len = v[2].value().unwrap_or(0);
+                    kv_dim = v[2];
                     y.push(q[2]);
                     y.push(v[3]);
                     ctx.set_shape(0, y);
-                    qk.extend([q[1], q[2], Dim::Value(kv_len)]);
+                    qk.extend([q[1], q[2], kv_of(v[2])]);
                 }
                 (3, 3) => {
                     kv_len = v[1].value().unwrap_or(0);
+                    kv_dim = v[1];
                     let q_heads = ctx.own_int("q_num_heads", 0);
                     let kv_heads = ctx.own_int("kv_num_heads", 0);
                     if q_heads <= 0 || kv_heads <= 0 {
@@ -1374,7 +1383,7 @@ fn attention_shapes(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
                     let v_head = div(v[2].value().unwrap_or(0), kv_heads)?;
                     y.push(Dim::Value(mul(v_head, q_heads)?));
                     ctx.set_shape(0, y);
-                    qk.extend([Dim::Value(q_heads), q[1], Dim::Value(kv_len)]);
+                    qk.extend([Dim::Value(q_heads), q[1], kv_of(v[1])]);
                 }
                 _ => {}
             }
@@ -1403,13 +1412,13 @@ fn attention_shapes(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
             ));
         }
     }
-    let Some(past_len) = past_k[2].value() else {
-        return Ok(());
+    let total = match past_k[2].value() {
+        Some(past_len) if kv_len > 0 => Dim::Value(add(kv_len, past_len)?),
+        _ => match ctx.sym_add(past_k[2], kv_dim) {
+            Some(total) if symbolic => total,
+            _ => return Ok(()),
+        },
     };
-    if kv_len <= 0 {
-        return Ok(());
-    }
-    let total = Dim::Value(add(kv_len, past_len)?);
     if ctx.has_output(3) {
         if let Some(d) = qk.get_mut(3) {
             *d = total;
