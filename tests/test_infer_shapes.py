@@ -903,6 +903,12 @@ def _shape_computations() -> onnx.ModelProto:
         node("Mod", ["h_short", "seven"], ["h_pad"]),
         node("Concat", ["zeros6", "h_pad", "i0"], ["pads"], axis=0),
         node("Pad", ["img", "pads"], ["windows"]),
+        # Resize to computed sizes: [B, 3, 2*H, 2*W].
+        node("Slice", ["img_shape", "i0", "i2"], ["img_bc"]),
+        node("Slice", ["img_shape", "i2", "big"], ["img_hw"]),
+        node("Mul", ["img_hw", "i2"], ["img_hw2"]),
+        node("Concat", ["img_bc", "img_hw2"], ["sizes"], axis=0),
+        node("Resize", ["img", "", "", "sizes"], ["resized_to"], mode="nearest"),
         # Attention over a cache: the present key is [B, 2, P + S, 4].
         node(
             "Attention",
@@ -974,11 +980,11 @@ def test_symbolic_shapes_match_the_reference_runtime() -> None:
                 if got != n:
                     wrong.append(f"{name}[{k}] = {d} = {got} at {sizes}, ran {n}")
     assert not wrong, "\n".join(wrong)
-    # Every dim of every value (but cut[1]) in terms of the inputs, 26 of
+    # Every dim of every value (but cut[1]) in terms of the inputs, 28 of
     # them expressions (S + P, S - 1, floor((H + 7)/8), B*S, 2*H - 1,
     # 7*floor((H + 6)/7), ...).
     assert checked > 350, checked
-    assert len(expressions) >= 26, sorted(expressions)
+    assert len(expressions) >= 28, sorted(expressions)
 
 
 def _relu_branch(name: str, source: str) -> onnx.GraphProto:

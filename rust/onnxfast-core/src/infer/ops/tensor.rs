@@ -1676,7 +1676,7 @@ fn pad(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
 
 /// With `symbolic` and `data_prop`: Pad with pads computed from shapes
 /// (to a multiple of a window: `(7 - h % 7) % 7`), each padded axis grown
-/// by its two pads (`h + 6*h - 7*floor((6*h)/7)`), the others as they are.
+/// by its two pads (`7*floor((h + 6)/7)`), the others as they are.
 /// `None` (onnx's unknown dims) when the pads have no values.
 fn padded_by_values(ctx: &mut NodeCtx<'_, '_>, shape: &[Dim], axes: &[usize]) -> Option<Dims> {
     if !ctx.is_symbolic() {
@@ -1930,11 +1930,8 @@ fn reshape(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
 // ---- Resize, Upsample, GridSample, AffineGrid --------------------------------------
 
 /// Each known dim times its scale, rounded down (onnx's
-/// resizeShapeInferenceHelper_opset7_to_10); other dims stay unknown, or
-/// with `symbolic` become `floor(d*p/q)` for a scale `p/q` that is a
-/// binary fraction (`2*h`, `floor(h/2)`, `floor((3*h)/4)`; every float
-/// scale of 16 fraction bits or fewer).
-/// (`symbolic` gives the expression for a symbolic dim and its scale.)
+/// resizeShapeInferenceHelper_opset7_to_10); a symbolic dim as `symbolic`
+/// gives it for its scale (see [`symbolic_scaled`]), else unknown.
 fn scaled(
     shape: &[Dim],
     scales: &[f64],
@@ -1951,8 +1948,9 @@ fn scaled(
         .collect()
 }
 
-/// With `symbolic`: `floor(d * scale)` for a positive scale `p/2^k`,
-/// `k <= 16`, `p < 2^31`.
+/// With `symbolic`: `floor(d * scale)` for a positive scale that is a
+/// binary fraction `p/2^k`, `k <= 16`, `p < 2^31` (every float scale of 16
+/// fraction bits or fewer): `2*h`, `floor(h/2)`, `floor((3*h)/4)`.
 fn symbolic_scaled(ctx: &mut NodeCtx<'_, '_>, d: Dim, scale: f64) -> Option<Dim> {
     if !(scale > 0.0 && scale.is_finite()) {
         return None;
