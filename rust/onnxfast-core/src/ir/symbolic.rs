@@ -263,7 +263,7 @@ impl Symbols {
     /// `floor((x + a*s)/(a*d))`: for integers, `floor(x/a) + s =
     /// floor((x + a*s)/a)` and `floor(floor(y/a)/d) = floor(y/(a*d))`, so
     /// pooling after a strided Conv is `floor((h + 3)/4)`, not a floor of a
-    /// floor. Kept nested where the flat form is past the bounds.
+    /// floor. Kept as it is where a rewritten form is past the bounds.
     fn floor_poly(&mut self, p: Poly, d: i64) -> Option<Poly> {
         if d == 1 {
             return Some(p);
@@ -305,16 +305,18 @@ impl Symbols {
                 .scale(d)
                 .and_then(|dm| dm.sub(&r))
                 .and_then(|x| x.add(&Poly::constant(d - 1)));
-            if let Some(low) = flipped.and_then(|x| self.floor_poly(x, d)) {
-                return q.add(&sum)?.sub(&low);
+            let low = flipped.and_then(|x| self.floor_poly(x, d));
+            if let Some(total) = low.and_then(|low| q.add(&sum)?.sub(&low)) {
+                return Some(total);
             }
         }
         if let Some((x, a, s)) = self.inner_floor(&r) {
             let flat = a
                 .checked_mul(d)
                 .and_then(|ad| Some((x.add(&s.scale(a)?)?, ad)));
-            if let Some(f) = flat.and_then(|(y, ad)| self.floor_poly(y, ad)) {
-                return q.add(&f);
+            let f = flat.and_then(|(y, ad)| self.floor_poly(y, ad));
+            if let Some(total) = f.and_then(|f| q.add(&f)) {
+                return Some(total);
             }
         }
         let atom = self.intern_expr(SymExpr::FloorDiv(r, d))?;
