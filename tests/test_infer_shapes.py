@@ -909,6 +909,13 @@ def _shape_computations() -> onnx.ModelProto:
         node("Mul", ["img_hw", "i2"], ["img_hw2"]),
         node("Concat", ["img_bc", "img_hw2"], ["sizes"], axis=0),
         node("Resize", ["img", "", "", "sizes"], ["resized_to"], mode="nearest"),
+        # The same sizes through floats: Cast(Floor(Cast(hw, float) * 2.0), int64).
+        node("Cast", ["img_hw"], ["hw_f"], to=TensorProto.FLOAT),
+        node("Mul", ["hw_f", "two_f"], ["hw_f2"]),
+        node("Floor", ["hw_f2"], ["hw_fl"]),
+        node("Cast", ["hw_fl"], ["hw_i"], to=TensorProto.INT64),
+        node("Concat", ["img_bc", "hw_i"], ["sizes_f"], axis=0),
+        node("Resize", ["img", "", "", "sizes_f"], ["resized_f"], mode="nearest"),
         # Attention over a cache: the present key is [B, 2, P + S, 4].
         node(
             "Attention",
@@ -922,6 +929,7 @@ def _shape_computations() -> onnx.ModelProto:
     inits.append(numpy_helper.from_array(np.zeros((3, 2, 3, 3), np.float32), "wt"))
     inits.append(numpy_helper.from_array(np.array([7], np.int64), "seven"))
     inits.append(numpy_helper.from_array(np.zeros(6, np.int64), "zeros6"))
+    inits.append(numpy_helper.from_array(np.array([2.0], np.float32), "two_f"))
     inits.append(numpy_helper.from_array(np.zeros((1, 1, 8), np.float32), "cls"))
     inits.append(numpy_helper.from_array(np.zeros((4, 4, 3, 3), np.float32), "w2"))
     inputs = [
@@ -980,11 +988,11 @@ def test_symbolic_shapes_match_the_reference_runtime() -> None:
                 if got != n:
                     wrong.append(f"{name}[{k}] = {d} = {got} at {sizes}, ran {n}")
     assert not wrong, "\n".join(wrong)
-    # Every dim of every value (but cut[1]) in terms of the inputs, 28 of
+    # Every dim of every value (but cut[1]) in terms of the inputs, 30 of
     # them expressions (S + P, S - 1, floor((H + 7)/8), B*S, 2*H - 1,
     # 7*floor((H + 6)/7), ...).
     assert checked > 350, checked
-    assert len(expressions) >= 28, sorted(expressions)
+    assert len(expressions) >= 30, sorted(expressions)
 
 
 def _relu_branch(name: str, source: str) -> onnx.GraphProto:

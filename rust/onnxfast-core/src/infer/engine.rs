@@ -1633,8 +1633,9 @@ impl<'m> Engine<'m> {
 
     /// Input `i`'s values as data propagation reads them (onnx's
     /// DataPropagationContext::getInputData): computed by an earlier step;
-    /// else a small int64 / int32 constant of rank 0 or 1; else, for a
-    /// 1-D input of static length, that many unknown values.
+    /// else a small int64 / int32 constant of rank 0 or 1 (or, beyond
+    /// onnx, a float one of whole numbers); else, for a 1-D input of static
+    /// length, that many unknown values.
     fn input_data(&self, run: &Run<'m, '_>, node: &NodeHead<'m>, i: usize) -> Option<Dims> {
         let name = node.input.get(i).filter(|n| !n.is_empty())?;
         if !run.unbound.is_empty() && run.unbound.contains(&Name(name)) {
@@ -1651,12 +1652,23 @@ impl<'m> Engine<'m> {
         if let Some(c) = c {
             let dims = c.dims();
             let count = dims.first().copied().unwrap_or(1);
-            if dims.len() <= 1
-                && matches!(c.elem(), 6 | 7)
-                && count as u64 <= propagate::MAX_DATA as u64
-            {
-                if let Ok(v) = super::constant::ints(c, self.store) {
-                    return Some(super::util::dims_of(&v));
+            if dims.len() <= 1 && count as u64 <= propagate::MAX_DATA as u64 {
+                match c.elem() {
+                    6 | 7 => {
+                        if let Ok(v) = super::constant::ints(c, self.store) {
+                            return Some(super::util::dims_of(&v));
+                        }
+                    }
+                    // Beyond onnx: a float constant of whole numbers (the
+                    // `2.0` of `Cast(Shape(x)[2:], float) * 2.0`), exactly.
+                    1 | 10 | 11 => {
+                        if let Ok(v) = super::constant::floats(c, self.store) {
+                            if let Some(v) = propagate::whole_numbers(&v) {
+                                return Some(super::util::dims_of(&v));
+                            }
+                        }
+                    }
+                    _ => {}
                 }
             }
         }

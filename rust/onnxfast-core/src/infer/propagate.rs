@@ -14,8 +14,9 @@
 //! Add, Sub, Mul (14+), Cast (13+), Concat (13+), Gather (all), Shape (all),
 //! Size (13+), Slice (13+), Squeeze and Unsqueeze (13+). Beyond onnx
 //! ([`Step::Beyond`]), for the same operators at older versions and for
-//! Div, Mod, Identity, Reshape, Range, ConstantOfShape, Equal and Where,
-//! where onnx gives up; and where onnx's
+//! Div, Mod, Identity, Reshape, Range, ConstantOfShape, Equal, Where,
+//! Floor, Ceil and Round, and float constants of whole numbers, where onnx
+//! gives up; and where onnx's
 //! step would be wrong, it is not taken (see [`propagate`]).
 
 use crate::ir::types::{Dim, Dims, Symbols, Type};
@@ -48,7 +49,7 @@ pub fn step(op: &str, since: i64) -> Option<Step> {
         "Cast" | "Concat" | "Size" | "Slice" | "Squeeze" | "Unsqueeze" => since >= 13,
         "Gather" | "Shape" => true,
         "Div" | "Mod" | "Identity" | "Reshape" | "Range" | "ConstantOfShape" | "Equal"
-        | "Where" => false,
+        | "Where" | "Floor" | "Ceil" | "Round" => false,
         _ => return None,
     };
     if onnx {
@@ -110,6 +111,8 @@ pub fn propagate(
     match node.op {
         "Add" | "Sub" | "Mul" | "Div" | "Mod" => arithmetic(node, data, symbols),
         "Cast" | "Squeeze" | "Unsqueeze" | "Identity" | "Reshape" => Ok(data(0)),
+        // Data holds whole numbers: rounding keeps them.
+        "Floor" | "Ceil" | "Round" => Ok(data(0)),
         "Shape" => Ok(shape(node)),
         "Size" => Ok(size(node, data)),
         "Concat" => concat(node, data),
@@ -135,6 +138,7 @@ fn arithmetic(
         // Integer division of shape values only.
         return Ok(None);
     }
+    let exact = node.out_elem.and_then(float_exact);
     // Mod's remainder takes the divisor's sign, or with `fmod` the dividend's.
     let fmod = op == "Mod" && node.int_attr("fmod").is_some_and(|f| f != 0);
     if beyond_1d(node, 0) || beyond_1d(node, 1) {
@@ -178,6 +182,10 @@ fn arithmetic(
                     _ => x.checked_div(y),
                 };
                 match r {
+                    // A float result past its type's whole numbers is not exact.
+                    Some(r) if exact.is_some_and(|e| r.unsigned_abs() > e.unsigned_abs()) => {
+                        Dim::Unknown
+                    }
                     Some(r) => Dim::Value(r),
                     None => {
                         return Err(format!(
@@ -212,6 +220,28 @@ fn arithmetic(
         out.push(v);
     }
     Ok(Some(out))
+}
+
+/// Whole numbers of float values, as data (beyond onnx, which reads
+/// integer constants only); `None` when one is not (`0.5`), or not exact.
+pub fn whole_numbers(values: &[f64]) -> Option<Vec<i64>> {
+    const EXACT: f64 = (1u64 << 53) as f64;
+    values
+        .iter()
+        .map(|&v| (v.fract() == 0.0 && v.abs() <= EXACT).then_some(v as i64))
+        .collect()
+}
+
+/// The largest magnitude up to which every whole number is exact in a
+/// float element type (`None`: not a float type).
+fn float_exact(elem: i32) -> Option<i64> {
+    match elem {
+        1 => Some(1 << 24),
+        10 => Some(1 << 11),
+        16 => Some(1 << 8),
+        11 => Some(1 << 53),
+        _ => None,
+    }
 }
 
 fn is_integer(elem: i32) -> bool {
@@ -580,6 +610,26 @@ mod tests {
         assert_eq!(got, Ok(Some(vals(&[8, 12]))));
         let got = run("Div", 14, vec![Some(vals(&[7, -7])), Some(vals(&[2]))]);
         assert_eq!(got, Ok(Some(vals(&[3, -3]))));
+        assert_eq!(whole_numbers(&[2.0, -3.0, 0.0]), Some(vec![2, -3, 0]));
+        assert_eq!(whole_numbers(&[2.0, 0.5]), None);
+        assert_eq!(whole_numbers(&[f64::NAN]), None);
+        assert_eq!(whole_numbers(&[1e300]), None);
+        // A float32 result past 2^24 is not exact: unknown.
+        let attrs = Attrs::Direct(&[]);
+        let types: Vec<Option<&Type>> = vec![None; 2];
+        let node = Node {
+            op: "Mul",
+            since: 14,
+            attrs: &attrs,
+            types: &types,
+            out_elem: Some(1),
+        };
+        let inputs = [vals(&[3, 1 << 24]), vals(&[2])];
+        let got = propagate(&node, &mut |i| inputs.get(i).cloned(), None);
+        assert_eq!(
+            got,
+            Ok(Some([Dim::Value(6), Dim::Unknown].into_iter().collect()))
+        );
         let got = run(
             "Mod",
             13,
