@@ -1380,8 +1380,19 @@ fn attention_shapes(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
                             ),
                         ));
                     }
-                    let v_head = div(v[2].value().unwrap_or(0), kv_heads)?;
-                    y.push(Dim::Value(mul(v_head, q_heads)?));
+                    let out = match v[2] {
+                        // With `symbolic`: (hidden / kv_heads) * q_heads when
+                        // it divides, else unknown (onnx reads 0).
+                        Dim::Sym(_) if symbolic => ctx
+                            .sym_div_exact(v[2], Dim::Value(kv_heads))
+                            .and_then(|head| ctx.sym_mul(head, Dim::Value(q_heads)))
+                            .unwrap_or(Dim::Unknown),
+                        _ => {
+                            let v_head = div(v[2].value().unwrap_or(0), kv_heads)?;
+                            Dim::Value(mul(v_head, q_heads)?)
+                        }
+                    };
+                    y.push(out);
                     ctx.set_shape(0, y);
                     qk.extend([Dim::Value(q_heads), q[1], kv_of(v[1])]);
                 }
