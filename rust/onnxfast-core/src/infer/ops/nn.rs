@@ -464,8 +464,12 @@ fn conv_pool_shape(
                 same_auto,
             };
             let count = match ceil {
-                // PyTorch's rule may drop the last window: not an expression.
-                Ceil::Torch if ceil_mode == 1 => None,
+                // PyTorch's rule drops a last window that would start in
+                // the end padding: that cannot happen when the kernel is
+                // longer than the end padding plus stride - 1 (the last
+                // start, ceil(gap/stride)*stride, is at most gap + stride -
+                // 1, before the padding); otherwise it depends on the size.
+                Ceil::Torch if ceil_mode == 1 && k < add(pads[i + n], stride)? => None,
                 _ => symbolic_windows(ctx, x[2 + i], window),
             };
             out.push(count.unwrap_or(Dim::Unknown));

@@ -458,8 +458,12 @@ fn split_shape(ctx: &mut NodeCtx<'_, '_>, how: SplitSizes) -> InferResult {
         d
     };
     let Some(Dim::Value(total)) = shape.get(axis).copied() else {
+        let sizes = match shape.get(axis) {
+            Some(&d) => symbolic_split(ctx, d, how, n_out),
+            None => Vec::new(),
+        };
         for i in 0..n_out {
-            set_dims(ctx, i, part(Dim::Unknown));
+            set_dims(ctx, i, part(sizes.get(i).copied().unwrap_or(Dim::Unknown)));
         }
         return Ok(());
     };
@@ -549,6 +553,51 @@ fn split_shape(ctx: &mut NodeCtx<'_, '_>, how: SplitSizes) -> InferResult {
         set_dims(ctx, i, part(Dim::Value(s)));
     }
     Ok(())
+}
+
+/// With `symbolic`: the sizes of a Split's parts along a symbolic dim `d`
+/// (`torch.chunk`, `qkv.split(...)`): the listed sizes; with `num_outputs`
+/// `ceil(d/n)` each and the rest, `d - (n - 1)*ceil(d/n)`, last; else equal
+/// parts, `floor(d/n)` (the model is valid only when `n` divides `d`).
+/// Empty (unknown parts, as onnx gives them) where the node says nothing
+/// sure; its defects are reported where the dim is known.
+fn symbolic_split(ctx: &mut NodeCtx<'_, '_>, d: Dim, how: SplitSizes, n_out: usize) -> Vec<Dim> {
+    if !ctx.is_symbolic() || !d.is_known() {
+        return Vec::new();
+    }
+    let listed = match how {
+        SplitSizes::Attribute => ctx.own_ints("split").map(<[i64]>::to_vec),
+        _ if ctx.typed(1).ok().flatten().is_some() => match const_i64(ctx, 1) {
+            Ok(Some(v)) => Some(v),
+            _ => return Vec::new(),
+        },
+        _ => None,
+    };
+    let count = i64::try_from(n_out).unwrap_or(i64::MAX);
+    if let Some(split) = listed {
+        if split.len() != n_out || split.iter().any(|&v| v < 0) {
+            return Vec::new();
+        }
+        return split.into_iter().map(Dim::Value).collect();
+    }
+    if how == SplitSizes::InputOrCount {
+        let parts = ctx.attr("num_outputs").and_then(|a| a.i).unwrap_or(0);
+        if parts < count.max(1) || parts > MAX_SPLIT_PARTS {
+            return Vec::new();
+        }
+        let Some(chunk) = ctx.sym_ceil_div(d, parts) else {
+            return Vec::new();
+        };
+        let last = ctx
+            .sym_mul(chunk, Dim::Value(parts - 1))
+            .and_then(|before| ctx.sym_sub(d, before))
+            .unwrap_or(Dim::Unknown);
+        return (0..count)
+            .map(|i| if i == parts - 1 { last } else { chunk })
+            .collect();
+    }
+    let equal = ctx.sym_floor_div(d, count).unwrap_or(Dim::Unknown);
+    vec![equal; n_out]
 }
 
 fn split_v2(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
