@@ -14,9 +14,9 @@
 //! Add, Sub, Mul (14+), Cast (13+), Concat (13+), Gather (all), Shape (all),
 //! Size (13+), Slice (13+), Squeeze and Unsqueeze (13+). Beyond onnx
 //! ([`Step::Beyond`]), for the same operators at older versions and for
-//! Div, Mod, Identity, Reshape, Range, ConstantOfShape, Equal, Where,
-//! Floor, Ceil and Round, and float constants of whole numbers, where onnx
-//! gives up; and where onnx's
+//! Div, Mod, Neg, Identity, Reshape, Range, ConstantOfShape, Equal,
+//! Where, Floor, Ceil and Round, and float constants of whole numbers,
+//! where onnx gives up; and where onnx's
 //! step would be wrong, it is not taken (see [`propagate`]).
 
 use crate::ir::types::{Dim, Dims, Symbols, Type};
@@ -49,7 +49,7 @@ pub fn step(op: &str, since: i64) -> Option<Step> {
         "Cast" | "Concat" | "Size" | "Slice" | "Squeeze" | "Unsqueeze" => since >= 13,
         "Gather" | "Shape" => true,
         "Div" | "Mod" | "Identity" | "Reshape" | "Range" | "ConstantOfShape" | "Equal"
-        | "Where" | "Floor" | "Ceil" | "Round" => false,
+        | "Where" | "Floor" | "Ceil" | "Round" | "Neg" => false,
         _ => return None,
     };
     if onnx {
@@ -113,6 +113,7 @@ pub fn propagate(
         "Cast" | "Squeeze" | "Unsqueeze" | "Identity" | "Reshape" => Ok(data(0)),
         // Data holds whole numbers: rounding keeps them.
         "Floor" | "Ceil" | "Round" => Ok(data(0)),
+        "Neg" => Ok(negated(data(0), symbols)),
         "Shape" => Ok(shape(node)),
         "Size" => Ok(size(node, data)),
         "Concat" => concat(node, data),
@@ -476,6 +477,20 @@ fn broadcast_len(lens: &[usize]) -> Option<usize> {
     lens.iter().all(|&n| n == len || n == 1).then_some(len)
 }
 
+/// Neg of data (beyond onnx): values negated, symbols too with `symbols`
+/// (`-seq`), unknown otherwise (and for `i64::MIN`).
+fn negated(data: Option<Dims>, mut symbols: Option<&mut Symbols>) -> Option<Dims> {
+    let out = data?.into_iter().map(|d| match d {
+        Dim::Value(v) => v.checked_neg().map_or(Dim::Unknown, Dim::Value),
+        Dim::Sym(_) => symbols
+            .as_deref_mut()
+            .and_then(|s| s.dim_sub(Dim::Value(0), d))
+            .unwrap_or(Dim::Unknown),
+        Dim::Unknown => Dim::Unknown,
+    });
+    Some(out.collect())
+}
+
 /// The one element of data of length one.
 fn single_dim(d: Dims) -> Option<Dim> {
     match d.as_slice() {
@@ -610,6 +625,11 @@ mod tests {
         assert_eq!(got, Ok(Some(vals(&[8, 12]))));
         let got = run("Div", 14, vec![Some(vals(&[7, -7])), Some(vals(&[2]))]);
         assert_eq!(got, Ok(Some(vals(&[3, -3]))));
+        let got = run("Neg", 13, vec![Some(vals(&[3, -2, i64::MIN]))]);
+        let want: Dims = [Dim::Value(-3), Dim::Value(2), Dim::Unknown]
+            .into_iter()
+            .collect();
+        assert_eq!(got, Ok(Some(want)));
         assert_eq!(whole_numbers(&[2.0, -3.0, 0.0]), Some(vec![2, -3, 0]));
         assert_eq!(whole_numbers(&[2.0, 0.5]), None);
         assert_eq!(whole_numbers(&[f64::NAN]), None);
