@@ -607,6 +607,16 @@ mod tests {
     }
 
     fn run(op: &str, since: i64, inputs: Vec<Option<Dims>>) -> Result<Option<Dims>, Failure> {
+        run_to(op, since, 7, inputs)
+    }
+
+    /// [`run`] with output element type `elem`.
+    fn run_to(
+        op: &str,
+        since: i64,
+        elem: i32,
+        inputs: Vec<Option<Dims>>,
+    ) -> Result<Option<Dims>, Failure> {
         let attrs = Attrs::Direct(&[]);
         let types: Vec<Option<&Type>> = vec![None; inputs.len()];
         let node = Node {
@@ -614,7 +624,7 @@ mod tests {
             since,
             attrs: &attrs,
             types: &types,
-            out_elem: Some(7),
+            out_elem: Some(elem),
         };
         propagate(&node, &mut |i| inputs.get(i).cloned().flatten(), None)
     }
@@ -635,21 +645,14 @@ mod tests {
         assert_eq!(whole_numbers(&[f64::NAN]), None);
         assert_eq!(whole_numbers(&[1e300]), None);
         // A float32 result past 2^24 is not exact: unknown.
-        let attrs = Attrs::Direct(&[]);
-        let types: Vec<Option<&Type>> = vec![None; 2];
-        let node = Node {
-            op: "Mul",
-            since: 14,
-            attrs: &attrs,
-            types: &types,
-            out_elem: Some(1),
-        };
-        let inputs = [vals(&[3, 1 << 24]), vals(&[2])];
-        let got = propagate(&node, &mut |i| inputs.get(i).cloned(), None);
-        assert_eq!(
-            got,
-            Ok(Some([Dim::Value(6), Dim::Unknown].into_iter().collect()))
+        let got = run_to(
+            "Mul",
+            14,
+            1,
+            vec![Some(vals(&[3, 1 << 24])), Some(vals(&[2]))],
         );
+        let want: Dims = [Dim::Value(6), Dim::Unknown].into_iter().collect();
+        assert_eq!(got, Ok(Some(want)));
         let got = run(
             "Mod",
             13,
