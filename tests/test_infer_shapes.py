@@ -728,6 +728,7 @@ def test_symbolic_expressions_of_a_small_model() -> None:
         helper.make_node("Reshape", ["x", "tgt"], ["r"]),
         helper.make_node("Pad", ["x", "pads"], ["xp"]),
         helper.make_node("Reshape", ["x", "flat"], ["rows"]),
+        helper.make_node("Reshape", ["img", "halves"], ["img_halves"]),
         # x[:, 1:], x[:, :-1], x[:, ::-1], x[:, ::2], x[:, -4:], x[:, 2:10]
         *(
             helper.make_node("Slice", ["x", f"{out}_s", f"{out}_e", "i1", f"{out}_k"], [out])
@@ -759,6 +760,7 @@ def test_symbolic_expressions_of_a_small_model() -> None:
             numpy_helper.from_array(np.array([-1], np.int64), "m1"),
             numpy_helper.from_array(np.array([0, 1, 0, 0, 2, 0], np.int64), "pads"),
             numpy_helper.from_array(np.array([-1, 16], np.int64), "flat"),
+            numpy_helper.from_array(np.array([0, 0, 0, 2, -1], np.int64), "halves"),
             numpy_helper.from_array(np.array([1], np.int64), "i1"),
             *(
                 numpy_helper.from_array(np.array([v], np.int64), f"{out}_{part}")
@@ -779,6 +781,8 @@ def test_symbolic_expressions_of_a_small_model() -> None:
     assert ours["r"][0] == "12*B"
     assert ours["xp"] == ["B", "S + 3", 64]
     assert ours["rows"] == ["4*B*S", 16], "a Reshape's -1 as the quotient"
+    # W/2, a whole number in a valid model: its floor.
+    assert ours["img_halves"] == ["N", 3, "H", 2, "floor(W/2)"]
     assert [ours[f"s{i}"][1] for i in range(1, 6)] == ["S - 1", "S - 1", "S", "floor((S + 1)/2)", 4]
     # min(S, 10) - 2 depends on S: what onnx gives (a fresh symbol).
     assert ours["s6"][1].startswith("unk__")

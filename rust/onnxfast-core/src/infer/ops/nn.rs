@@ -1385,12 +1385,13 @@ fn attention_shapes(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
                         ));
                     }
                     let out = match v[2] {
-                        // With `symbolic`: (hidden / kv_heads) * q_heads when
-                        // it divides, else unknown (onnx reads 0).
-                        Dim::Sym(_) if symbolic => ctx
-                            .sym_div_exact(v[2], Dim::Value(kv_heads))
-                            .and_then(|head| ctx.sym_mul(head, Dim::Value(q_heads)))
-                            .unwrap_or(Dim::Unknown),
+                        // With `symbolic`: (hidden / kv_heads) * q_heads, the
+                        // division exact in a valid model (onnx reads 0).
+                        Dim::Sym(_) if symbolic => {
+                            let head = divided(ctx, v[2], kv_heads)?;
+                            ctx.sym_mul(head, Dim::Value(q_heads))
+                                .unwrap_or(Dim::Unknown)
+                        }
                         _ => {
                             let v_head = div(v[2].value().unwrap_or(0), kv_heads)?;
                             Dim::Value(mul(v_head, q_heads)?)

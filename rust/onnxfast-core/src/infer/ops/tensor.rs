@@ -1948,7 +1948,9 @@ fn cancel_symbols(input: &[Dim], target: &[Dim], k: usize) -> Option<i64> {
 }
 
 /// The `-1` of a Reshape target (at `k`) as the input's element count over
-/// the other target dims, when that divides as polynomials (`symbolic`).
+/// the other target dims (`symbolic`): their symbols divided out exactly
+/// as polynomials, then their numbers, as a floor where that does not
+/// divide (`floor(h/3)`: the model is valid only when it divides).
 fn symbolic_quotient(
     ctx: &mut NodeCtx<'_, '_>,
     input: &[Dim],
@@ -1959,13 +1961,21 @@ fn symbolic_quotient(
     for &d in input {
         total = ctx.sym_mul(total, d)?;
     }
-    let mut known = Dim::Value(1);
+    let (mut symbols, mut number) = (Dim::Value(1), 1i64);
     for (i, &d) in target.iter().enumerate() {
-        if i != k {
-            known = ctx.sym_mul(known, d)?;
+        match d {
+            _ if i == k => {}
+            Dim::Value(v) => number = number.checked_mul(v)?,
+            Dim::Sym(_) => symbols = ctx.sym_mul(symbols, d)?,
+            Dim::Unknown => return None,
         }
     }
-    ctx.sym_div_exact(total, known)
+    let rest = ctx.sym_div_exact(total, symbols)?;
+    match ctx.sym_div_exact(rest, Dim::Value(number)) {
+        Some(q) => Some(q),
+        None if number > 0 => ctx.sym_floor_div(rest, number),
+        None => None,
+    }
 }
 
 fn reshape_v5(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
