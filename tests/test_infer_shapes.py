@@ -697,9 +697,9 @@ def test_symbolic_dims_match_the_test_outputs() -> None:
                 if got != n:
                     wrong.append(f"{path.parent.name} {o.name}[{j}] = {d} = {got}, ran {n}")
     assert not wrong, f"{len(wrong)} wrong:\n" + "\n".join(wrong[:15])
-    # 4,625 dims checked, 408 of them expressions, on 1,976 models.
+    # 4,649 dims checked, 432 of them expressions, on 1,976 models.
     assert checked > 4_500, checked
-    assert expressions > 350, expressions
+    assert expressions > 400, expressions
 
 
 def _static_dims_and_params(g: onnx.GraphProto) -> dict[str, list]:
