@@ -1700,7 +1700,10 @@ fn linear_attention(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     }
     let out_last = match d[DV].value() {
         Some(dv) => Dim::Value(mul(q_heads, dv)?),
-        None => Dim::Unknown,
+        // With `symbolic`: q_heads times the state's width (`4*dv`).
+        None => ctx
+            .sym_mul(d[DV], Dim::Value(q_heads))
+            .unwrap_or(Dim::Unknown),
     };
     ctx.set_shape(0, [d[B], d[T], out_last].into_iter().collect());
     ctx.set_shape(1, [d[B], d[HKV], d[DK], d[DV]].into_iter().collect());
