@@ -288,6 +288,15 @@ impl<'a, 'm> NodeCtx<'a, 'm> {
         self.run.data_of(name)
     }
 
+    /// The one value data propagation computed for input `i` (a scalar or
+    /// one-element size: `seq`), `None` without it.
+    pub fn data_one(&self, i: usize) -> Option<Dim> {
+        match self.data(i)?.as_slice() {
+            [one] => Some(*one),
+            _ => None,
+        }
+    }
+
     /// The dims of a constant input (its tensor's dims), without reading data.
     pub fn const_dims(&self, i: usize) -> Option<Vec<i64>> {
         self.constant(i).map(Const::dims)

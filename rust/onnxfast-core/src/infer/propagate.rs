@@ -159,8 +159,7 @@ fn arithmetic(
     let len = if n == 1 { m } else { n };
     let mut out = Dims::with_capacity(len);
     for i in 0..len {
-        let x = a[if n == 1 { 0 } else { i }];
-        let y = b[if m == 1 { 0 } else { i }];
+        let (x, y) = (broadcast_at(&a, i), broadcast_at(&b, i));
         let v = match (x, y) {
             (Dim::Value(x), Dim::Value(y)) => {
                 let r = match op {
@@ -491,14 +490,6 @@ fn negated(data: Option<Dims>, mut symbols: Option<&mut Symbols>) -> Option<Dims
     Some(out.collect())
 }
 
-/// The one element of data of length one.
-fn single_dim(d: Dims) -> Option<Dim> {
-    match d.as_slice() {
-        [one] => Some(*one),
-        _ => None,
-    }
-}
-
 /// ConstantOfShape of a 1-D shape of known length, filled with an integer
 /// value (beyond onnx): the `ones` of `torch.expand`'s export.
 fn constant_of_shape(
@@ -508,9 +499,7 @@ fn constant_of_shape(
     if !node.out_elem.is_some_and(is_integer) {
         return None;
     }
-    let Some(Dim::Value(n)) = single_dim(data(0)?) else {
-        return None;
-    };
+    let n = single(data(0))??;
     let n = usize::try_from(n).ok().filter(|&n| n <= MAX_DATA)?;
     let t = node.attrs.get("value")?.t()?;
     let value = super::constant::ints(

@@ -460,10 +460,7 @@ fn symbolic_range_len(ctx: &mut NodeCtx<'_, '_>) -> Option<Dim> {
         *slot = match ctx.constant(i) {
             Some(c) if c.dims().is_empty() => Dim::Value(*ctx.const_ints(i).ok()??.first()?),
             Some(_) => return None,
-            None => match ctx.data(i)?.as_slice() {
-                [d] => *d,
-                _ => return None,
-            },
+            None => ctx.data_one(i)?,
         };
     }
     let [start, limit, Dim::Value(delta)] = at else {

@@ -500,19 +500,16 @@ fn topk10(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     }
     // With `symbolic`: the other dims stay, the axis's is K when K is
     // constant or computed from shapes (`data_prop`).
-    let k = match ctx.const_dims(1) {
-        Some(d) if d == [1] => const_i64s(ctx, 1)
-            .ok()
-            .flatten()
-            .and_then(|v| v.first().copied().map(Dim::Value)),
-        Some(_) => None,
-        None => ctx.data(1).and_then(|d| match d.as_slice() {
-            [k] => Some(*k),
-            _ => None,
-        }),
-    };
     let mut out = unknown_dims(shape.len());
     if ctx.is_symbolic() {
+        let k = match ctx.const_dims(1) {
+            Some(d) if d == [1] => const_i64s(ctx, 1)
+                .ok()
+                .flatten()
+                .and_then(|v| v.first().copied().map(Dim::Value)),
+            Some(_) => None,
+            None => ctx.data_one(1),
+        };
         out = dims_of(shape);
         out[axis] = k
             .filter(|k| ctx.sym_sign(*k) == Some(true))
