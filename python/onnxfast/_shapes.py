@@ -16,6 +16,7 @@ def infer_shapes(
     data_prop: bool = False,
     symbolic: bool = False,
     max_diagnostics: int = 10_000,
+    check_type: bool = True,
 ) -> _onnxfast.Model:
     """Infers the type and shape of every value, as
     ``onnx.shape_inference.infer_shapes(model, check_type=True)``, and returns
@@ -37,6 +38,15 @@ def infer_shapes(
     non-strict mode). ``strict=True`` raises :class:`~onnxfast.errors.InferenceError`
     instead, whose ``report`` lists every defect with its location (onnx's
     ``strict_mode=True`` stops at the first).
+
+    ``check_type=True`` (the default, and what onnx's full check runs)
+    checks every node's input and output types against its operator's type
+    constraints (``Greater`` of two bool tensors is a defect, E701) and
+    leaves the outputs of a node that fails unknown. ``check_type=False`` is
+    onnx's default for ``infer_shapes``: such a node is inferred as its rule
+    reads it (``Greater`` gives a bool tensor of the broadcast shape), as
+    onnx does; defects of the rules themselves (shapes that do not fit, a
+    missing input type) are still reported.
 
     ``data_prop=True`` follows the values of shape computations (onnx's
     option of the same name): ``Shape``, ``Gather``, ``Slice``, ``Concat``,
@@ -61,7 +71,11 @@ def infer_shapes(
     large enough for the model to be valid.
     """
     result, report = infer_with_report(
-        model_or_path, data_prop=data_prop, symbolic=symbolic, max_diagnostics=max_diagnostics
+        model_or_path,
+        data_prop=data_prop,
+        symbolic=symbolic,
+        max_diagnostics=max_diagnostics,
+        check_type=check_type,
     )
     if strict and not report.ok:
         raise InferenceError(str(report), report=report)
@@ -74,11 +88,16 @@ def infer_with_report(
     data_prop: bool = False,
     symbolic: bool = False,
     max_diagnostics: int = 10_000,
+    check_type: bool = True,
 ) -> tuple[_onnxfast.Model, Report]:
     """:func:`infer_shapes` and the findings of inference (errors and
     warnings, e.g. operators without a schema), without raising."""
     model, _ = _model_and_dir(model_or_path)
     result, (found, omitted, errors, warnings) = _onnxfast.infer_shapes(
-        model, max_diagnostics=max_diagnostics, data_prop=data_prop, symbolic=symbolic
+        model,
+        max_diagnostics=max_diagnostics,
+        data_prop=data_prop,
+        symbolic=symbolic,
+        check_type=check_type,
     )
     return result, Report([Diagnostic(*d) for d in found], omitted, errors, warnings)

@@ -573,7 +573,10 @@ def _print_shapes(table: list[dict[str, Any]], style: Style) -> None:
 def cmd_shapes(args: argparse.Namespace) -> int:
     try:
         inferred, report = infer_with_report(
-            args.path, data_prop=args.data_prop, symbolic=args.symbolic
+            args.path,
+            data_prop=args.data_prop,
+            symbolic=args.symbolic,
+            check_type=not args.no_check_type,
         )
         table = shape_table(inferred)
     except (OSError, OnnxFastError) as e:
@@ -685,6 +688,12 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="dims computed from others as expressions over the model's symbols "
         "(seq + 1, floor((h + 1)/2); infer_shapes(symbolic=True))",
+    )
+    p_shapes.add_argument(
+        "--no-check-type",
+        action="store_true",
+        help="do not check node types against their operators' type constraints "
+        "(onnx's infer_shapes default; infer_shapes(check_type=False))",
     )
     p_shapes.add_argument("--json", action="store_true", help="print JSON")
     p_shapes.add_argument("--debug", action="store_true", help="show tracebacks of failures")

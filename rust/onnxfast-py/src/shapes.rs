@@ -13,11 +13,24 @@ use crate::messages::Model;
 use crate::root::{Root, RootMessage};
 
 /// What to infer (the options of `onnxfast.infer_shapes`).
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Copy)]
 pub struct Flags {
     pub max_diagnostics: usize,
     pub data_prop: bool,
     pub symbolic: bool,
+    pub check_type: bool,
+}
+
+/// `onnxfast.infer_shapes`'s defaults (types checked).
+impl Default for Flags {
+    fn default() -> Self {
+        Flags {
+            max_diagnostics: onnxfast_core::checker::DEFAULT_MAX_DIAGNOSTICS,
+            data_prop: false,
+            symbolic: false,
+            check_type: true,
+        }
+    }
 }
 
 /// `model` (inside `root`) whole, inferred and annotated as onnx's
@@ -39,6 +52,7 @@ pub fn options(root: &Root, flags: Flags) -> InferOptions<'_> {
         max_diagnostics: flags.max_diagnostics,
         data_prop: flags.data_prop,
         symbolic: flags.symbolic,
+        check_type: flags.check_type,
         ..InferOptions::default()
     }
 }
@@ -48,20 +62,23 @@ pub fn options(root: &Root, flags: Flags) -> InferOptions<'_> {
 /// `value_info` and outputs (its weights are the same bytes as `model`'s:
 /// nothing is copied), and the findings as `check_model` returns them.
 /// `data_prop`: follow the values of shape computations; `symbolic`: dims
-/// as expressions over the model's symbols.
+/// as expressions over the model's symbols; `check_type`: check each node's
+/// types against its operator's type constraints (onnx's option).
 #[pyfunction]
-#[pyo3(signature = (model, *, max_diagnostics = 10000, data_prop = false, symbolic = false))]
+#[pyo3(signature = (model, *, max_diagnostics = 10000, data_prop = false, symbolic = false, check_type = true))]
 pub fn infer_shapes(
     py: Python<'_>,
     model: &Bound<'_, Model>,
     max_diagnostics: usize,
     data_prop: bool,
     symbolic: bool,
+    check_type: bool,
 ) -> PyResult<(Py<PyAny>, Checked)> {
     let flags = Flags {
         max_diagnostics,
         data_prop,
         symbolic,
+        check_type,
     };
     crate::errors::guard(py, "inferring shapes", || {
         infer_shapes_impl(py, model, flags)

@@ -689,7 +689,7 @@ impl<'m> Engine<'m> {
             functions,
             ir_version: model.ir_version(),
             store: options.store,
-            check_type: true,
+            check_type: options.check_type,
             findings: Vec::new(),
             counts: Default::default(),
             limit: options.max_diagnostics,

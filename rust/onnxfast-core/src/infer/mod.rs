@@ -1,12 +1,14 @@
 //! Type and shape inference: onnx's `infer_shapes(check_type=True,
 //! strict_mode=True)`, which is what `onnx.checker.check_model(full_check=
-//! True)` runs after the structural checks, with every defect reported.
+//! True)` runs after the structural checks, with every defect reported
+//! (`check_type=False`, onnx's default for `infer_shapes`, through
+//! [`InferOptions::check_type`]).
 //!
 //! - [`engine`]: the graph walk (declared types, initializers, nodes,
 //!   subgraphs, function bodies), onnx's merge and masking rules;
 //! - [`context`]: what an operator's rule sees ([`NodeCtx`]);
 //! - [`typecheck`]: the type-constraint check every operator gets from its
-//!   schema;
+//!   schema (with `check_type`);
 //! - [`merge`]: inferred against declared types;
 //! - [`constant`]: values of constant inputs (read from that tensor alone);
 //! - [`propagate`]: with `data_prop`, the values of shape computations;
@@ -62,6 +64,12 @@ pub struct InferOptions<'m> {
     /// [`crate::ir::symbolic`]). Without it, onnx's behaviour: such dims
     /// are unknown.
     pub symbolic: bool,
+    /// Check every node's input and output types against its operator's
+    /// type constraints (E701-E704), and leave the outputs of a node that
+    /// fails unknown: onnx's `check_type=True`, which its full check uses.
+    /// Without it (onnx's default for `infer_shapes`), a node whose types
+    /// its schema does not allow is inferred as its rule reads it.
+    pub check_type: bool,
 }
 
 impl Default for InferOptions<'_> {
@@ -74,6 +82,7 @@ impl Default for InferOptions<'_> {
             report_unfit: false,
             data_prop: false,
             symbolic: false,
+            check_type: true,
         }
     }
 }
