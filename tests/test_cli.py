@@ -220,6 +220,10 @@ def test_shapes_no_check_type_infers_as_onnx_does_by_default(tmp_path) -> None:
     (y,) = [vi for vi in theirs.graph.value_info if vi.name == "y"]
     assert y.type.tensor_type.elem_type == TensorProto.FLOAT
     assert ours["y"] == "FLOAT[4, 5]"
+    info = run("info", "--shapes", "--no-check-type", "--json", str(path))
+    assert json.loads(info.stdout)["values"] == json.loads(loose.stdout)["graphs"]
+    checked_info = run("info", "--shapes", "--json", str(path))
+    assert json.loads(checked_info.stdout)["values"] != json.loads(loose.stdout)["graphs"]
 
 
 def test_shapes_data_prop_gives_the_computed_reshape(tmp_path) -> None:

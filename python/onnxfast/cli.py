@@ -514,7 +514,12 @@ def cmd_info(args: argparse.Namespace) -> int:
         model = load(args.path)
         info = model_info(model)
         if args.shapes:
-            inferred = infer_shapes(model, data_prop=args.data_prop, symbolic=args.symbolic)
+            inferred = infer_shapes(
+                model,
+                data_prop=args.data_prop,
+                symbolic=args.symbolic,
+                check_type=not args.no_check_type,
+            )
             info["values"] = shape_table(inferred)
     except (OSError, OnnxFastError) as e:
         print(f"onnxfast info: {_describe_failure(e)}", file=sys.stderr)
@@ -665,6 +670,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p_info.add_argument(
         "--symbolic", action="store_true", help="with --shapes: dims as expressions"
+    )
+    p_info.add_argument(
+        "--no-check-type",
+        action="store_true",
+        help="with --shapes: do not check types against type constraints",
     )
     p_info.add_argument("--json", action="store_true", help="print JSON")
     p_info.add_argument("--debug", action="store_true", help="show tracebacks of failures")
