@@ -7,7 +7,9 @@ onnx.shape_inference.infer_shapes, same run.
   graph with attributes and value_info: from the path (onnx loads, then
   infers) and already loaded (inference only, the model loaded in setup);
 - the ~1.5 GB fp16 inline model from its path (onnxfast reads no weight;
-  onnx must parse it, and its infer_shapes serializes and parses it again);
+  onnx must parse it, and its infer_shapes serializes and parses it again),
+  and inferred then written to a file (onnx's infer_shapes_path; onnxfast's
+  `Model.save` streams the weights from the map);
 - a model with 2.5 GiB of external data: onnx can infer it only without its
   data (load_external_data=False); loaded with its data the ModelProto is
   over 2 GiB and infer_shapes refuses it. onnxfast maps the weights and reads
@@ -93,6 +95,21 @@ def main() -> int:
             repeat,
         ),
     )
+    # Annotating a file: infer and write the result (onnx's infer_shapes_path).
+    saved = DATA / "inferred_out.onnx"
+    add(
+        f"{big.stat().st_size / 1e9:.1f} GB inline weights, inferred and saved",
+        versus(
+            (
+                "import onnx",
+                f"onnx.shape_inference.infer_shapes_path({str(big)!r}, {str(saved)!r},"
+                " check_type=True, strict_mode=True)",
+            ),
+            ("import onnxfast", f"onnxfast.infer_shapes({str(big)!r}).save({str(saved)!r})"),
+            repeat,
+        ),
+    )
+    saved.unlink(missing_ok=True)
     if external.exists():
         add(
             "2.5 GiB external data, without its data",

@@ -260,6 +260,44 @@ def test_weights_are_shared_not_copied(tmp_path) -> None:
     assert again.graph.initializer[1].numpy().sum() == 256 * 1024
 
 
+def test_save_writes_the_inferred_model_as_onnx_reads_it(tmp_path) -> None:
+    """Model.save of infer_shapes' result: the file onnx loads is the model
+    to_onnx() gives (and onnx's own inference's, fresh names aside), for
+    every corpus model, loaded for decode on touch or from an onnx
+    ModelProto; a loaded model that is not changed is saved as its file's
+    very bytes."""
+    out = tmp_path / "inferred.onnx"
+    saved = 0
+    for path in corpus_models()[::7]:
+        for source in (path, onnx.load(str(path))):
+            inferred = onnxfast.infer_shapes(source)
+            written = inferred.save(out)
+            data = out.read_bytes()
+            assert written == len(data)
+            assert onnx.load_from_string(data) == inferred.to_onnx(), path
+            saved += 1
+        loaded = onnxfast.load(path)
+        assert loaded.save(out) == path.stat().st_size
+        assert out.read_bytes() == path.read_bytes()
+    assert saved > 500
+    # The big-weights model: the weights written from the map, equal.
+    model = _nonzero_chain()
+    big = numpy_helper.from_array(np.arange(256 * 1024, dtype=np.float32).reshape(256, 1024))
+    big.name = "big"
+    model.graph.initializer.append(big)
+    src = tmp_path / "m.onnx"
+    onnx.save(model, src)
+    inferred = onnxfast.infer_shapes(str(src))
+    inferred.save(out)
+    theirs = onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True)
+    given = _gen.model_symbols(model)
+    assert _forget_fresh(onnx.load(str(out)), given) == _forget_fresh(theirs, given)
+    # A folder that does not exist: OSError, nothing left behind.
+    with pytest.raises(FileNotFoundError):
+        inferred.save(tmp_path / "missing" / "m.onnx")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["inferred.onnx", "m.onnx"]
+
+
 def test_subgraph_value_info_is_written_back() -> None:
     cond = helper.make_tensor_value_info("cond", TensorProto.BOOL, [])
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, "S"])

@@ -1,6 +1,7 @@
 # Type stubs of the Rust extension module (rust/onnxfast-py). Checked against
 # the built module by `python -m mypy.stubtest onnxfast._onnxfast` in CI.
 
+import os
 from collections.abc import Iterator
 from typing import Any, Generic, TypeVar, final, overload
 
@@ -187,6 +188,7 @@ class Model:
     @property
     def opsets(self) -> dict[str, int]: ...
     def external_files(self) -> list[ExternalFile]: ...
+    def save(self, path: str | os.PathLike[str]) -> int: ...
 
 @final
 class Graph:

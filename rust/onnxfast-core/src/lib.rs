@@ -18,6 +18,7 @@
 pub mod checker;
 pub mod decode;
 pub mod diag;
+pub mod encode;
 pub mod error;
 pub mod external;
 #[doc(hidden)]

@@ -478,6 +478,33 @@ message! {
         Ok(pyo3::types::PyList::new(py, items)?.into_any().unbind())
     }
 
+    /// Writes the model to `path`: the bytes `SerializeToString()` gives,
+    /// streamed to the file (weights are written from the memory map, not
+    /// copied into memory first), through a temporary file beside `path`
+    /// renamed over it when complete. Tensors with external data keep
+    /// their `location`, which is relative to the folder of the file that
+    /// names it: save beside the data files. Returns the bytes written.
+    fn save(&self, py: Python<'_>, path: std::path::PathBuf) -> PyResult<u64> {
+        enum Failed {
+            Decode(onnxfast_core::error::DecodeError),
+            Io(std::io::Error),
+        }
+        let model = self.0.clone();
+        let written = py.detach(move || {
+            use onnxfast_core::encode::{write_bytes, write_message};
+            if model.is_root() {
+                return write_bytes(&model.root().source, &path).map_err(Failed::Io);
+            }
+            let whole = model.root().full_model(&model).map_err(Failed::Decode)?;
+            write_message(&*whole, &path).map_err(Failed::Io)
+        });
+        match written {
+            Ok(n) => Ok(n),
+            Err(Failed::Decode(e)) => Err(crate::errors::decode_error(py, &e)),
+            Err(Failed::Io(e)) => Err(e.into()),
+        }
+    }
+
     /// Opset versions by domain (`''` is the default `ai.onnx` domain).
     #[getter]
     fn opsets(&self) -> std::collections::HashMap<&str, i64> {
