@@ -40,12 +40,12 @@ impl FileSink {
 
     /// Writes out the buffer (nothing after a failure).
     fn flush_buffer(&mut self) {
-        if self.failed.is_none() && !self.buf.is_empty() {
-            match self.file.write_all(&self.buf) {
-                Ok(()) => self.written += self.buf.len() as u64,
-                Err(e) => self.failed = Some(e),
-            }
-        }
+        write_out(
+            &mut self.file,
+            &mut self.failed,
+            &mut self.written,
+            &self.buf,
+        );
         self.buf.clear();
     }
 
@@ -91,25 +91,26 @@ unsafe impl BufMut for FileSink {
         if src.len() >= BUFFER / 2 {
             // Tensor data: straight to the file, not through the buffer.
             self.flush_buffer();
-            if self.failed.is_none() {
-                match self.file.write_all(src) {
-                    Ok(()) => self.written += src.len() as u64,
-                    Err(e) => self.failed = Some(e),
-                }
-            }
+            write_out(&mut self.file, &mut self.failed, &mut self.written, src);
             return;
         }
-        let mut src = src;
-        while !src.is_empty() {
-            let room = self.buf.capacity() - self.buf.len();
-            if room == 0 {
-                self.flush_buffer();
-                continue;
-            }
-            let n = room.min(src.len());
-            self.buf.extend_from_slice(&src[..n]);
-            src = &src[n..];
+        // Smaller than the buffer: fits whole once the buffer is written out.
+        if self.buf.capacity() - self.buf.len() < src.len() {
+            self.flush_buffer();
         }
+        self.buf.extend_from_slice(src);
+    }
+}
+
+/// Writes `bytes` to `file` and counts them, unless a write failed before
+/// (the failure is kept, what follows discarded).
+fn write_out(file: &mut File, failed: &mut Option<io::Error>, written: &mut u64, bytes: &[u8]) {
+    if failed.is_some() || bytes.is_empty() {
+        return;
+    }
+    match file.write_all(bytes) {
+        Ok(()) => *written += bytes.len() as u64,
+        Err(e) => *failed = Some(e),
     }
 }
 
