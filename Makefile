@@ -2,7 +2,7 @@
 PYTHON ?= python3
 PY_SOURCES = python tests benches scripts
 
-.PHONY: build develop lint test test-py test-rust stubtest bench
+.PHONY: build develop lint test test-py test-rust stubtest typecheck bench
 
 build:
 	$(PYTHON) -m pip install .
@@ -18,6 +18,10 @@ lint:
 
 stubtest:
 	$(PYTHON) -m mypy.stubtest onnxfast._onnxfast
+
+# The Python façade against the stubs and its own annotations.
+typecheck:
+	$(PYTHON) -m mypy python/onnxfast
 
 test-py:
 	pytest

@@ -102,9 +102,9 @@ class Policy:
                 line = text.count("\n") + 1
             else:
                 line = None
-            where = f"{source}:{line}" if line else source
+            place = f"{source}:{line}" if line else source
             raise PolicyError(
-                f"{where}: not valid TOML: {e}", path=source, key=None, line=line
+                f"{place}: not valid TOML: {e}", path=source, key=None, line=line
             ) from None
 
         def where(key: str | None) -> int | None:
@@ -229,9 +229,9 @@ def _validate(rules: Mapping[str, Any], where: Any, source: str) -> dict[str, An
             if not isinstance(value, bool):
                 raise fail(key, f"must be true or false, not {value!r}")
             out[key] = value
-    for low, high in (("min_ir_version", "max_ir_version"),):
-        if low in out and high in out and out[low] > out[high]:
-            raise fail(high, f"{out[high]} is below {low} ({out[low]})")
+    for least_key, most_key in (("min_ir_version", "max_ir_version"),):
+        if least_key in out and most_key in out and out[least_key] > out[most_key]:
+            raise fail(most_key, f"{out[most_key]} is below {least_key} ({out[least_key]})")
     for domain, version in out.get("max_opset", {}).items():
         least = out.get("min_opset", {}).get(domain)
         if least is not None and least > version:

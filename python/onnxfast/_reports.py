@@ -170,7 +170,7 @@ def by_code(results: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
             count[d["code"]] += 1
             files[d["code"]].add(result["path"])
     table = codes()
-    rows = []
+    rows: list[dict[str, Any]] = []
     for code, n in count.items():
         severity, summary = table.get(code, ("error", ""))
         rows.append(
@@ -182,5 +182,5 @@ def by_code(results: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
                 "meaning": _plain(summary),
             }
         )
-    rows.sort(key=lambda r: (r["severity"] != "error", -r["count"], r["code"]))
+    rows.sort(key=lambda r: (r["severity"] != "error", -int(r["count"]), r["code"]))
     return rows
