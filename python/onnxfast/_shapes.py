@@ -66,7 +66,8 @@ def infer_shapes(
     DepthToSpace, shape arithmetic with ``data_prop``), ``floor((h + 1)/2)``
     (Conv and pooling windows), ``seq - 1`` (Slice with open or negative
     bounds, or with ``data_prop`` bounds computed from shapes; Range over
-    computed sizes). Expressions are Python-readable (with ``floor``), in canonical
+    computed sizes), ``min(seq, 512)`` (Slice cutting a dim to a constant
+    length). Expressions are Python-readable (with ``floor`` and ``min``), in canonical
     form (equal expressions are equal strings), and assume the sizes are
     large enough for the model to be valid.
     """

@@ -538,6 +538,11 @@ impl<'a, 'm> NodeCtx<'a, 'm> {
         self.symbolic(|s| s.dim_div_exact(a, b))
     }
 
+    /// `min(a, b)` as an expression (see `Symbols::dim_min`).
+    pub fn sym_min(&mut self, a: Dim, b: Dim) -> Option<Dim> {
+        self.symbolic(|s| s.dim_min(a, b))
+    }
+
     /// `floor(a / d)`, `d > 0`, as an expression.
     pub fn sym_floor_div(&mut self, a: Dim, d: i64) -> Option<Dim> {
         self.symbolic(|s| s.dim_floor_div(a, d))

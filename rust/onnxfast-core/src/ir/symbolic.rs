@@ -3,8 +3,9 @@
 //! `InferOptions::symbolic`.
 //!
 //! An expression is a polynomial with integer coefficients over atoms; an
-//! atom is a symbol of the model (or a fresh one) or the floor division of
-//! a polynomial by a positive constant. Polynomials are kept in one
+//! atom is a symbol of the model (or a fresh one), the floor division of
+//! a polynomial by a positive constant, or the smaller of two polynomials
+//! (`min(seq, 512)`, a slice's clamped end). Polynomials are kept in one
 //! canonical form (terms sorted, like terms combined, no zero
 //! coefficients), and each expression is interned as a [`Sym`] of the run's
 //! [`Symbols`], so two dims are equal exactly when their expressions are:
@@ -30,7 +31,7 @@ pub const MAX_NESTING: usize = 16;
 pub type Monomial = SmallVec<[Sym; 2]>;
 
 /// A polynomial with integer coefficients over atoms, in canonical form.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub struct Poly {
     terms: Vec<(Monomial, i64)>,
 }
@@ -42,6 +43,9 @@ pub enum SymExpr {
     Poly(Poly),
     /// `floor(p / d)`, `d > 1`, an atom of other polynomials.
     FloorDiv(Poly, i64),
+    /// `min(p, q)`, `p < q` in the polynomials' order, when neither is
+    /// known to be the smaller (see [`Symbols::dim_min`]).
+    Min(Poly, Poly),
 }
 
 impl Poly {
@@ -245,6 +249,30 @@ impl Symbols {
         }
     }
 
+    /// `min(a, b)`: one of them where it is the smaller for every size (a
+    /// constant difference; or one over the model's symbols alone, whose
+    /// coefficients share a sign: sizes are at least 0), else the atom
+    /// `min(a, b)` (`min(seq, 512)`).
+    pub fn dim_min(&mut self, a: Dim, b: Dim) -> Option<Dim> {
+        let (pa, pb) = (self.poly(a)?, self.poly(b)?);
+        let diff = pa.sub(&pb)?;
+        if let Some(c) = diff.as_constant() {
+            return Some(if c <= 0 { a } else { b });
+        }
+        let sizes = diff.atoms().all(|x| self.expr(x).is_none());
+        if sizes {
+            let signs = |ok: fn(i64) -> bool| diff.terms.iter().all(|(_, c)| ok(*c));
+            if signs(|c| c >= 0) {
+                return Some(b);
+            }
+            if signs(|c| c <= 0) {
+                return Some(a);
+            }
+        }
+        let (p, q) = if pa < pb { (pa, pb) } else { (pb, pa) };
+        self.intern_expr(SymExpr::Min(p, q)).map(Dim::Sym)
+    }
+
     /// `floor(a / d)` for a constant `d > 0`: the parts of `a` that `d`
     /// divides come out (`floor((2*h + 3)/2) = h + 1`).
     pub fn dim_floor_div(&mut self, a: Dim, d: i64) -> Option<Dim> {
@@ -361,6 +389,7 @@ impl Symbols {
         match self.expr(s)? {
             SymExpr::Poly(p) => self.render_poly(p, name, &mut out),
             SymExpr::FloorDiv(p, d) => self.render_floor(p, *d, name, &mut out),
+            SymExpr::Min(p, q) => self.render_min(p, q, name, &mut out),
         }
         Some(out)
     }
@@ -368,6 +397,7 @@ impl Symbols {
     fn render_atom(&self, s: Sym, name: &mut dyn FnMut(Sym) -> String, out: &mut String) {
         match self.expr(s) {
             Some(SymExpr::FloorDiv(p, d)) => self.render_floor(p, *d, name, out),
+            Some(SymExpr::Min(p, q)) => self.render_min(p, q, name, out),
             Some(SymExpr::Poly(p)) => {
                 out.push('(');
                 self.render_poly(p, name, out);
@@ -394,6 +424,25 @@ impl Symbols {
             out.push(')');
         }
         let _ = write!(out, "/{d})");
+    }
+
+    fn render_min(
+        &self,
+        p: &Poly,
+        q: &Poly,
+        name: &mut dyn FnMut(Sym) -> String,
+        out: &mut String,
+    ) {
+        // A constant last: `min(seq, 512)`.
+        let (p, q) = match p.as_constant() {
+            Some(_) => (q, p),
+            None => (p, q),
+        };
+        out.push_str("min(");
+        self.render_poly(p, name, out);
+        out.push_str(", ");
+        self.render_poly(q, name, out);
+        out.push(')');
     }
 
     fn render_poly(&self, p: &Poly, name: &mut dyn FnMut(Sym) -> String, out: &mut String) {
@@ -501,6 +550,7 @@ mod tests {
             Dim::Sym(x) => match s.expr(x) {
                 Some(SymExpr::Poly(p)) => eval_poly(s, p, h, v),
                 Some(SymExpr::FloorDiv(p, k)) => eval_poly(s, p, h, v).div_euclid(*k),
+                Some(SymExpr::Min(p, q)) => eval_poly(s, p, h, v).min(eval_poly(s, q, h, v)),
                 None => panic!("a symbol other than h"),
             },
             Dim::Unknown => panic!("unknown dim"),
@@ -593,6 +643,49 @@ mod tests {
                     assert_eq!(eval(&s, d, hs, v), want, "{} at h = {v}", show(&s, d));
                 }
             }
+        }
+    }
+
+    #[test]
+    fn mins_decide_what_holds_for_every_size() {
+        let mut s = Symbols::default();
+        let (seq, past) = (s.intern("seq"), s.intern("past"));
+        let Dim::Sym(hs) = seq else {
+            panic!("a symbol")
+        };
+        let cut = s.dim_min(seq, Dim::Value(512)).unwrap_or(Dim::Unknown);
+        assert_eq!(show(&s, cut), "min(seq, 512)");
+        let other = s.dim_min(Dim::Value(512), seq).unwrap_or(Dim::Unknown);
+        assert_eq!(cut, other, "one symbol either way round");
+        assert_eq!(
+            s.dim_min(Dim::Value(3), Dim::Value(-2)),
+            Some(Dim::Value(-2))
+        );
+        // seq - (seq + 1) is a constant; seq + past - seq has one sign over
+        // sizes; seq - 0 too (seq is a size: at least 0).
+        let up = s.dim_add(seq, Dim::Value(1)).unwrap_or(Dim::Unknown);
+        assert_eq!(s.dim_min(up, seq), Some(seq));
+        let total = s.dim_add(seq, past).unwrap_or(Dim::Unknown);
+        assert_eq!(s.dim_min(total, seq), Some(seq));
+        assert_eq!(s.dim_min(seq, Dim::Value(0)), Some(Dim::Value(0)));
+        // seq - past has both signs: kept.
+        let both = s.dim_min(seq, past).unwrap_or(Dim::Unknown);
+        assert_eq!(show(&s, both), "min(seq, past)");
+        // A floor can be below 0 (floor((seq - 3)/2) at seq = 0): kept.
+        let low = s.dim_add(seq, Dim::Value(-3)).unwrap_or(Dim::Unknown);
+        let half = s.dim_floor_div(low, 2).unwrap_or(Dim::Unknown);
+        let kept = s.dim_min(half, Dim::Value(0)).unwrap_or(Dim::Unknown);
+        assert_eq!(show(&s, kept), "min(floor((seq + 1)/2) - 2, 0)");
+        // A slice [1:5] of seq: min(seq, 5) - 1, then by 2.
+        let span = s.dim_sub(cut, Dim::Value(1)).unwrap_or(Dim::Unknown);
+        let end = s.dim_min(seq, Dim::Value(5)).unwrap_or(Dim::Unknown);
+        let span5 = s.dim_sub(end, Dim::Value(1)).unwrap_or(Dim::Unknown);
+        let by2 = s.dim_ceil_div(span5, 2).unwrap_or(Dim::Unknown);
+        assert_eq!(show(&s, by2), "floor(min(seq, 5)/2)");
+        for v in 1..40 {
+            assert_eq!(eval(&s, cut, hs, v), v.min(512));
+            assert_eq!(eval(&s, span, hs, v), v.min(512) - 1);
+            assert_eq!(eval(&s, by2, hs, v), (v.min(5) - 1 + 1).div_euclid(2));
         }
     }
 

@@ -353,17 +353,19 @@ impl Symbols {
         self.exprs.get(&s).map(|(e, _)| e)
     }
 
-    /// How deep `e` nests floor divisions; `None` past
+    /// How deep `e` nests floor divisions and mins; `None` past
     /// [`super::symbolic::MAX_NESTING`] (rendering and comparing stay
     /// shallow on hostile chains of pooling).
     fn nesting(&self, e: &super::symbolic::SymExpr) -> Option<u8> {
         use super::symbolic::SymExpr;
-        let (p, own) = match e {
-            SymExpr::Poly(p) => (p, 0),
-            SymExpr::FloorDiv(p, _) => (p, 1),
+        let (p, q, own) = match e {
+            SymExpr::Poly(p) => (p, None, 0),
+            SymExpr::FloorDiv(p, _) => (p, None, 1),
+            SymExpr::Min(p, q) => (p, Some(q), 1),
         };
         let inner = p
             .atoms()
+            .chain(q.into_iter().flat_map(|q| q.atoms()))
             .filter_map(|a| self.exprs.get(&a).map(|(_, d)| *d))
             .max()
             .unwrap_or(0);

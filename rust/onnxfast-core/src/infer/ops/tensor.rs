@@ -649,11 +649,12 @@ enum SliceBound {
 /// clamps it. A bound is assumed inside the dim where that cannot be
 /// decided: a negative constant counts from the end (`d - 1`), a symbolic
 /// bound is taken as it is when at least 0 (`seq`) and counted from the end
-/// when below (`d - seq`). `None` where the clamp depends on how a symbolic
-/// dim compares with a constant: a forward slice's finite end (`:10`,
-/// `min(seq, 10)`), a backward slice's finite start. `top` is where a
-/// backward end is clamped, relative to the dim: `-1` (Slice 13), `0`
-/// (10, 11).
+/// when below (`d - seq`), a forward slice's start and a backward slice's
+/// end are taken as they are (`2:`). A forward slice's finite end and a
+/// backward slice's finite start are clamped: `min(seq, 10)` for `:10`,
+/// `min(seq - 1, 10)` for `10::-1` (the slices that cut a dim to at most
+/// so much). `top` is where a backward end is clamped, relative to the
+/// dim: `-1` (Slice 13), `0` (10, 11).
 fn slice_index(
     ctx: &mut NodeCtx<'_, '_>,
     d: Dim,
@@ -691,7 +692,9 @@ fn slice_index(
         // A forward start or a backward end: taken to fall inside.
         Some(Dim::Value(v))
     } else {
-        None
+        // A forward end or a backward start: at most the dim's last place.
+        let last = ctx.sym_add(d, Dim::Value(hi))?;
+        ctx.sym_min(last, Dim::Value(v))
     }
 }
 
@@ -711,6 +714,24 @@ fn symbolic_slice_len(
         return Some(d);
     }
     let forward = step > 0;
+    // A clamped bound (`min(seq, 10)`: a forward end, a backward start,
+    // finite and at least 0 on a symbolic dim) is read against another
+    // bound that is a constant at least 0 (taken to fall inside the dim):
+    // the slice is empty when that one is past the clamp's constant, else
+    // the clamp's length. Against any other bound the length has no
+    // expression here.
+    let (near, far) = if forward { (start, end) } else { (end, start) };
+    if let (Dim::Sym(_), Dim::Value(v)) = (d, far) {
+        if (0..OPEN_BOUND).contains(&v) {
+            match near {
+                Dim::Value(s) if s >= 0 && v <= s => return Some(Dim::Value(0)),
+                Dim::Value(s) if s >= 0 => {}
+                // An open backward end (`10::-1`): to the dim's start.
+                Dim::Value(s) if !forward && s <= -OPEN_BOUND => {}
+                _ => return None,
+            }
+        }
+    }
     let first = slice_index(ctx, d, start, SliceBound::Start, forward, top)?;
     let past = slice_index(ctx, d, end, SliceBound::End, forward, top)?;
     let span = if forward {
