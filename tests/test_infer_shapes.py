@@ -743,7 +743,8 @@ def _evaluate(expr: str, values: dict[str, int]) -> int | None:
     import math
 
     try:
-        result = eval(expr, {"__builtins__": {}, "floor": math.floor, "min": min}, dict(values))
+        namespace = {"__builtins__": {}, "floor": math.floor, "min": min, "max": max}
+        result = eval(expr, namespace, dict(values))
     except NameError:
         return None
     return int(result)
@@ -1070,9 +1071,9 @@ def _int64_value(v: int) -> onnx.TensorProto:
 def _shape_computations() -> onnx.ModelProto:
     """What exporters write around attention and convolutions: sizes read
     with Shape and Gather, then Range, Slice, Concat, Reshape, Expand,
-    ConstantOfShape, Equal, Where, TopK, Tile, Mod and Pad over them, and
-    Conv, pooling, ConvTranspose and Resize of an image; every node output
-    is a graph output."""
+    ConstantOfShape, Equal, Where, TopK, Tile, Mod, Min, Max, Clip and Pad
+    over them, and Conv, pooling, ConvTranspose and Resize of an image;
+    every node output is a graph output."""
     ints = {
         "i0": [0],
         "i1": [1],
@@ -1085,6 +1086,8 @@ def _shape_computations() -> onnx.ModelProto:
         "two": 2,
         "idx0": 0,
         "idx1": 1,
+        "c4": [4],
+        "four": 4,
     }
     inits = [numpy_helper.from_array(np.array(v, np.int64), n) for n, v in ints.items()]
     inits.append(numpy_helper.from_array(np.zeros((1, 1, 64, 64), np.float32), "bias"))
@@ -1114,6 +1117,16 @@ def _shape_computations() -> onnx.ModelProto:
         node("Slice", ["ids", "m1", "i0", "i1", "m1"], ["reversed"]),
         # A bound without a value (no rule carries ReduceMax's): axis 1 unknown.
         node("Slice", ["ids", "i0", "seq_again", "i1"], ["cut"]),
+        # Cut to a constant length: [B, min(S, 4)].
+        node("Slice", ["ids", "i0", "c4", "i1"], ["trunc"]),
+        # Sizes clamped by Min, Max and Clip: min(S, 4), max(S, 4),
+        # min(max(S, 2), 4).
+        node("Min", ["seq1", "c4"], ["seq_min"]),
+        node("Max", ["seq1", "c4"], ["seq_max"]),
+        node("Clip", ["seq1", "two", "four"], ["seq_clip"]),
+        node("Slice", ["x", "i0", "seq_min", "i1"], ["x_cut"]),
+        node("ConstantOfShape", ["seq_max"], ["at_least"]),
+        node("ConstantOfShape", ["seq_clip"], ["clipped"]),
         node("Concat", ["past", "x"], ["kv"], axis=1),
         node("Unsqueeze", ["batch", "i0"], ["batch1"]),
         node("Concat", ["batch1", "total1"], ["mask_shape"], axis=0),

@@ -67,7 +67,8 @@ def infer_shapes(
     (Conv and pooling windows), ``seq - 1`` (Slice with open or negative
     bounds, or with ``data_prop`` bounds computed from shapes; Range over
     computed sizes), ``min(seq, 512)`` (Slice cutting a dim to a constant
-    length). Expressions are Python-readable (with ``floor`` and ``min``), in canonical
+    length; Min, Max and Clip of sizes with ``data_prop``). Expressions are
+    Python-readable (with ``floor``, ``min`` and ``max``), in canonical
     form (equal expressions are equal strings), and assume the sizes are
     large enough for the model to be valid.
     """

@@ -1598,11 +1598,13 @@ impl<'m> Engine<'m> {
                 Some(Type::Tensor(t)) if t.elem != 0 => Some(t.elem),
                 _ => None,
             };
+            let given: SmallVec<[bool; 4]> = node.input.iter().map(|n| !n.is_empty()).collect();
             let step = propagate::Node {
                 op: &schema.name,
                 since: schema.since_version,
                 attrs,
                 types: &types,
+                given: &given,
                 out_elem,
             };
             if self.symbolic {

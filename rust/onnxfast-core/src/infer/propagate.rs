@@ -15,7 +15,7 @@
 //! Size (13+), Slice (13+), Squeeze and Unsqueeze (13+). Beyond onnx
 //! ([`Step::Beyond`]), for the same operators at older versions and for
 //! Div, Mod, Neg, Identity, Reshape, Range, ConstantOfShape, Equal,
-//! Where, Floor, Ceil and Round, and float constants of whole numbers,
+//! Where, Floor, Ceil, Round, Min, Max and Clip, and float constants of whole numbers,
 //! where onnx gives up; and where onnx's
 //! step would be wrong, it is not taken (see [`propagate`]).
 
@@ -49,7 +49,7 @@ pub fn step(op: &str, since: i64) -> Option<Step> {
         "Cast" | "Concat" | "Size" | "Slice" | "Squeeze" | "Unsqueeze" => since >= 13,
         "Gather" | "Shape" => true,
         "Div" | "Mod" | "Identity" | "Reshape" | "Range" | "ConstantOfShape" | "Equal"
-        | "Where" | "Floor" | "Ceil" | "Round" | "Neg" => false,
+        | "Where" | "Floor" | "Ceil" | "Round" | "Neg" | "Min" | "Max" | "Clip" => false,
         _ => return None,
     };
     if onnx {
@@ -60,6 +60,8 @@ pub fn step(op: &str, since: i64) -> Option<Step> {
     let beyond = match op {
         "Slice" => since >= 10,
         "Cast" => since >= 6,
+        // Clip's bounds are inputs from 11 on (attributes of floats before).
+        "Clip" => since >= 11,
         _ => true,
     };
     beyond.then_some(Step::Beyond)
@@ -72,6 +74,8 @@ pub struct Node<'a, 'm> {
     pub(crate) attrs: &'a Attrs<'a, 'm>,
     /// The input types (`None`: absent, untyped or unknown).
     pub types: &'a [Option<&'a Type>],
+    /// Which inputs are given (a name that is not empty).
+    pub given: &'a [bool],
     /// Element type of output 0, when known.
     pub out_elem: Option<i32>,
 }
@@ -122,6 +126,8 @@ pub fn propagate(
         "Range" => Ok(range(data)),
         "ConstantOfShape" => Ok(constant_of_shape(node, data)),
         "Equal" => Ok(equal(node, data, symbols.as_deref())),
+        "Min" | "Max" => Ok(extremes(node, data, symbols)),
+        "Clip" => Ok(clip(node, data, symbols)),
         "Where" => Ok(where_(node, data)),
         _ => Ok(None),
     }
@@ -220,6 +226,87 @@ fn arithmetic(
         out.push(v);
     }
     Ok(Some(out))
+}
+
+/// Min and Max of any number of inputs, element by element (the ones of
+/// a single value broadcast): known values compared, dims with
+/// `symbols` as expressions (`min(seq, 512)`, see `Symbols::dim_min`),
+/// without them a dim against itself.
+fn extremes(
+    node: &Node<'_, '_>,
+    data: &mut dyn FnMut(usize) -> Option<Dims>,
+    mut symbols: Option<&mut Symbols>,
+) -> Option<Dims> {
+    let larger = node.op == "Max";
+    let n = node.given.len();
+    if n == 0 || node.given.contains(&false) || (0..n).any(|i| beyond_1d(node, i)) {
+        return None;
+    }
+    let inputs: Vec<Dims> = (0..n).map(&mut *data).collect::<Option<_>>()?;
+    let lens: Vec<usize> = inputs.iter().map(|d| d.len()).collect();
+    let len = broadcast_len(&lens)?;
+    let mut out = Dims::with_capacity(len);
+    for i in 0..len {
+        let mut at = inputs.iter().map(|d| broadcast_at(d, i));
+        let first = at.next().unwrap_or(Dim::Unknown);
+        let v = at.try_fold(first, |x, y| extreme(x, y, larger, symbols.as_deref_mut()));
+        out.push(v.unwrap_or(Dim::Unknown));
+    }
+    Some(out)
+}
+
+/// `min(x, y)`, or `max(x, y)` when `larger`; `None`: unknown.
+fn extreme(x: Dim, y: Dim, larger: bool, symbols: Option<&mut Symbols>) -> Option<Dim> {
+    match (x, y) {
+        (Dim::Value(a), Dim::Value(b)) => {
+            Some(Dim::Value(if larger { a.max(b) } else { a.min(b) }))
+        }
+        _ if x == y && x.is_known() => Some(x),
+        _ => {
+            let s = symbols?;
+            if larger {
+                s.dim_max(x, y)
+            } else {
+                s.dim_min(x, y)
+            }
+        }
+    }
+}
+
+/// Clip (11+) of data by its `min` and `max` inputs (each optional, a
+/// single value): `min(max(x, lo), hi)` element by element.
+fn clip(
+    node: &Node<'_, '_>,
+    data: &mut dyn FnMut(usize) -> Option<Dims>,
+    mut symbols: Option<&mut Symbols>,
+) -> Option<Dims> {
+    if beyond_1d(node, 0) {
+        return None;
+    }
+    let values = data(0)?;
+    // A bound given but without a value: unknown.
+    let mut bound = |i: usize| -> Option<Option<Dim>> {
+        if !node.given.get(i).copied().unwrap_or(false) {
+            return Some(None);
+        }
+        match data(i)?.as_slice() {
+            [one] => Some(Some(*one)),
+            _ => None,
+        }
+    };
+    let (lo, hi) = (bound(1)?, bound(2)?);
+    let mut out = Dims::with_capacity(values.len());
+    for &x in &values {
+        let mut v = Some(x);
+        if let Some(lo) = lo {
+            v = v.and_then(|x| extreme(x, lo, true, symbols.as_deref_mut()));
+        }
+        if let Some(hi) = hi {
+            v = v.and_then(|x| extreme(x, hi, false, symbols.as_deref_mut()));
+        }
+        out.push(v.unwrap_or(Dim::Unknown));
+    }
+    Some(out)
 }
 
 /// Whole numbers of float values, as data (beyond onnx, which reads
@@ -608,14 +695,68 @@ mod tests {
     ) -> Result<Option<Dims>, Failure> {
         let attrs = Attrs::Direct(&[]);
         let types: Vec<Option<&Type>> = vec![None; inputs.len()];
+        let given = vec![true; inputs.len()];
         let node = Node {
             op,
             since,
             attrs: &attrs,
             types: &types,
+            given: &given,
             out_elem: Some(elem),
         };
         propagate(&node, &mut |i| inputs.get(i).cloned().flatten(), None)
+    }
+
+    #[test]
+    fn min_max_and_clip_compare_values_and_dims() {
+        let got = run("Min", 13, vec![Some(vals(&[2, 9, 5])), Some(vals(&[4]))]);
+        assert_eq!(got, Ok(Some(vals(&[2, 4, 4]))));
+        let three = vec![Some(vals(&[2, 9])), Some(vals(&[7, 1])), Some(vals(&[3]))];
+        assert_eq!(run("Max", 13, three), Ok(Some(vals(&[7, 9]))));
+        assert_eq!(
+            run("Min", 13, vec![Some(vals(&[1, 2])), Some(vals(&[1, 2, 3]))]),
+            Ok(None)
+        );
+        assert_eq!(run("Max", 13, vec![Some(vals(&[1])), None]), Ok(None));
+        // A symbol against a value: unknown without `symbolic`, the same
+        // symbol against itself kept.
+        let mut s = Symbols::default();
+        let seq = s.intern("seq");
+        let d = |x: Dim| -> Option<Dims> { Some([x].into_iter().collect()) };
+        assert_eq!(
+            run("Min", 13, vec![d(seq), Some(vals(&[4]))]),
+            Ok(Some([Dim::Unknown].into_iter().collect()))
+        );
+        assert_eq!(run("Max", 13, vec![d(seq), d(seq)]), Ok(d(seq)));
+        // Clip: bounds optional; one given without a value leaves nothing.
+        let clip = |given: &[bool], inputs: Vec<Option<Dims>>, s: Option<&mut Symbols>| {
+            let attrs = Attrs::Direct(&[]);
+            let types: Vec<Option<&Type>> = vec![None; inputs.len()];
+            let node = Node {
+                op: "Clip",
+                since: 13,
+                attrs: &attrs,
+                types: &types,
+                given,
+                out_elem: Some(7),
+            };
+            propagate(&node, &mut |i| inputs.get(i).cloned().flatten(), s)
+        };
+        let x = Some(vals(&[1, 6, 3]));
+        let (lo, hi) = (Some(vals(&[2])), Some(vals(&[5])));
+        let both = vec![x.clone(), lo.clone(), hi.clone()];
+        assert_eq!(clip(&[true; 3], both, None), Ok(Some(vals(&[2, 5, 3]))));
+        let no_low = vec![x.clone(), None, hi.clone()];
+        assert_eq!(
+            clip(&[true, false, true], no_low, None),
+            Ok(Some(vals(&[1, 5, 3])))
+        );
+        let unknown_low = vec![x.clone(), None, hi];
+        assert_eq!(clip(&[true; 3], unknown_low, None), Ok(None));
+        let sym = vec![d(seq), lo, None];
+        let got = clip(&[true, true, false], sym, Some(&mut s));
+        let at_least = s.dim_max(seq, Dim::Value(2));
+        assert_eq!(got, Ok(at_least.and_then(d)));
     }
 
     #[test]
@@ -774,6 +915,7 @@ mod tests {
             since: 15,
             attrs: &attrs,
             types: &types,
+            given: &[true],
             out_elem: Some(7),
         };
         assert_eq!(shape(&node), Some(vals(&[2, 3])));

@@ -4,8 +4,8 @@
 //!
 //! An expression is a polynomial with integer coefficients over atoms; an
 //! atom is a symbol of the model (or a fresh one), the floor division of
-//! a polynomial by a positive constant, or the smaller of two polynomials
-//! (`min(seq, 512)`, a slice's clamped end). Polynomials are kept in one
+//! a polynomial by a positive constant, or the smaller or larger of two
+//! polynomials (`min(seq, 512)`, a slice's clamped end; `max(seq, 4)`). Polynomials are kept in one
 //! canonical form (terms sorted, like terms combined, no zero
 //! coefficients), and each expression is interned as a [`Sym`] of the run's
 //! [`Symbols`], so two dims are equal exactly when their expressions are:
@@ -46,6 +46,8 @@ pub enum SymExpr {
     /// `min(p, q)`, `p < q` in the polynomials' order, when neither is
     /// known to be the smaller (see [`Symbols::dim_min`]).
     Min(Poly, Poly),
+    /// `max(p, q)`, as `Min` (see [`Symbols::dim_max`]).
+    Max(Poly, Poly),
 }
 
 impl Poly {
@@ -254,23 +256,43 @@ impl Symbols {
     /// coefficients share a sign: sizes are at least 0), else the atom
     /// `min(a, b)` (`min(seq, 512)`).
     pub fn dim_min(&mut self, a: Dim, b: Dim) -> Option<Dim> {
+        self.dim_extreme(a, b, false)
+    }
+
+    /// `max(a, b)`, as [`Symbols::dim_min`] decides it (`max(seq, 4)`).
+    pub fn dim_max(&mut self, a: Dim, b: Dim) -> Option<Dim> {
+        self.dim_extreme(a, b, true)
+    }
+
+    /// `min(a, b)`, or `max(a, b)` when `larger`.
+    fn dim_extreme(&mut self, a: Dim, b: Dim, larger: bool) -> Option<Dim> {
         let (pa, pb) = (self.poly(a)?, self.poly(b)?);
         let diff = pa.sub(&pb)?;
-        if let Some(c) = diff.as_constant() {
-            return Some(if c <= 0 { a } else { b });
-        }
-        let sizes = diff.atoms().all(|x| self.expr(x).is_none());
-        if sizes {
+        // Whether a >= b for every size, if that is decided.
+        let a_larger = if let Some(c) = diff.as_constant() {
+            Some(c >= 0)
+        } else if diff.atoms().all(|x| self.expr(x).is_none()) {
             let signs = |ok: fn(i64) -> bool| diff.terms.iter().all(|(_, c)| ok(*c));
             if signs(|c| c >= 0) {
-                return Some(b);
+                Some(true)
+            } else if signs(|c| c <= 0) {
+                Some(false)
+            } else {
+                None
             }
-            if signs(|c| c <= 0) {
-                return Some(a);
-            }
+        } else {
+            None
+        };
+        if let Some(a_larger) = a_larger {
+            return Some(if a_larger == larger { a } else { b });
         }
         let (p, q) = if pa < pb { (pa, pb) } else { (pb, pa) };
-        self.intern_expr(SymExpr::Min(p, q)).map(Dim::Sym)
+        let e = if larger {
+            SymExpr::Max(p, q)
+        } else {
+            SymExpr::Min(p, q)
+        };
+        self.intern_expr(e).map(Dim::Sym)
     }
 
     /// `floor(a / d)` for a constant `d > 0`: the parts of `a` that `d`
@@ -389,7 +411,8 @@ impl Symbols {
         match self.expr(s)? {
             SymExpr::Poly(p) => self.render_poly(p, name, &mut out),
             SymExpr::FloorDiv(p, d) => self.render_floor(p, *d, name, &mut out),
-            SymExpr::Min(p, q) => self.render_min(p, q, name, &mut out),
+            SymExpr::Min(p, q) => self.render_pair("min", p, q, name, &mut out),
+            SymExpr::Max(p, q) => self.render_pair("max", p, q, name, &mut out),
         }
         Some(out)
     }
@@ -397,7 +420,8 @@ impl Symbols {
     fn render_atom(&self, s: Sym, name: &mut dyn FnMut(Sym) -> String, out: &mut String) {
         match self.expr(s) {
             Some(SymExpr::FloorDiv(p, d)) => self.render_floor(p, *d, name, out),
-            Some(SymExpr::Min(p, q)) => self.render_min(p, q, name, out),
+            Some(SymExpr::Min(p, q)) => self.render_pair("min", p, q, name, out),
+            Some(SymExpr::Max(p, q)) => self.render_pair("max", p, q, name, out),
             Some(SymExpr::Poly(p)) => {
                 out.push('(');
                 self.render_poly(p, name, out);
@@ -426,8 +450,9 @@ impl Symbols {
         let _ = write!(out, "/{d})");
     }
 
-    fn render_min(
+    fn render_pair(
         &self,
+        f: &str,
         p: &Poly,
         q: &Poly,
         name: &mut dyn FnMut(Sym) -> String,
@@ -438,7 +463,8 @@ impl Symbols {
             Some(_) => (q, p),
             None => (p, q),
         };
-        out.push_str("min(");
+        out.push_str(f);
+        out.push('(');
         self.render_poly(p, name, out);
         out.push_str(", ");
         self.render_poly(q, name, out);
@@ -551,6 +577,7 @@ mod tests {
                 Some(SymExpr::Poly(p)) => eval_poly(s, p, h, v),
                 Some(SymExpr::FloorDiv(p, k)) => eval_poly(s, p, h, v).div_euclid(*k),
                 Some(SymExpr::Min(p, q)) => eval_poly(s, p, h, v).min(eval_poly(s, q, h, v)),
+                Some(SymExpr::Max(p, q)) => eval_poly(s, p, h, v).max(eval_poly(s, q, h, v)),
                 None => panic!("a symbol other than h"),
             },
             Dim::Unknown => panic!("unknown dim"),
@@ -647,7 +674,7 @@ mod tests {
     }
 
     #[test]
-    fn mins_decide_what_holds_for_every_size() {
+    fn mins_and_maxes_decide_what_holds_for_every_size() {
         let mut s = Symbols::default();
         let (seq, past) = (s.intern("seq"), s.intern("past"));
         let Dim::Sym(hs) = seq else {
@@ -682,7 +709,15 @@ mod tests {
         let span5 = s.dim_sub(end, Dim::Value(1)).unwrap_or(Dim::Unknown);
         let by2 = s.dim_ceil_div(span5, 2).unwrap_or(Dim::Unknown);
         assert_eq!(show(&s, by2), "floor(min(seq, 5)/2)");
+        let at_least = s.dim_max(seq, Dim::Value(4)).unwrap_or(Dim::Unknown);
+        assert_eq!(show(&s, at_least), "max(seq, 4)");
+        assert_eq!(s.dim_max(total, seq), Some(total));
+        assert_eq!(s.dim_max(up, seq), Some(up));
+        let clip = s.dim_min(at_least, Dim::Value(16)).unwrap_or(Dim::Unknown);
+        assert_eq!(show(&s, clip), "min(max(seq, 4), 16)");
         for v in 1..40 {
+            assert_eq!(eval(&s, at_least, hs, v), v.max(4));
+            assert_eq!(eval(&s, clip, hs, v), v.clamp(4, 16));
             assert_eq!(eval(&s, cut, hs, v), v.min(512));
             assert_eq!(eval(&s, span, hs, v), v.min(512) - 1);
             assert_eq!(eval(&s, by2, hs, v), (v.min(5) - 1 + 1).div_euclid(2));

@@ -353,7 +353,7 @@ impl Symbols {
         self.exprs.get(&s).map(|(e, _)| e)
     }
 
-    /// How deep `e` nests floor divisions and mins; `None` past
+    /// How deep `e` nests floor divisions, mins and maxes; `None` past
     /// [`super::symbolic::MAX_NESTING`] (rendering and comparing stay
     /// shallow on hostile chains of pooling).
     fn nesting(&self, e: &super::symbolic::SymExpr) -> Option<u8> {
@@ -361,7 +361,7 @@ impl Symbols {
         let (p, q, own) = match e {
             SymExpr::Poly(p) => (p, None, 0),
             SymExpr::FloorDiv(p, _) => (p, None, 1),
-            SymExpr::Min(p, q) => (p, Some(q), 1),
+            SymExpr::Min(p, q) | SymExpr::Max(p, q) => (p, Some(q), 1),
         };
         let inner = p
             .atoms()
