@@ -1071,9 +1071,10 @@ def _int64_value(v: int) -> onnx.TensorProto:
 def _shape_computations() -> onnx.ModelProto:
     """What exporters write around attention and convolutions: sizes read
     with Shape and Gather, then Range, Slice, Concat, Reshape, Expand,
-    ConstantOfShape, Equal, Where, TopK, Tile, Mod, Min, Max, Clip and Pad
-    over them, and Conv, pooling, ConvTranspose and Resize of an image;
-    every node output is a graph output."""
+    ConstantOfShape, Equal, Where, TopK, Tile, Mod, Min, Max, Clip,
+    ReduceProd, ReduceSum and Pad over them, and Conv, pooling,
+    ConvTranspose and Resize of an image; every node output is a graph
+    output."""
     ints = {
         "i0": [0],
         "i1": [1],
@@ -1108,6 +1109,7 @@ def _shape_computations() -> onnx.ModelProto:
         node("Sub", ["seq1", "i1"], ["seq_m1"]),
         node("Sub", ["i0", "seq1"], ["neg_seq"]),
         node("ReduceMax", ["seq1"], ["seq_again"], keepdims=1),
+        node("Slice", ["ids", "i0", "seq_again", "i1"], ["again"]),
         node("Slice", ["bias", "i0", "seq1", "i2"], ["b_rows"]),
         node("Slice", ["b_rows", "i0", "total1", "i3"], ["b_cols"]),
         node("Slice", ["ids", "i0", "seq_m1", "i1"], ["head"]),
@@ -1115,8 +1117,11 @@ def _shape_computations() -> onnx.ModelProto:
         node("Slice", ["ids", "m1", "big", "i1"], ["last"]),
         node("Slice", ["ids", "neg_seq", "big", "i1"], ["all_of_it"]),
         node("Slice", ["ids", "m1", "i0", "i1", "m1"], ["reversed"]),
-        # A bound without a value (no rule carries ReduceMax's): axis 1 unknown.
-        node("Slice", ["ids", "i0", "seq_again", "i1"], ["cut"]),
+        # A bound without a value (no rule carries Sqrt's): axis 1 unknown.
+        node("Cast", ["seq1"], ["seq_f"], to=TensorProto.FLOAT),
+        node("Sqrt", ["seq_f"], ["root_f"]),
+        node("Cast", ["root_f"], ["root"], to=TensorProto.INT64),
+        node("Slice", ["ids", "i0", "root", "i1"], ["cut"]),
         # Cut to a constant length: [B, min(S, 4)].
         node("Slice", ["ids", "i0", "c4", "i1"], ["trunc"]),
         # Sizes clamped by Min, Max and Clip: min(S, 4), max(S, 4),
@@ -1172,6 +1177,11 @@ def _shape_computations() -> onnx.ModelProto:
         node("Slice", ["img_shape", "i2", "big"], ["img_hw"]),
         node("Mul", ["img_hw", "i2"], ["img_hw2"]),
         node("Concat", ["img_bc", "img_hw2"], ["sizes"], axis=0),
+        # The image's area and perimeter as lengths: [H*W], [2*H + 2*W].
+        node("ReduceProd", ["img_hw"], ["area"], keepdims=1),
+        node("ConstantOfShape", ["area"], ["pixels"]),
+        node("ReduceSum", ["img_hw2"], ["perimeter"], keepdims=1),
+        node("ConstantOfShape", ["perimeter"], ["border"]),
         node("Resize", ["img", "", "", "sizes"], ["resized_to"], mode="nearest"),
         # The same sizes through floats: Cast(Floor(Cast(hw, float) * 2.0), int64).
         node("Cast", ["img_hw"], ["hw_f"], to=TensorProto.FLOAT),

@@ -15,7 +15,8 @@
 //! Size (13+), Slice (13+), Squeeze and Unsqueeze (13+). Beyond onnx
 //! ([`Step::Beyond`]), for the same operators at older versions and for
 //! Div, Mod, Neg, Identity, Reshape, Range, ConstantOfShape, Equal,
-//! Where, Floor, Ceil, Round, Min, Max and Clip, and float constants of whole numbers,
+//! Where, Floor, Ceil, Round, Min, Max, Clip, ReduceSum, ReduceProd,
+//! ReduceMax and ReduceMin (of 1-D values), and float constants of whole numbers,
 //! where onnx gives up; and where onnx's
 //! step would be wrong, it is not taken (see [`propagate`]).
 
@@ -49,7 +50,8 @@ pub fn step(op: &str, since: i64) -> Option<Step> {
         "Cast" | "Concat" | "Size" | "Slice" | "Squeeze" | "Unsqueeze" => since >= 13,
         "Gather" | "Shape" => true,
         "Div" | "Mod" | "Identity" | "Reshape" | "Range" | "ConstantOfShape" | "Equal"
-        | "Where" | "Floor" | "Ceil" | "Round" | "Neg" | "Min" | "Max" | "Clip" => false,
+        | "Where" | "Floor" | "Ceil" | "Round" | "Neg" | "Min" | "Max" | "Clip" | "ReduceSum"
+        | "ReduceProd" | "ReduceMax" | "ReduceMin" => false,
         _ => return None,
     };
     if onnx {
@@ -128,6 +130,7 @@ pub fn propagate(
         "Equal" => Ok(equal(node, data, symbols.as_deref())),
         "Min" | "Max" => Ok(extremes(node, data, symbols)),
         "Clip" => Ok(clip(node, data, symbols)),
+        "ReduceSum" | "ReduceProd" | "ReduceMax" | "ReduceMin" => Ok(reduce(node, data, symbols)),
         "Where" => Ok(where_(node, data)),
         _ => Ok(None),
     }
@@ -307,6 +310,87 @@ fn clip(
         out.push(v.unwrap_or(Dim::Unknown));
     }
     Some(out)
+}
+
+/// ReduceSum, ReduceProd, ReduceMax and ReduceMin of a value of rank 0
+/// or 1, over all of it (the one axis, or none given): the data's sum,
+/// product, largest or smallest element, expressions with `symbols`
+/// (`C*H*W` for the product of a shape's last three). `noop_with_empty_axes`
+/// with no axes keeps the data; an empty value's max or min is not taken.
+fn reduce(
+    node: &Node<'_, '_>,
+    data: &mut dyn FnMut(usize) -> Option<Dims>,
+    mut symbols: Option<&mut Symbols>,
+) -> Option<Dims> {
+    let rank = node.shape(0)?.len();
+    if rank > 1 {
+        return None;
+    }
+    // Axes: an input from ReduceSum 13 and the others' 18, else an attribute.
+    let from_input = node.since >= if node.op == "ReduceSum" { 13 } else { 18 };
+    let axes: Vec<i64> = if from_input {
+        match node.given.get(1).copied().unwrap_or(false) {
+            true => data(1)?
+                .iter()
+                .map(|d| match d {
+                    Dim::Value(v) => Some(*v),
+                    _ => None,
+                })
+                .collect::<Option<_>>()?,
+            false => Vec::new(),
+        }
+    } else {
+        node.attrs
+            .get("axes")
+            .map(|a| a.ints.clone())
+            .unwrap_or_default()
+    };
+    let values = data(0)?;
+    if axes.is_empty()
+        && node
+            .int_attr("noop_with_empty_axes")
+            .is_some_and(|v| v != 0)
+    {
+        return Some(values);
+    }
+    if !axes.iter().all(|&a| rank == 1 && (a == 0 || a == -1)) {
+        return None;
+    }
+    let op = node.op;
+    let mut at = values.iter().copied();
+    let first = match at.next() {
+        Some(d) => d,
+        None => match op {
+            "ReduceSum" => Dim::Value(0),
+            "ReduceProd" => Dim::Value(1),
+            _ => return None,
+        },
+    };
+    let folded = at.try_fold(first, |x, y| match op {
+        "ReduceMax" => extreme(x, y, true, symbols.as_deref_mut()),
+        "ReduceMin" => extreme(x, y, false, symbols.as_deref_mut()),
+        _ => match (x, y) {
+            (Dim::Value(a), Dim::Value(b)) if op == "ReduceSum" => a.checked_add(b).map(Dim::Value),
+            (Dim::Value(a), Dim::Value(b)) => a.checked_mul(b).map(Dim::Value),
+            _ => {
+                let s = symbols.as_deref_mut()?;
+                match op {
+                    "ReduceSum" => s.dim_add(x, y),
+                    _ => s.dim_mul(x, y),
+                }
+            }
+        },
+    });
+    let exact = node.out_elem.and_then(float_exact);
+    let v = match folded {
+        // A float result past its type's whole numbers is not exact.
+        Some(Dim::Value(v)) if exact.is_some_and(|e| v.unsigned_abs() > e.unsigned_abs()) => {
+            Dim::Unknown
+        }
+        Some(d) => d,
+        None => Dim::Unknown,
+    };
+    Some([v].into_iter().collect())
 }
 
 /// Whole numbers of float values, as data (beyond onnx, which reads
@@ -757,6 +841,68 @@ mod tests {
         let got = clip(&[true, true, false], sym, Some(&mut s));
         let at_least = s.dim_max(seq, Dim::Value(2));
         assert_eq!(got, Ok(at_least.and_then(d)));
+    }
+
+    #[test]
+    fn reductions_of_1d_values() {
+        let reduce =
+            |op: &str, since: i64, x: Dims, axes: Option<Dims>, s: Option<&mut Symbols>| {
+                let list = [crate::proto::AttributeProto {
+                    name: Some("keepdims".into()),
+                    i: Some(0),
+                    r#type: Some(2),
+                    ..Default::default()
+                }];
+                let attrs = Attrs::Direct(&list);
+                let t = Type::Tensor(TensorType {
+                    elem: 7,
+                    shape: Some(vals(&[x.len() as i64])),
+                });
+                let types = [Some(&t), None];
+                let given = [true, axes.is_some()];
+                let inputs = [Some(x), axes];
+                let node = Node {
+                    op,
+                    since,
+                    attrs: &attrs,
+                    types: &types,
+                    given: &given,
+                    out_elem: Some(7),
+                };
+                propagate(&node, &mut |i| inputs.get(i).cloned().flatten(), s)
+            };
+        assert_eq!(
+            reduce("ReduceProd", 18, vals(&[3, 4, 5]), None, None),
+            Ok(Some(vals(&[60])))
+        );
+        assert_eq!(
+            reduce("ReduceSum", 13, vals(&[3, 4]), Some(vals(&[0])), None),
+            Ok(Some(vals(&[7])))
+        );
+        assert_eq!(
+            reduce("ReduceMax", 18, vals(&[3, 9, 4]), Some(vals(&[-1])), None),
+            Ok(Some(vals(&[9])))
+        );
+        assert_eq!(
+            reduce("ReduceMin", 13, vals(&[3, 9]), None, None),
+            Ok(Some(vals(&[3])))
+        );
+        assert_eq!(
+            reduce("ReduceSum", 13, vals(&[]), None, None),
+            Ok(Some(vals(&[0])))
+        );
+        assert_eq!(reduce("ReduceMax", 18, vals(&[]), None, None), Ok(None));
+        // An axis a 1-D value does not have: not reduced here.
+        assert_eq!(
+            reduce("ReduceSum", 13, vals(&[3, 4]), Some(vals(&[1])), None),
+            Ok(None)
+        );
+        let mut s = Symbols::default();
+        let (c, h) = (s.intern("C"), s.intern("H"));
+        let x: Dims = [c, h, Dim::Value(2)].into_iter().collect();
+        let got = reduce("ReduceProd", 18, x, None, Some(&mut s));
+        let want = s.dim_mul(c, h).and_then(|ch| s.dim_mul(ch, Dim::Value(2)));
+        assert_eq!(got, Ok(want.map(|d| [d].into_iter().collect())));
     }
 
     #[test]
