@@ -293,3 +293,81 @@ def test_shapes_symbolic_gives_expressions(tmp_path) -> None:
     assert y_type("shapes", "--symbolic") == "FLOAT['B', 'P + S']"
     assert y_type("info", "--shapes", "--symbolic") == "FLOAT['B', 'P + S']"
     assert "unk__" in y_type("shapes")
+
+
+def test_shapes_sizes_gives_each_values_bytes_and_the_peak(tmp_path) -> None:
+    """`--sizes`: every value's shape and bytes at the given sizes are those
+    of the arrays onnx's reference evaluator makes running the model at
+    them; the peak is the largest sum of node outputs held at once in graph
+    order, computed here from those arrays (held from their node to their
+    last reader; outputs to the end)."""
+    import numpy as np
+    from onnx import TensorProto, helper, numpy_helper
+    from onnx.reference import ReferenceEvaluator
+
+    node = helper.make_node
+    graph = helper.make_graph(
+        [
+            node("Conv", ["img", "w"], ["c1"], strides=[2, 2], pads=[1, 1, 1, 1]),
+            node("Relu", ["c1"], ["r1"]),
+            node("MaxPool", ["r1"], ["p1"], kernel_shape=[2, 2], strides=[2, 2]),
+            node("Shape", ["p1"], ["ps"]),
+            node("Slice", ["ps", "i0", "i2"], ["nc"]),
+            node("Concat", ["nc", "m1"], ["flat_shape"], axis=0),
+            node("Reshape", ["p1", "flat_shape"], ["flat"]),
+            node("Cast", ["flat"], ["half"], to=TensorProto.FLOAT16),
+            node("Slice", ["half", "i0", "c5", "i2"], ["head"]),
+        ],
+        "plan",
+        [helper.make_tensor_value_info("img", TensorProto.FLOAT, ["N", 3, "H", "W"])],
+        [helper.make_tensor_value_info("head", TensorProto.FLOAT16, None)],
+        [
+            numpy_helper.from_array(np.ones((8, 3, 3, 3), np.float32), "w"),
+            numpy_helper.from_array(np.array([0], np.int64), "i0"),
+            numpy_helper.from_array(np.array([2], np.int64), "i2"),
+            numpy_helper.from_array(np.array([-1], np.int64), "m1"),
+            numpy_helper.from_array(np.array([5], np.int64), "c5"),
+        ],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    path = tmp_path / "plan.onnx"
+    onnx.save(model, path)
+    names = [o for n in graph.node for o in n.output]
+    runner = ReferenceEvaluator(model)
+    for n, h, w in [(1, 9, 9), (2, 32, 20), (3, 17, 64)]:
+        proc = run(
+            "shapes",
+            "--json",
+            "--symbolic",
+            "--data-prop",
+            "--sizes",
+            f"N={n},H={h},W={w}",
+            str(path),
+        )
+        assert proc.returncode == 0, proc.stderr
+        main = json.loads(proc.stdout)["graphs"][0]
+        ours = {v["name"]: v for v in main["values"]}
+        arrays = dict(zip(names, runner.run(names, {"img": np.zeros((n, 3, h, w), np.float32)})))
+        for name, array in arrays.items():
+            assert ours[name]["shape_at"] == list(array.shape), (name, ours[name], array.shape)
+            assert ours[name]["bytes"] == array.nbytes, (name, ours[name], array.nbytes)
+        last = {}
+        for i, nd in enumerate(graph.node):
+            for x in nd.input:
+                last[x] = i
+        live = peak = 0
+        for i, nd in enumerate(graph.node):
+            live += sum(arrays[o].nbytes for o in nd.output)
+            peak = max(peak, live)
+            live -= sum(a.nbytes for x, a in arrays.items() if last.get(x) == i and x != "head")
+        assert main["memory"] == {
+            "total_bytes": sum(a.nbytes for a in arrays.values()),
+            "peak_bytes": peak,
+            "unknown": 0,
+        }
+    proc = run("shapes", "--sizes", "N=1,H=9,W=9", "--symbolic", "--data-prop", str(path))
+    assert proc.returncode == 0, proc.stderr
+    assert "at most at once in graph order" in proc.stdout
+    proc = run("shapes", "--sizes", "N=one", str(path))
+    assert proc.returncode == 2
+    assert "'N=one' is not NAME=SIZE" in proc.stderr

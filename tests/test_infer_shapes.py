@@ -766,7 +766,7 @@ def test_symbolic_expressions_evaluate_to_onnxs_static_dims() -> None:
     with those dims renamed to symbols: each expression symbolic=True gives
     (data_prop on) evaluates, at the original sizes, to the dim onnx infers
     for the original model."""
-    checked = expressions = 0
+    checked = expressions = evaluated = 0
     found = []
     for path in _models():
         model = onnx.load(str(path))
@@ -778,14 +778,23 @@ def test_symbolic_expressions_evaluate_to_onnxs_static_dims() -> None:
             theirs = onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True)
         except Exception:
             continue
-        ours = onnxfast.infer_shapes(
+        inferred = onnxfast.infer_shapes(
             symbolic.SerializeToString(), symbolic=True, data_prop=True
-        ).to_onnx()
+        )
+        ours = inferred.to_onnx()
         expected = _static_dims(theirs.graph)
+        graph_values = inferred.graph.values
         for name, dims in _static_dims_and_params(ours.graph).items():
             want = expected.get(name)
             if want is None or len(want) != len(dims):
                 continue
+            # Value.shape_at evaluates the same dims (in Rust) to onnx's.
+            at = graph_values[name].shape_at(values) if name in graph_values else None
+            for k, (a, w) in enumerate(zip(at or [], want)):
+                if a is not None and w is not None:
+                    evaluated += 1
+                    if a != w:
+                        found.append(f"{path.name} {name}[{k}]: shape_at {a}, onnx {w}")
             for k, (d, w) in enumerate(zip(dims, want)):
                 if w is None or not isinstance(d, str):
                     continue
@@ -799,6 +808,7 @@ def test_symbolic_expressions_evaluate_to_onnxs_static_dims() -> None:
     assert not found, f"{len(found)} wrong:\n" + "\n".join(found[:15])
     # 12,185 dims checked, 3,591 of them expressions (one a min), on 3,308 models.
     assert checked > 10_000, checked
+    assert evaluated > checked, (evaluated, checked)
     assert expressions > 3_000, expressions
 
 
@@ -1064,6 +1074,49 @@ def test_symbolic_slices_evaluate_to_onnxs_static_dims(opset: int) -> None:
     assert left > 0
 
 
+def test_evaluate_dim_reads_expressions_and_refuses_bad_sizes() -> None:
+    """onnxfast.evaluate_dim: what symbolic=True writes, at given sizes, as
+    Python evaluates the same text; unknown symbols give None; text that
+    is not an expression and bad sizes raise."""
+    import math
+
+    sizes = {"h": 33, "seq": 7, "B": 2, "past": 5}
+    texts = [
+        "floor((h + 1)/2)",
+        "12*B*seq",
+        "-seq + 5",
+        "h - floor((h + 2)/3)",
+        "min(seq, 4) - 2",
+        "min(seq - 1, 10) + 1",
+        "min(max(seq, 2), 4)",
+        "floor((min(seq, 5) + 1)/2)",
+        "past + seq",
+        "2*(seq*B)",
+    ]
+    namespace = {"__builtins__": {}, "floor": math.floor, "min": min, "max": max}
+    for text in texts:
+        assert onnxfast.evaluate_dim(text, sizes) == eval(text, namespace, dict(sizes)), text
+    assert onnxfast.evaluate_dim(3, {}) == 3
+    assert onnxfast.evaluate_dim(None, sizes) is None
+    assert onnxfast.evaluate_dim("unk__4 + 1", sizes) is None
+    assert onnxfast.evaluate_dim("batch size", {"batch size": 3}) == 3, "a whole text is a name"
+    for text in ["seq +", "floor(seq/0)", "min(seq)", "(" * 10_000 + "seq" + ")" * 10_000]:
+        with pytest.raises(ValueError, match="not an expression"):
+            onnxfast.evaluate_dim(text, sizes)
+    with pytest.raises(ValueError, match="overflows"):
+        onnxfast.evaluate_dim("9223372036854775807*seq", sizes)
+    for bad, error in [
+        ({"seq": -1}, ValueError),
+        ({"seq": 2**64}, ValueError),
+        ({"seq": True}, TypeError),
+        ({"seq": "7"}, ValueError),
+        ({1: 7}, TypeError),
+        ([("seq", 7)], TypeError),
+    ]:
+        with pytest.raises(error):
+            onnxfast.evaluate_dim("seq", bad)
+
+
 def _int64_value(v: int) -> onnx.TensorProto:
     return numpy_helper.from_array(np.array([v], np.int64), "value")
 
@@ -1226,7 +1279,9 @@ def test_symbolic_shapes_match_the_reference_runtime() -> None:
     from onnx.reference import ReferenceEvaluator
 
     model = _shape_computations()
-    ours = onnxfast.infer_shapes(model, symbolic=True, data_prop=True).to_onnx()
+    inferred = onnxfast.infer_shapes(model, symbolic=True, data_prop=True)
+    values = inferred.graph.values
+    ours = inferred.to_onnx()
     dims = _static_dims_and_params(ours.graph)
     runner = ReferenceEvaluator(model)
     wrong, checked, expressions = [], 0, set()
@@ -1250,6 +1305,11 @@ def test_symbolic_shapes_match_the_reference_runtime() -> None:
             mine = dims.get(name)
             assert mine is not None, name
             assert len(mine) == np.ndim(value), (name, mine)
+            # Value.shape_at reads the same dims, in Rust: the shape ran.
+            at = values[name].shape_at(sizes)
+            known = [n if d is not None else None for d, n in zip(at, np.shape(value))]
+            assert at == known, (name, mine, at, np.shape(value))
+            assert at.count(None) == (1 if name == "cut" else 0), (name, at)
             for k, (d, n) in enumerate(zip(mine, np.shape(value))):
                 if (name, k) == ("cut", 1):
                     assert d.startswith("unk__"), d

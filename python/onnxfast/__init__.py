@@ -48,6 +48,7 @@ from ._onnxfast import (
     ValueInfo,
     Values,
     __version__,
+    evaluate_dim,
 )
 from ._policy import Policy
 from ._shapes import infer_shapes
@@ -116,6 +117,7 @@ __all__ = [
     "check",
     "check_model",
     "errors",
+    "evaluate_dim",
     "infer_shapes",
     "load",
     "load_map",

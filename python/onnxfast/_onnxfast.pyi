@@ -2,7 +2,7 @@
 # the built module by `python -m mypy.stubtest onnxfast._onnxfast` in CI.
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any, Generic, TypeVar, final, overload
 
 import numpy as np
@@ -55,6 +55,7 @@ __all__ = [
     "check_model",
     "decode_message",
     "diagnostic_codes",
+    "evaluate_dim",
     "infer_shapes",
 ]
 
@@ -90,6 +91,7 @@ def infer_shapes(
     symbolic: bool = False,
     check_type: bool = True,
 ) -> tuple[Model, tuple[list[tuple[str, str, str, str, str | None]], int, int, int]]: ...
+def evaluate_dim(dim: int | str | None, sizes: Mapping[str, int]) -> int | None: ...
 def _panic_for_tests() -> None: ...
 
 @final
@@ -140,6 +142,7 @@ class Value:
     def type(self) -> Type | None: ...
     @property
     def shape(self) -> list[int | str | None] | None: ...
+    def shape_at(self, sizes: Mapping[str, int]) -> list[int | None] | None: ...
 
 @final
 class _Buffer:

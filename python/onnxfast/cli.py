@@ -3,7 +3,7 @@
     onnxfast check PATH... [--strict] [--full] [--policy FILE] [-j N]
                            [--format text|json|sarif|github] [--fail-on error|warning]
     onnxfast info PATH [--shapes [--data-prop] [--symbolic]] [--json]
-    onnxfast shapes PATH [--strict] [--data-prop] [--symbolic] [--json]
+    onnxfast shapes PATH [--strict] [--data-prop] [--symbolic] [--sizes N=V,...] [--json]
 
 Exit status of `check`: 0 when every model is valid, 1 when any is invalid
 (has an error, or a warning with `--fail-on warning`), 2 for a usage error,
@@ -30,7 +30,7 @@ from . import __version__, _reports, check, infer_shapes, load
 from ._check import Report
 from ._policy import Policy
 from ._shapes import infer_with_report
-from ._types import data_type_name
+from ._types import data_type_name, tensor_bytes
 from .errors import OnnxFastError, PolicyError
 
 EXIT_OK, EXIT_INVALID, EXIT_ERROR = 0, 1, 2
@@ -567,15 +567,115 @@ def shape_table(model: Any) -> list[dict[str, Any]]:
     return table
 
 
+def parse_sizes(text: str) -> dict[str, int]:
+    """`--sizes batch=1,seq=128` as a mapping (ValueError naming the part
+    that is not NAME=INT)."""
+    sizes: dict[str, int] = {}
+    for part in text.split(","):
+        name, eq, value = part.partition("=")
+        name = name.strip()
+        try:
+            size = int(value)
+        except ValueError:
+            size = -1
+        if not eq or not name or size < 0:
+            raise ValueError(f"{part.strip()!r} is not NAME=SIZE (a size is an int, at least 0)")
+        sizes[name] = size
+    return sizes
+
+
+def plan_memory(model: Any, table: list[dict[str, Any]], sizes: dict[str, int]) -> None:
+    """Adds each value's shape at `sizes` ("shape_at") and its bytes to
+    `table` (see `shape_table`), and to each graph the total bytes of its
+    node outputs and their peak in graph order ("memory"): a value is held
+    from the node making it to its graph's last node reading it (a node
+    holding a subgraph reads what the subgraph reads), graph outputs to
+    the end; bytes of values whose shape or element size is not known are
+    left out and counted in "unknown"."""
+    graphs = [model.graph, *(g for _, g in _walk_graphs(model.graph))]
+    for entry, g in zip(table, graphs):
+        values = g.values
+        sized: dict[str, int] = {}
+        unknown = 0
+        for v in entry["values"]:
+            value = values.get(v["name"])
+            t = value.type if value is not None else None
+            elem = t.tensor_type.elem_type if t is not None and t.tensor_type is not None else 0
+            shape = value.shape_at(sizes) if value is not None else None
+            v["shape_at"] = shape
+            v["bytes"] = tensor_bytes(elem, shape)
+            if v["producer"] == "input":
+                continue
+            if v["bytes"] is None:
+                unknown += 1
+            else:
+                sized[v["name"]] = v["bytes"]
+        last = _last_uses(g)
+        outputs = {o.name for o in g.output}
+        freed: dict[int, list[str]] = collections.defaultdict(list)
+        for name in sized:
+            if name not in outputs and name in last:
+                freed[last[name]].append(name)
+        live = peak = 0
+        for i, node in enumerate(g.node):
+            live += sum(sized.get(o, 0) for o in node.output if o)
+            peak = max(peak, live)
+            live -= sum(sized[n] for n in freed.get(i, []))
+        entry["memory"] = {
+            "total_bytes": sum(sized.values()),
+            "peak_bytes": peak,
+            "unknown": unknown,
+        }
+
+
+def _last_uses(g: Any) -> dict[str, int]:
+    """Each name a node of `g` reads: the last such node's index (reads of
+    its subgraphs count as the holding node's)."""
+    last: dict[str, int] = {}
+    for i, node in enumerate(g.node):
+        for name in node.input:
+            if name:
+                last[name] = i
+        for a in node.attribute:
+            for sub in ([a.g] if a.g is not None else []) + list(a.graphs):
+                own = {v.name for v in sub.input} | {t.name for t in sub.initializer}
+                own.update(o for n in sub.node for o in n.output)
+                for name in sub.values:
+                    if name not in own:
+                        last[name] = i
+    return last
+
+
 def _print_shapes(table: list[dict[str, Any]], style: Style) -> None:
     for g in table:
         print(style.bold(f"values of {g['graph']}" if g["graph"] != "main" else "values"))
         rows = [[v["name"], v["type"] or "?", v["producer"]] for v in g["values"]]
+        if "memory" in g:
+            for row, v in zip(rows, g["values"]):
+                shape = v["shape_at"]
+                at = "?" if shape is None else "[" + ", ".join(map(_dim_text, shape)) + "]"
+                row[2:2] = [at, "?" if v["bytes"] is None else _human_bytes(v["bytes"])]
         for line in _table(rows, indent="    "):
             print(line)
+        if "memory" in g:
+            m = g["memory"]
+            more = f" (and {m['unknown']} of unknown size)" if m["unknown"] else ""
+            print(
+                f"    node outputs: {_human_bytes(m['total_bytes'])} in all, "
+                f"{_human_bytes(m['peak_bytes'])} at most at once in graph order{more}"
+            )
+
+
+def _dim_text(d: int | None) -> str:
+    return "?" if d is None else str(d)
 
 
 def cmd_shapes(args: argparse.Namespace) -> int:
+    try:
+        sizes = parse_sizes(args.sizes) if args.sizes is not None else None
+    except ValueError as e:
+        print(f"onnxfast shapes: --sizes: {e}", file=sys.stderr)
+        return EXIT_ERROR
     try:
         inferred, report = infer_with_report(
             args.path,
@@ -584,6 +684,8 @@ def cmd_shapes(args: argparse.Namespace) -> int:
             check_type=not args.no_check_type,
         )
         table = shape_table(inferred)
+        if sizes is not None and inferred.graph is not None:
+            plan_memory(inferred, table, sizes)
     except (OSError, OnnxFastError) as e:
         print(f"onnxfast shapes: {_describe_failure(e)}", file=sys.stderr)
         if args.debug:
@@ -704,6 +806,12 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="do not check node types against their operators' type constraints "
         "(onnx's infer_shapes default; infer_shapes(check_type=False))",
+    )
+    p_shapes.add_argument(
+        "--sizes",
+        metavar="NAME=SIZE,...",
+        help="evaluate every dim at these sizes of the model's symbols (batch=1,seq=128): "
+        "each value's shape and bytes, and the node outputs' total and peak memory",
     )
     p_shapes.add_argument("--json", action="store_true", help="print JSON")
     p_shapes.add_argument("--debug", action="store_true", help="show tracebacks of failures")

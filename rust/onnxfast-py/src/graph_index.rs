@@ -355,7 +355,7 @@ fn build_types(root: &Root) -> Result<TypeStore, DecodeError> {
     let RootMessage::Model(model) = &root.message else {
         return Ok(TypeStore::default());
     };
-    let flags = crate::shapes::Flags::default();
+    let flags = root.flags;
     // Decoded on touch: written back as onnxfast.infer_shapes does, with
     // nothing of the main graph built beyond what inference keeps.
     if let Some(lists) = model.graph.as_ref().and_then(|g| root.lists_of(g)) {

@@ -6,10 +6,11 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use pyo3::exceptions::PyKeyError;
+use pyo3::exceptions::{PyKeyError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString};
 
+use onnxfast_core::ir::evaluate::{evaluate, Unevaluated};
 use onnxfast_core::ir::{Declared, Def, DefUse, Key};
 use onnxfast_core::proto;
 use onnxfast_core::proto::schema::fields;
@@ -382,6 +383,40 @@ impl Value {
             .map(Some)
     }
 
+    /// `shape` with each dim evaluated at `sizes` (a mapping of the
+    /// model's symbols to ints): an int for a dim whose value follows (a
+    /// given symbol, or an expression of given symbols, `floor((h + 1)/2)`),
+    /// None for one that names a symbol without a size (a fresh `unk__N`)
+    /// or is not an expression onnxfast reads.
+    fn shape_at(
+        &self,
+        py: Python<'_>,
+        sizes: &Bound<'_, PyAny>,
+    ) -> PyResult<Option<Vec<Option<i64>>>> {
+        let sizes = sizes_of(sizes)?;
+        let Some(t) = self.type_(py)? else {
+            return Ok(None);
+        };
+        let shape = match &t.0.value {
+            Some(type_proto::Value::TensorType(x)) => x.shape.as_ref(),
+            Some(type_proto::Value::SparseTensorType(x)) => x.shape.as_ref(),
+            _ => None,
+        };
+        Ok(shape.map(|shape| {
+            shape
+                .dim
+                .iter()
+                .map(|d| match &d.value {
+                    Some(tensor_shape_proto::dimension::Value::DimValue(v)) => Some(*v),
+                    Some(tensor_shape_proto::dimension::Value::DimParam(p)) => {
+                        evaluate(p, &|n| sizes.get(n).copied()).ok()
+                    }
+                    None => None,
+                })
+                .collect()
+        }))
+    }
+
     fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
         other.cast::<Value>().is_ok_and(|o| {
             let o = o.get();
@@ -482,4 +517,60 @@ fn uses(
         }
     }
     Ok(())
+}
+
+/// Sizes of symbols from a mapping of names to ints (at least 0).
+fn sizes_of(sizes: &Bound<'_, PyAny>) -> PyResult<HashMap<String, i64>> {
+    let items = sizes
+        .call_method0("items")
+        .map_err(|_| PyTypeError::new_err("sizes must be a mapping of names to ints"))?;
+    let mut out = HashMap::new();
+    for item in items.try_iter()? {
+        let (name, size): (Bound<'_, PyAny>, Bound<'_, PyAny>) = item?.extract()?;
+        let name: String = name
+            .extract()
+            .map_err(|_| PyTypeError::new_err("sizes: a name must be a str"))?;
+        if size.is_instance_of::<pyo3::types::PyBool>() {
+            return Err(PyTypeError::new_err(format!(
+                "sizes: the size of {name:?} must be an int, not a bool"
+            )));
+        }
+        let size: i64 = size.extract().map_err(|_| {
+            PyValueError::new_err(format!(
+                "sizes: the size of {name:?} must be an int from 0 to 2**63 - 1"
+            ))
+        })?;
+        if size < 0 {
+            return Err(PyValueError::new_err(format!(
+                "sizes: the size of {name:?} is {size}, below 0"
+            )));
+        }
+        out.insert(name, size);
+    }
+    Ok(out)
+}
+
+/// `onnxfast.evaluate_dim(dim, sizes)`: a dim (an int, a symbol or an
+/// expression as `infer_shapes(symbolic=True)` writes it, or None) at
+/// `sizes`; None when it names a symbol without a size.
+#[pyfunction]
+pub fn evaluate_dim(dim: &Bound<'_, PyAny>, sizes: &Bound<'_, PyAny>) -> PyResult<Option<i64>> {
+    let sizes = sizes_of(sizes)?;
+    if dim.is_none() {
+        return Ok(None);
+    }
+    if dim.is_instance_of::<PyString>() {
+        let text: String = dim.extract()?;
+        return match evaluate(&text, &|n| sizes.get(n).copied()) {
+            Ok(v) => Ok(Some(v)),
+            Err(Unevaluated::Unknown(_)) => Ok(None),
+            Err(e) => Err(PyValueError::new_err(format!("dim {text:?}: {e}"))),
+        };
+    }
+    if dim.is_instance_of::<pyo3::types::PyBool>() {
+        return Err(PyTypeError::new_err("dim must be an int, a str or None"));
+    }
+    dim.extract::<i64>()
+        .map(Some)
+        .map_err(|_| PyTypeError::new_err("dim must be an int, a str or None"))
 }

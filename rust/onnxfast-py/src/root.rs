@@ -50,6 +50,10 @@ pub struct Root {
     /// initializer, value_info and sparse_initializer lists (the graph in
     /// `message` holds its other fields and leaves those empty).
     pub lists: Option<GraphLists>,
+    /// How `types` are inferred: as `onnxfast.infer_shapes` was asked to
+    /// for the model it returned (`data_prop`, `symbolic`, `check_type`),
+    /// so its values read as its `value_info` does; the defaults otherwise.
+    pub flags: crate::shapes::Flags,
 }
 
 impl Drop for Root {
@@ -82,6 +86,25 @@ impl Root {
         source_is_exact: bool,
         lists: Option<GraphLists>,
     ) -> Arc<Root> {
+        Self::with_flags(
+            source,
+            message,
+            external,
+            source_is_exact,
+            lists,
+            crate::shapes::Flags::default(),
+        )
+    }
+
+    /// [`Root::new`], its values' types inferred with `flags`.
+    pub fn with_flags(
+        source: Bytes,
+        message: RootMessage,
+        external: ExternalStore,
+        source_is_exact: bool,
+        lists: Option<GraphLists>,
+        flags: crate::shapes::Flags,
+    ) -> Arc<Root> {
         Arc::new(Root {
             source,
             message,
@@ -91,6 +114,7 @@ impl Root {
             graph_steps: Mutex::new(HashMap::new()),
             types: OnceLock::new(),
             lists,
+            flags,
         })
     }
 

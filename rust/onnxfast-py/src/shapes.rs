@@ -113,12 +113,13 @@ fn infer_shapes_impl(
             }
         };
         let found = checked(inference.diagnostics, inference.omitted, &inference.counts);
-        let new_root = Root::new(
+        let new_root = Root::with_flags(
             root.source.clone(),
             RootMessage::Model(message),
             store,
             false,
             lists,
+            flags,
         );
         Ok::<_, DecodeError>((new_root, found))
     })

@@ -3,6 +3,7 @@
 //! share.
 
 pub mod defuse;
+pub mod evaluate;
 mod scope;
 pub mod symbolic;
 pub mod types;
