@@ -164,10 +164,32 @@ pub fn decode_roundtrip(data: &[u8]) {
 
 /// Decodes and checks a model (strict, and the full check with type and
 /// shape inference); the checker must always return.
+/// Evaluates every symbolic dim of the main graph's declarations at a few
+/// sizes (`ir::evaluate` on untrusted text): always returns.
+pub(crate) fn evaluate_dims(model: &ModelProto) {
+    use crate::proto::{tensor_shape_proto::dimension::Value as D, type_proto::Value as T};
+    let Some(g) = &model.graph else {
+        return;
+    };
+    for vi in g.input.iter().chain(&g.output).chain(&g.value_info) {
+        let Some(T::TensorType(t)) = vi.r#type.as_ref().and_then(|t| t.value.as_ref()) else {
+            continue;
+        };
+        for d in t.shape.iter().flat_map(|s| &s.dim) {
+            if let Some(D::DimParam(text)) = &d.value {
+                for size in [0, 3, i64::MAX] {
+                    let _ = crate::ir::evaluate::evaluate(text, &|_| Some(size));
+                }
+            }
+        }
+    }
+}
+
 pub fn decode_and_check(data: &[u8]) {
     let Ok(model) = decode::<ModelProto>(Bytes::copy_from_slice(data), &options(data.len())) else {
         return;
     };
+    evaluate_dims(&model);
     let dir = std::env::temp_dir().join("onnxfast-fuzz-empty");
     let _ = std::fs::create_dir_all(&dir);
     let lazy = crate::decode::lazy::decode_lazy(Bytes::copy_from_slice(data), &options(data.len()));

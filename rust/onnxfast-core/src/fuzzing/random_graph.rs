@@ -392,6 +392,8 @@ pub fn write_back_agrees(
 ) -> crate::infer::Inference {
     use prost::Message;
     let (first, inference, done) = crate::infer::infer_shapes(model.clone(), options);
+    // The dims written (expressions with `symbolic`) evaluate or fail cleanly.
+    super::evaluate_dims(&first);
     let (second, again, _) = crate::infer::infer_shapes(first.clone(), options);
     let bytes = bytes::Bytes::from(model.encode_to_vec());
     let Ok(lazy) = crate::decode::lazy::decode_lazy(bytes, &crate::DecodeOptions::default()) else {
