@@ -357,12 +357,7 @@ impl Value {
         let Some(t) = self.type_(py)? else {
             return Ok(None);
         };
-        let shape = match &t.0.value {
-            Some(type_proto::Value::TensorType(x)) => x.shape.as_ref(),
-            Some(type_proto::Value::SparseTensorType(x)) => x.shape.as_ref(),
-            _ => None,
-        };
-        let Some(shape) = shape else {
+        let Some(shape) = shape_of(&t.0) else {
             return Ok(None);
         };
         shape
@@ -397,12 +392,7 @@ impl Value {
         let Some(t) = self.type_(py)? else {
             return Ok(None);
         };
-        let shape = match &t.0.value {
-            Some(type_proto::Value::TensorType(x)) => x.shape.as_ref(),
-            Some(type_proto::Value::SparseTensorType(x)) => x.shape.as_ref(),
-            _ => None,
-        };
-        Ok(shape.map(|shape| {
+        Ok(shape_of(&t.0).map(|shape| {
             shape
                 .dim
                 .iter()
@@ -517,6 +507,15 @@ fn uses(
         }
     }
     Ok(())
+}
+
+/// The shape of a tensor or sparse tensor type.
+fn shape_of(t: &proto::TypeProto) -> Option<&proto::TensorShapeProto> {
+    match &t.value {
+        Some(type_proto::Value::TensorType(x)) => x.shape.as_ref(),
+        Some(type_proto::Value::SparseTensorType(x)) => x.shape.as_ref(),
+        _ => None,
+    }
 }
 
 /// Sizes of symbols from a mapping of names to ints (at least 0).

@@ -777,18 +777,26 @@ mod tests {
         elem: i32,
         inputs: Vec<Option<Dims>>,
     ) -> Result<Option<Dims>, Failure> {
-        let attrs = Attrs::Direct(&[]);
         let types: Vec<Option<&Type>> = vec![None; inputs.len()];
         let given = vec![true; inputs.len()];
         let node = Node {
             op,
             since,
-            attrs: &attrs,
+            attrs: &Attrs::Direct(&[]),
             types: &types,
             given: &given,
             out_elem: Some(elem),
         };
-        propagate(&node, &mut |i| inputs.get(i).cloned().flatten(), None)
+        run_node(&node, &inputs, None)
+    }
+
+    /// `node`'s step on `inputs`.
+    fn run_node(
+        node: &Node<'_, '_>,
+        inputs: &[Option<Dims>],
+        symbols: Option<&mut Symbols>,
+    ) -> Result<Option<Dims>, Failure> {
+        propagate(node, &mut |i| inputs.get(i).cloned().flatten(), symbols)
     }
 
     #[test]
@@ -814,17 +822,16 @@ mod tests {
         assert_eq!(run("Max", 13, vec![d(seq), d(seq)]), Ok(d(seq)));
         // Clip: bounds optional; one given without a value leaves nothing.
         let clip = |given: &[bool], inputs: Vec<Option<Dims>>, s: Option<&mut Symbols>| {
-            let attrs = Attrs::Direct(&[]);
             let types: Vec<Option<&Type>> = vec![None; inputs.len()];
             let node = Node {
                 op: "Clip",
                 since: 13,
-                attrs: &attrs,
+                attrs: &Attrs::Direct(&[]),
                 types: &types,
                 given,
                 out_elem: Some(7),
             };
-            propagate(&node, &mut |i| inputs.get(i).cloned().flatten(), s)
+            run_node(&node, &inputs, s)
         };
         let x = Some(vals(&[1, 6, 3]));
         let (lo, hi) = (Some(vals(&[2])), Some(vals(&[5])));
@@ -860,7 +867,6 @@ mod tests {
                 });
                 let types = [Some(&t), None];
                 let given = [true, axes.is_some()];
-                let inputs = [Some(x), axes];
                 let node = Node {
                     op,
                     since,
@@ -869,7 +875,7 @@ mod tests {
                     given: &given,
                     out_elem: Some(7),
                 };
-                propagate(&node, &mut |i| inputs.get(i).cloned().flatten(), s)
+                run_node(&node, &[Some(x), axes], s)
             };
         assert_eq!(
             reduce("ReduceProd", 18, vals(&[3, 4, 5]), None, None),
