@@ -371,3 +371,70 @@ def test_shapes_sizes_gives_each_values_bytes_and_the_peak(tmp_path) -> None:
     proc = run("shapes", "--sizes", "N=one", str(path))
     assert proc.returncode == 2
     assert "'N=one' is not NAME=SIZE" in proc.stderr
+
+
+def _first_fresh_dims(model: onnx.ModelProto, inferred: onnx.ModelProto) -> list[str]:
+    """For each dim onnx's inference names (a dim_param the model does not
+    declare), the value where it first appears: graph inputs, then node
+    outputs in node order."""
+    graph = model.graph
+
+    def params(vi: onnx.ValueInfoProto) -> list[str]:
+        return [d.dim_param for d in vi.type.tensor_type.shape.dim if d.dim_param]
+
+    declared = {p for vi in [*graph.input, *graph.output, *graph.value_info] for p in params(vi)}
+    types = {vi.name: vi for vi in [*inferred.graph.value_info, *inferred.graph.output]}
+    order = [vi.name for vi in graph.input] + [o for n in graph.node for o in n.output if o]
+    seen: set[str] = set()
+    first = []
+    for name in order:
+        vi = types.get(name) or next((i for i in graph.input if i.name == name), None)
+        for p in params(vi) if vi is not None else []:
+            if p not in declared and p not in seen:
+                seen.add(p)
+                first.append(name)
+    return first
+
+
+def test_shapes_lists_where_each_unknown_dim_first_appears(tmp_path) -> None:
+    """The `unknown_dims` of `shapes --json` name, dim by dim, the value
+    where each dim inference can only name first appears, as onnx's own
+    inference names them (NonZero's count, a Reshape to a shape read from an
+    input, sizes computed from shapes without data_prop)."""
+    from onnx import TensorProto, helper
+    from test_infer_shapes import _shape_computations
+
+    node = helper.make_node
+    small = helper.make_model(
+        helper.make_graph(
+            [
+                node("NonZero", ["x"], ["nz"]),
+                node("Transpose", ["nz"], ["nzt"]),
+                node("Relu", ["x"], ["r"]),
+                node("Reshape", ["r", "s"], ["rs"]),
+                node("Add", ["rs", "rs"], ["rs2"]),
+            ],
+            "g",
+            [
+                helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4]),
+                helper.make_tensor_value_info("s", TensorProto.INT64, [3]),
+            ],
+            [
+                helper.make_tensor_value_info("rs2", TensorProto.FLOAT, None),
+                helper.make_tensor_value_info("nzt", TensorProto.INT64, None),
+            ],
+        ),
+        opset_imports=[helper.make_opsetid("", 18)],
+    )
+    for i, model in enumerate([small, _shape_computations()]):
+        path = tmp_path / f"m{i}.onnx"
+        onnx.save(model, path)
+        proc = run("shapes", "--json", str(path))
+        assert proc.returncode == 0, proc.stderr
+        ours = [u["value"] for u in json.loads(proc.stdout)["unknown_dims"]]
+        theirs = onnx.shape_inference.infer_shapes(model, strict_mode=True)
+        assert ours == _first_fresh_dims(model, theirs)
+        assert ours, "the models have dims inference can only name"
+    proc = run("shapes", str(tmp_path / "m0.onnx"))
+    assert "unknown dims, where each first appears" in proc.stdout
+    assert "unk__0  nz  node[0] NonZero" in proc.stdout

@@ -20,6 +20,7 @@ import contextlib
 import json
 import multiprocessing
 import os
+import re
 import sys
 import time
 import traceback
@@ -567,6 +568,32 @@ def shape_table(model: Any) -> list[dict[str, Any]]:
     return table
 
 
+_FRESH = re.compile(r"\bunk__\d+\b")
+
+
+def unknown_dims(table: list[dict[str, Any]]) -> list[dict[str, str]]:
+    """Each dim inference could only name (`unk__N`: a data-dependent size,
+    NonZero's count, or one no rule computes) with where it first appears
+    in `table` (see `shape_table`: graph inputs, then node outputs in node
+    order, main graph first): the graph, the value and what makes it."""
+    seen: set[str] = set()
+    found = []
+    for g in table:
+        for v in g["values"]:
+            for dim in _FRESH.findall(v["type"] or ""):
+                if dim not in seen:
+                    seen.add(dim)
+                    found.append(
+                        {
+                            "dim": dim,
+                            "graph": g["graph"],
+                            "value": v["name"],
+                            "producer": v["producer"],
+                        }
+                    )
+    return found
+
+
 def parse_sizes(text: str) -> dict[str, int]:
     """`--sizes batch=1,seq=128` as a mapping (ValueError naming the part
     that is not NAME=INT)."""
@@ -691,10 +718,17 @@ def cmd_shapes(args: argparse.Namespace) -> int:
         if args.debug:
             traceback.print_exc()
         return EXIT_ERROR
+    unknown = unknown_dims(table)
     if args.json:
-        print(json.dumps({"path": args.path, "graphs": table, **report.to_dict()}))
+        out = {"path": args.path, "graphs": table, "unknown_dims": unknown, **report.to_dict()}
+        print(json.dumps(out))
     else:
         _print_shapes(table, Style(sys.stdout))
+        if unknown:
+            print("unknown dims, where each first appears")
+            rows = [[u["dim"], u["value"], u["producer"], u["graph"]] for u in unknown]
+            for line in _table(rows, indent="    "):
+                print(line)
         if len(report) or report.omitted:
             err = Style(sys.stderr)
             for d in report:
