@@ -1157,6 +1157,10 @@ def _shape_computations() -> onnx.ModelProto:
         node("Range", ["z", "seq", "one"], ["pos"]),
         node("Range", ["plen", "total", "one"], ["pos_past"]),
         node("Range", ["z", "seq", "two"], ["even"]),
+        # torch's arange(seq, dtype=float32) (rotary embeddings): [S], and by 2.
+        node("Cast", ["seq"], ["seq_fl"], to=TensorProto.FLOAT),
+        node("Range", ["zero_fs", "seq_fl", "one_fs"], ["arange_f"]),
+        node("Range", ["zero_fs", "seq_fl", "two_fs"], ["arange_f2"]),
         node("Unsqueeze", ["seq", "i0"], ["seq1"]),
         node("Unsqueeze", ["total", "i0"], ["total1"]),
         node("Sub", ["seq1", "i1"], ["seq_m1"]),
@@ -1257,6 +1261,8 @@ def _shape_computations() -> onnx.ModelProto:
     inits.append(numpy_helper.from_array(np.array([7], np.int64), "seven"))
     inits.append(numpy_helper.from_array(np.zeros(6, np.int64), "zeros6"))
     inits.append(numpy_helper.from_array(np.array([2.0], np.float32), "two_f"))
+    for name, v in (("zero_fs", 0.0), ("one_fs", 1.0), ("two_fs", 2.0)):
+        inits.append(numpy_helper.from_array(np.array(v, np.float32), name))
     inits.append(numpy_helper.from_array(np.zeros((1, 1, 8), np.float32), "cls"))
     inits.append(numpy_helper.from_array(np.zeros((4, 4, 3, 3), np.float32), "w2"))
     inputs = [

@@ -443,23 +443,36 @@ fn range(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     Ok(())
 }
 
-/// With `symbolic` and `data_prop`: the length of a Range of integers
-/// whose start or limit is computed from shapes (`Range(0, seq, 1)` is
-/// `seq`, `Range(past, past + seq, 1)` is `seq`), its delta constant:
-/// `ceil((limit - start)/delta)`. `None` where a bound has no value, and
-/// for a length that shrinks as sizes grow (empty wherever it is valid).
+/// With `symbolic` and `data_prop`: the length of a Range whose start or
+/// limit is computed from shapes (`Range(0, seq, 1)` is `seq`,
+/// `Range(past, past + seq, 1)` is `seq`), its delta constant:
+/// `ceil((limit - start)/delta)`. Integers, or floats of whole numbers
+/// (torch's `arange(seq, dtype=float32)` of rotary embeddings:
+/// `Range(0.0, Cast(seq, float), 1.0)`), which compute the same length
+/// while they are exact (sizes below 2^24 in float32). `None` where a bound
+/// has no value or is not a whole number, and for a length that shrinks as
+/// sizes grow (empty wherever it is valid).
 fn symbolic_range_len(ctx: &mut NodeCtx<'_, '_>) -> Option<Dim> {
     if !ctx.is_symbolic() {
         return None;
     }
+    let elem = ctx.elem(0).ok()?;
     let mut at = [Dim::Unknown; 3];
     for (i, slot) in at.iter_mut().enumerate() {
-        if !matches!(ctx.elem(i), Ok(6 | 7)) {
+        if ctx.elem(i).ok()? != elem || !matches!(elem, 1 | 6 | 7 | 11) {
             return None;
         }
-        *slot = match ctx.constant(i) {
-            Some(c) if c.dims().is_empty() => Dim::Value(*ctx.const_ints(i).ok()??.first()?),
-            Some(_) => return None,
+        let whole = match ctx.constant(i) {
+            Some(c) if !c.dims().is_empty() => return None,
+            Some(_) if matches!(elem, 6 | 7) => ctx.const_ints(i).ok()??.first().copied(),
+            Some(_) => crate::infer::propagate::whole_numbers(&ctx.const_floats(i).ok()??)?
+                .first()
+                .copied(),
+            None => None,
+        };
+        *slot = match whole {
+            Some(v) => Dim::Value(v),
+            None if ctx.constant(i).is_some() => return None,
             None => ctx.data_one(i)?,
         };
     }
