@@ -300,7 +300,8 @@ def test_shapes_sizes_gives_each_values_bytes_and_the_peak(tmp_path) -> None:
     of the arrays onnx's reference evaluator makes running the model at
     them; the peak is the largest sum of node outputs held at once in graph
     order, computed here from those arrays (held from their node to their
-    last reader; outputs to the end)."""
+    last reader, or to their own node when none reads them; outputs to the
+    end)."""
     import numpy as np
     from onnx import TensorProto, helper, numpy_helper
     from onnx.reference import ReferenceEvaluator
@@ -310,6 +311,8 @@ def test_shapes_sizes_gives_each_values_bytes_and_the_peak(tmp_path) -> None:
         [
             node("Conv", ["img", "w"], ["c1"], strides=[2, 2], pads=[1, 1, 1, 1]),
             node("Relu", ["c1"], ["r1"]),
+            # Read by no node: freed after its own.
+            node("Sigmoid", ["c1"], ["unread"]),
             node("MaxPool", ["r1"], ["p1"], kernel_shape=[2, 2], strides=[2, 2]),
             node("Shape", ["p1"], ["ps"]),
             node("Slice", ["ps", "i0", "i2"], ["nc"]),
@@ -353,6 +356,8 @@ def test_shapes_sizes_gives_each_values_bytes_and_the_peak(tmp_path) -> None:
             assert ours[name]["bytes"] == array.nbytes, (name, ours[name], array.nbytes)
         last = {}
         for i, nd in enumerate(graph.node):
+            for x in [*nd.input, *nd.output]:
+                last.setdefault(x, i)
             for x in nd.input:
                 last[x] = i
         live = peak = 0

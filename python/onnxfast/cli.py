@@ -616,9 +616,10 @@ def plan_memory(model: Any, table: list[dict[str, Any]], sizes: dict[str, int]) 
     `table` (see `shape_table`), and to each graph the total bytes of its
     node outputs and their peak in graph order ("memory"): a value is held
     from the node making it to its graph's last node reading it (a node
-    holding a subgraph reads what the subgraph reads), graph outputs to
-    the end; bytes of values whose shape or element size is not known are
-    left out and counted in "unknown"."""
+    holding a subgraph reads what the subgraph reads; a value no node reads
+    is freed after its own), graph outputs to the end; bytes of values
+    whose shape or element size is not known are left out and counted in
+    "unknown"."""
     graphs = [model.graph, *(g for _, g in _walk_graphs(model.graph))]
     for entry, g in zip(table, graphs):
         values = g.values
@@ -639,10 +640,11 @@ def plan_memory(model: Any, table: list[dict[str, Any]], sizes: dict[str, int]) 
                 sized[v["name"]] = v["bytes"]
         last = _last_uses(g)
         outputs = {o.name for o in g.output}
+        made = {o: i for i, node in enumerate(g.node) for o in node.output if o}
         freed: dict[int, list[str]] = collections.defaultdict(list)
         for name in sized:
-            if name not in outputs and name in last:
-                freed[last[name]].append(name)
+            if name not in outputs and name in made:
+                freed[max(last.get(name, made[name]), made[name])].append(name)
         live = peak = 0
         for i, node in enumerate(g.node):
             live += sum(sized.get(o, 0) for o in node.output if o)
