@@ -1448,3 +1448,135 @@ def test_undecodable_node_while_nodes_decode_ahead(tmp_path, bad_node):
         with pytest.raises(onnxfast.DecodeError) as raised:
             call()
         assert expected in str(raised.value)
+
+
+def _gpt2_block() -> onnx.ModelProto:
+    """One GPT-2 attention block with a key/value cache, as torch's exporter
+    writes it with dynamic axes (batch B, sequence S, past P): sizes read
+    with Shape and Gather, heads split by Reshape to computed shapes, the
+    causal mask sliced out of a static buffer by computed bounds, rotary
+    angles from a float arange, the cache concatenated and returned."""
+    hidden, heads, head = 32, 4, 8
+    rng = np.random.default_rng(0)
+
+    def init(name: str, shape: tuple, dtype=np.float32) -> onnx.TensorProto:
+        return numpy_helper.from_array(rng.standard_normal(shape).astype(dtype), name)
+
+    def ints(name: str, v) -> onnx.TensorProto:
+        return numpy_helper.from_array(np.array(v, np.int64), name)
+
+    node = helper.make_node
+    inits = [
+        init("w_qkv", (hidden, 3 * hidden)),
+        init("b_qkv", (3 * hidden,)),
+        init("w_out", (hidden, hidden)),
+        numpy_helper.from_array(np.tril(np.ones((1, 1, 64, 64), bool)), "bias"),
+        numpy_helper.from_array(np.array(-1e4, np.float32), "masked"),
+        numpy_helper.from_array(np.array(np.sqrt(head), np.float32), "scale"),
+        numpy_helper.from_array(np.array(0.0, np.float32), "zero_f"),
+        numpy_helper.from_array(np.array(1.0, np.float32), "one_f"),
+        numpy_helper.from_array(np.ones((1, head // 2), np.float32), "inv_freq"),
+        ints("i0", 0),
+        ints("i1", 1),
+        ints("a0", [0]),
+        ints("a2", [2]),
+        ints("a3", [3]),
+        ints("heads", [heads]),
+        ints("head", [head]),
+        ints("hidden", [hidden]),
+        ints("m2", -2),
+        ints("split", [hidden, hidden, hidden]),
+    ]
+    nodes = [
+        node("Shape", ["x"], ["xs"]),
+        node("Gather", ["xs", "i0"], ["b"], axis=0),
+        node("Gather", ["xs", "i1"], ["s"], axis=0),
+        node("Unsqueeze", ["b", "a0"], ["b1"]),
+        node("Unsqueeze", ["s", "a0"], ["s1"]),
+        node("MatMul", ["x", "w_qkv"], ["qkv0"]),
+        node("Add", ["qkv0", "b_qkv"], ["qkv"]),
+        node("Split", ["qkv", "split"], ["q0", "k0", "v0"], axis=2),
+        node("Concat", ["b1", "s1", "heads", "head"], ["hshape"], axis=0),
+        node("Reshape", ["q0", "hshape"], ["q1"]),
+        node("Reshape", ["k0", "hshape"], ["k1"]),
+        node("Reshape", ["v0", "hshape"], ["v1"]),
+        node("Transpose", ["q1"], ["q"], perm=[0, 2, 1, 3]),
+        node("Transpose", ["k1"], ["k"], perm=[0, 2, 1, 3]),
+        node("Transpose", ["v1"], ["v"], perm=[0, 2, 1, 3]),
+        node("Concat", ["past_k", "k"], ["present_k"], axis=-2),
+        node("Concat", ["past_v", "v"], ["present_v"], axis=-2),
+        # Rotary angles: arange(S, dtype=float32) outer inv_freq, [S, head/2].
+        node("Cast", ["s"], ["s_f"], to=TensorProto.FLOAT),
+        node("Range", ["zero_f", "s_f", "one_f"], ["t"]),
+        node("Unsqueeze", ["t", "a0"], ["t0"]),
+        node("Transpose", ["t0"], ["t_col"], perm=[1, 0]),
+        node("MatMul", ["t_col", "inv_freq"], ["angles"]),
+        node("Cos", ["angles"], ["cos"]),
+        # Scores, the causal mask bias[:, :, P:P + S, :P + S].
+        node("Transpose", ["present_k"], ["kt"], perm=[0, 1, 3, 2]),
+        node("MatMul", ["q", "kt"], ["scores0"]),
+        node("Div", ["scores0", "scale"], ["scores"]),
+        node("Shape", ["present_k"], ["ks"]),
+        node("Gather", ["ks", "m2"], ["total"], axis=0),
+        node("Sub", ["total", "s"], ["past_len"]),
+        node("Unsqueeze", ["past_len", "a0"], ["start"]),
+        node("Unsqueeze", ["total", "a0"], ["end"]),
+        node("Slice", ["bias", "start", "end", "a2"], ["rows"]),
+        node("Slice", ["rows", "a0", "end", "a3"], ["mask"]),
+        node("Where", ["mask", "scores", "masked"], ["masked_scores"]),
+        node("Softmax", ["masked_scores"], ["probs"], axis=-1),
+        node("MatMul", ["probs", "present_v"], ["ctx0"]),
+        node("Transpose", ["ctx0"], ["ctx1"], perm=[0, 2, 1, 3]),
+        node("Concat", ["b1", "s1", "hidden"], ["oshape"], axis=0),
+        node("Reshape", ["ctx1", "oshape"], ["ctx"]),
+        node("MatMul", ["ctx", "w_out"], ["y"]),
+    ]
+    inputs = [
+        helper.make_tensor_value_info("x", TensorProto.FLOAT, ["B", "S", hidden]),
+        helper.make_tensor_value_info("past_k", TensorProto.FLOAT, ["B", heads, "P", head]),
+        helper.make_tensor_value_info("past_v", TensorProto.FLOAT, ["B", heads, "P", head]),
+    ]
+    outputs = [helper.make_empty_tensor_value_info(o) for n in nodes for o in n.output]
+    g = helper.make_graph(nodes, "gpt2_block", inputs, outputs, inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)])
+
+
+def test_symbolic_gives_every_dim_of_a_gpt2_block_in_terms_of_its_inputs() -> None:
+    """A GPT-2 attention block exported with dynamic axes: with symbolic and
+    data_prop, every dim of every value is a number or an expression over B,
+    S and P (onnx leaves 20 or more unknown), and each evaluates, at several
+    sizes, to the shape onnx's reference evaluator computes running it."""
+    from onnx.reference import ReferenceEvaluator
+
+    model = _gpt2_block()
+    inferred = onnxfast.infer_shapes(model, symbolic=True, data_prop=True)
+    values = inferred.graph.values
+    names = [o.name for o in model.graph.output]
+    for name in names:
+        shape = values[name].shape
+        assert shape is not None, name
+        for d in shape:
+            assert isinstance(d, int) or "unk__" not in d, (name, shape)
+    theirs = onnx.shape_inference.infer_shapes(model, strict_mode=True, data_prop=True)
+    unknown = sum(
+        1
+        for vi in theirs.graph.output
+        for d in vi.type.tensor_type.shape.dim
+        if not d.HasField("dim_value") and (not d.dim_param or d.dim_param.startswith("unk__"))
+    )
+    assert unknown >= 20, unknown
+    runner = ReferenceEvaluator(model)
+    rng = np.random.default_rng(1)
+    for b, s, p in [(1, 1, 0), (2, 5, 3), (3, 17, 40)]:
+        feeds = {
+            "x": rng.standard_normal((b, s, 32)).astype(np.float32),
+            "past_k": rng.standard_normal((b, 4, p, 8)).astype(np.float32),
+            "past_v": rng.standard_normal((b, 4, p, 8)).astype(np.float32),
+        }
+        sizes = {"B": b, "S": s, "P": p}
+        for name, array in zip(names, runner.run(names, feeds)):
+            assert values[name].shape_at(sizes) == list(np.shape(array)), (
+                name,
+                values[name].shape,
+                np.shape(array),
+            )
