@@ -70,7 +70,8 @@ def infer_shapes(
     length; Min, Max and Clip of sizes with ``data_prop``). Expressions are
     Python-readable (with ``floor``, ``min`` and ``max``), in canonical
     form (equal expressions are equal strings), and assume the sizes are
-    large enough for the model to be valid.
+    large enough for the model to be valid; ``Value.shape_at(sizes)`` and
+    ``onnxfast.evaluate_dim(dim, sizes)`` evaluate them at given sizes.
     """
     result, report = infer_with_report(
         model_or_path,
