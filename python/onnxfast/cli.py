@@ -540,14 +540,20 @@ def cmd_info(args: argparse.Namespace) -> int:
 # --------------------------------------------------------------------- shapes
 
 
-def shape_table(model: Any) -> list[dict[str, Any]]:
+def _graphs(model: Any) -> list[tuple[str, Any]]:
+    """(path, graph) for the main graph and every subgraph below it."""
+    if model.graph is None:
+        return []
+    return [("main", model.graph), *_walk_graphs(model.graph)]
+
+
+def shape_table(model: Any, *, graphs: list[tuple[str, Any]] | None = None) -> list[dict[str, Any]]:
     """Every value of every graph of an inferred model (see `infer_shapes`):
     graph inputs, then node outputs in node order, with their types (declared,
-    else inferred; None when neither) and the node that makes them."""
-    graphs = [("main", model.graph)] if model.graph is not None else []
-    graphs += _walk_graphs(model.graph) if model.graph is not None else []
+    else inferred; None when neither) and the node that makes them. `graphs`:
+    the model's `_graphs`, when the caller has them."""
     table = []
-    for path, g in graphs:
+    for path, g in _graphs(model) if graphs is None else graphs:
         types = {vi.name: vi for vi in g.value_info}
         types.update((vi.name, vi) for vi in g.output)
         types.update((vi.name, vi) for vi in g.input)
@@ -611,17 +617,18 @@ def parse_sizes(text: str) -> dict[str, int]:
     return sizes
 
 
-def plan_memory(model: Any, table: list[dict[str, Any]], sizes: dict[str, int]) -> None:
+def plan_memory(
+    graphs: list[tuple[str, Any]], table: list[dict[str, Any]], sizes: dict[str, int]
+) -> None:
     """Adds each value's shape at `sizes` ("shape_at") and its bytes to
-    `table` (see `shape_table`), and to each graph the total bytes of its
+    `table` (see `shape_table` of the same `graphs`), and to each graph the total bytes of its
     node outputs and their peak in graph order ("memory"): a value is held
     from the node making it to its graph's last node reading it (a node
     holding a subgraph reads what the subgraph reads; a value no node reads
     is freed after its own), graph outputs to the end; bytes of values
     whose shape or element size is not known are left out and counted in
     "unknown"."""
-    graphs = [model.graph, *(g for _, g in _walk_graphs(model.graph))]
-    for entry, g in zip(table, graphs):
+    for entry, (_, g) in zip(table, graphs):
         values = g.values
         sized: dict[str, int] = {}
         unknown = 0
@@ -712,9 +719,10 @@ def cmd_shapes(args: argparse.Namespace) -> int:
             symbolic=args.symbolic,
             check_type=not args.no_check_type,
         )
-        table = shape_table(inferred)
-        if sizes is not None and inferred.graph is not None:
-            plan_memory(inferred, table, sizes)
+        graphs = _graphs(inferred)
+        table = shape_table(inferred, graphs=graphs)
+        if sizes is not None:
+            plan_memory(graphs, table, sizes)
     except (OSError, OnnxFastError) as e:
         print(f"onnxfast shapes: {_describe_failure(e)}", file=sys.stderr)
         if args.debug:

@@ -191,11 +191,7 @@ fn arithmetic(
                     _ => x.checked_div(y),
                 };
                 match r {
-                    // A float result past its type's whole numbers is not exact.
-                    Some(r) if exact.is_some_and(|e| r.unsigned_abs() > e.unsigned_abs()) => {
-                        Dim::Unknown
-                    }
-                    Some(r) => Dim::Value(r),
+                    Some(r) => within(r, exact),
                     None => {
                         return Err(format!(
                             "data propagation: {op} of the values {x} and {y} overflows int64"
@@ -381,12 +377,8 @@ fn reduce(
             }
         },
     });
-    let exact = node.out_elem.and_then(float_exact);
     let v = match folded {
-        // A float result past its type's whole numbers is not exact.
-        Some(Dim::Value(v)) if exact.is_some_and(|e| v.unsigned_abs() > e.unsigned_abs()) => {
-            Dim::Unknown
-        }
+        Some(Dim::Value(v)) => within(v, node.out_elem.and_then(float_exact)),
         Some(d) => d,
         None => Dim::Unknown,
     };
@@ -401,6 +393,15 @@ pub fn whole_numbers(values: &[f64]) -> Option<Vec<i64>> {
         .iter()
         .map(|&v| (v.fract() == 0.0 && v.abs() <= EXACT).then_some(v as i64))
         .collect()
+}
+
+/// `v` as a dim, unknown past `exact` (a float result beyond its type's
+/// whole numbers is not exact; `None`: an integer type).
+fn within(v: i64, exact: Option<i64>) -> Dim {
+    match exact {
+        Some(e) if v.unsigned_abs() > e.unsigned_abs() => Dim::Unknown,
+        _ => Dim::Value(v),
+    }
 }
 
 /// The largest magnitude up to which every whole number is exact in a

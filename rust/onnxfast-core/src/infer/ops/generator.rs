@@ -462,17 +462,13 @@ fn symbolic_range_len(ctx: &mut NodeCtx<'_, '_>) -> Option<Dim> {
         if ctx.elem(i).ok()? != elem || !matches!(elem, 1 | 6 | 7 | 11) {
             return None;
         }
-        let whole = match ctx.constant(i) {
+        *slot = match ctx.constant(i) {
             Some(c) if !c.dims().is_empty() => return None,
-            Some(_) if matches!(elem, 6 | 7) => ctx.const_ints(i).ok()??.first().copied(),
-            Some(_) => crate::infer::propagate::whole_numbers(&ctx.const_floats(i).ok()??)?
-                .first()
-                .copied(),
-            None => None,
-        };
-        *slot = match whole {
-            Some(v) => Dim::Value(v),
-            None if ctx.constant(i).is_some() => return None,
+            Some(_) if matches!(elem, 6 | 7) => Dim::Value(*ctx.const_ints(i).ok()??.first()?),
+            Some(_) => {
+                let floats = ctx.const_floats(i).ok()??;
+                Dim::Value(*crate::infer::propagate::whole_numbers(&floats)?.first()?)
+            }
             None => ctx.data_one(i)?,
         };
     }
