@@ -79,6 +79,26 @@ impl Poly {
         }
     }
 
+    /// The constant term (0 when there is none).
+    pub fn constant_term(&self) -> i64 {
+        match self.terms.first() {
+            Some((m, c)) if m.is_empty() => *c,
+            _ => 0,
+        }
+    }
+
+    /// The polynomial without its constant term.
+    pub fn without_constant(&self) -> Poly {
+        let terms = self
+            .terms
+            .iter()
+            .filter(|(m, _)| !m.is_empty())
+            .cloned()
+            .collect();
+        // A sub-list of a canonical list stays canonical.
+        Poly { terms }
+    }
+
     /// The atom a polynomial is (`1*s`).
     pub fn as_atom(&self) -> Option<Sym> {
         match self.terms.as_slice() {
@@ -286,13 +306,32 @@ impl Symbols {
         if let Some(a_larger) = a_larger {
             return Some(if a_larger == larger { a } else { b });
         }
+        // One form for every shift of both sides: `min(p + k, q + k)` is
+        // `min(p, q) + k`, and the atom is written with no constant on the
+        // side whose other terms come last in the polynomials' order (a
+        // side with more than a constant, when one is a constant):
+        // `min(seq - 1, 10) + 1` is `min(seq, 11)`, `min(seq, 512)` stays.
+        // (The sides' other terms differ: else the difference is constant.)
+        let anchor = if pa.without_constant() > pb.without_constant() {
+            &pa
+        } else {
+            &pb
+        };
+        let k = anchor.constant_term();
+        let shift = Poly::constant(k);
+        let (pa, pb, k) = match (pa.sub(&shift), pb.sub(&shift)) {
+            (Some(sa), Some(sb)) => (sa, sb, k),
+            // (Past the bounds: the sides as they are.)
+            _ => (pa, pb, 0),
+        };
         let (p, q) = if pa < pb { (pa, pb) } else { (pb, pa) };
         let e = if larger {
             SymExpr::Max(p, q)
         } else {
             SymExpr::Min(p, q)
         };
-        self.intern_expr(e).map(Dim::Sym)
+        let atom = self.intern_expr(e)?;
+        self.dim_of(Poly::atom(atom).add(&Poly::constant(k))?)
     }
 
     /// `floor(a / d)` for a constant `d > 0`: the parts of `a` that `d`
@@ -702,7 +741,7 @@ mod tests {
         let low = s.dim_add(seq, Dim::Value(-3)).unwrap_or(Dim::Unknown);
         let half = s.dim_floor_div(low, 2).unwrap_or(Dim::Unknown);
         let kept = s.dim_min(half, Dim::Value(0)).unwrap_or(Dim::Unknown);
-        assert_eq!(show(&s, kept), "min(floor((seq + 1)/2) - 2, 0)");
+        assert_eq!(show(&s, kept), "min(floor((seq + 1)/2), 2) - 2");
         // A slice [1:5] of seq: min(seq, 5) - 1, then by 2.
         let span = s.dim_sub(cut, Dim::Value(1)).unwrap_or(Dim::Unknown);
         let end = s.dim_min(seq, Dim::Value(5)).unwrap_or(Dim::Unknown);
@@ -721,6 +760,43 @@ mod tests {
             assert_eq!(eval(&s, cut, hs, v), v.min(512));
             assert_eq!(eval(&s, span, hs, v), v.min(512) - 1);
             assert_eq!(eval(&s, by2, hs, v), (v.min(5) - 1 + 1).div_euclid(2));
+        }
+    }
+
+    /// A shift of both sides comes out of the atom, so each min or max has
+    /// one form: `min(seq - 1, 10) + 1` is `min(seq, 11)`.
+    #[test]
+    fn shifted_mins_and_maxes_meet() {
+        let mut s = Symbols::default();
+        let (seq, past) = (s.intern("seq"), s.intern("past"));
+        let Dim::Sym(hs) = seq else {
+            panic!("a symbol")
+        };
+        let add =
+            |s: &mut Symbols, d: Dim, k: i64| s.dim_add(d, Dim::Value(k)).unwrap_or(Dim::Unknown);
+        let low = add(&mut s, seq, -1);
+        let cut = s.dim_min(low, Dim::Value(10)).unwrap_or(Dim::Unknown);
+        assert_eq!(show(&s, cut), "min(seq, 11) - 1");
+        let back = add(&mut s, cut, 1);
+        assert_eq!(Some(back), s.dim_min(seq, Dim::Value(11)));
+        assert_eq!(show(&s, back), "min(seq, 11)");
+        let floor = s.dim_max(low, Dim::Value(4)).unwrap_or(Dim::Unknown);
+        assert_eq!(show(&s, floor), "max(seq, 5) - 1");
+        let up = add(&mut s, seq, 3);
+        let wide = s.dim_max(up, Dim::Value(-7)).unwrap_or(Dim::Unknown);
+        assert_eq!(wide, up, "seq + 3 >= -7 for every size");
+        // Two symbols: the side whose other terms come last keeps no constant.
+        let (a, b) = (add(&mut s, seq, 1), add(&mut s, past, 3));
+        let m1 = s.dim_min(a, b).unwrap_or(Dim::Unknown);
+        assert_eq!(show(&s, m1), "min(seq - 2, past) + 3");
+        let b2 = add(&mut s, past, 2);
+        let m2 = s.dim_min(seq, b2).unwrap_or(Dim::Unknown);
+        let m2 = add(&mut s, m2, 1);
+        assert_eq!(m1, m2);
+        for v in 0..30 {
+            assert_eq!(eval(&s, cut, hs, v), (v - 1).min(10));
+            assert_eq!(eval(&s, back, hs, v), v.min(11));
+            assert_eq!(eval(&s, floor, hs, v), (v - 1).max(4));
         }
     }
 

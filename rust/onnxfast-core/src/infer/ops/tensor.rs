@@ -652,7 +652,7 @@ enum SliceBound {
 /// when below (`d - seq`), a forward slice's start and a backward slice's
 /// end are taken as they are (`2:`). A forward slice's finite end and a
 /// backward slice's finite start are clamped: `min(seq, 10)` for `:10`,
-/// `min(seq - 1, 10)` for `10::-1` (the slices that cut a dim to at most
+/// `min(seq, 11) - 1` for `10::-1` (the slices that cut a dim to at most
 /// so much). `top` is where a backward end is clamped, relative to the
 /// dim: `-1` (Slice 13), `0` (10, 11).
 fn slice_index(
