@@ -1270,6 +1270,47 @@ fn fed_heads_lend_what_node_heads_lend() {
 /// later kept; a negative or absent type), a constant read for its value
 /// (a Reshape's shape), a conflict with a declared type, and the same
 /// written-back model as the eager inference.
+/// A gathering finished with many nodes left gathers them in two halves:
+/// every node output still comes in order, whether a node has none, one
+/// or two outputs, and whether it was decoded before or is read from its
+/// bytes, wherever the halves meet.
+#[test]
+fn gathering_many_nodes_at_the_end_keeps_their_order() {
+    use onnxfast_core::ir::view::{Gathering, IdleWork};
+    let n_nodes = 20_000;
+    let mut graph = Vec::new();
+    let mut want = Vec::new();
+    for i in 0..n_nodes {
+        let mut body = [ld(1, format!("v{i}").as_bytes()), ld(4, b"Split")].concat();
+        for k in 0..i % 3 {
+            let name = format!("o{i}_{k}");
+            body.extend(ld(2, name.as_bytes()));
+            want.push(name);
+        }
+        graph.extend(ld(1, &body));
+    }
+    let model = ld(7, &graph);
+    for (steps, decoded_every) in [(0, 0), (0, 7), (1, 5), (4, 0), (usize::MAX, 3)] {
+        let lazy =
+            decode_lazy(Bytes::from(model.clone()), &DecodeOptions::default()).expect("lazy");
+        if decoded_every > 0 {
+            for i in (0..n_nodes).step_by(decoded_every) {
+                lazy.lists.node.get(i).expect("decoded");
+            }
+        }
+        let gathering = Gathering::new(&lazy.lists.node);
+        let mut k = 0;
+        while k < steps && gathering.step() {
+            k += 1;
+        }
+        let got = gathering.finish().expect("outputs read");
+        assert!(
+            got.iter().eq(want.iter()),
+            "{steps} steps first, every {decoded_every} decoded"
+        );
+    }
+}
+
 #[test]
 fn initializers_read_from_bytes_infer_as_decoded_ones() {
     use onnxfast_core::infer::{infer_shapes_lazy, InferOptions};

@@ -156,7 +156,6 @@ impl<'a> Gathering<'a> {
     /// Gathers the outputs of up to `nodes` more nodes; `false` when none
     /// were left.
     fn gather(list: &'a LazyList<NodeProto>, g: &mut Gathered<'a>, nodes: usize) -> bool {
-        use crate::proto::schema::fields::node_proto::OUTPUT;
         if g.failed || g.next >= list.len() {
             return false;
         }
@@ -164,26 +163,60 @@ impl<'a> Gathering<'a> {
             g.all.reserve_exact(list.len());
         }
         let end = g.next.saturating_add(nodes).min(list.len());
-        for i in g.next..end {
-            match list.cached(i) {
-                Some(n) => g.all.extend(n.output.iter().map(|o| o.as_str())),
-                None => match list.strings(i, OUTPUT) {
-                    Some(outputs) => g.all.extend(outputs),
-                    None => {
-                        g.failed = true;
-                        return true;
-                    }
-                },
-            }
+        if !Self::gather_range(list, g.next..end, &mut g.all) {
+            g.failed = true;
+            return true;
         }
         g.next = end;
         true
     }
 
-    /// Every node output in order (gathered now where the steps did not),
-    /// `None` where the bytes alone cannot give a node's outputs.
+    /// Appends the outputs of nodes `range` to `all`; `false` when a node's
+    /// outputs cannot be read from its bytes.
+    fn gather_range(
+        list: &'a LazyList<NodeProto>,
+        range: std::ops::Range<usize>,
+        all: &mut Vec<&'a str>,
+    ) -> bool {
+        use crate::proto::schema::fields::node_proto::OUTPUT;
+        for i in range {
+            match list.cached(i) {
+                Some(n) => all.extend(n.output.iter().map(|o| o.as_str())),
+                None => match list.strings(i, OUTPUT) {
+                    Some(outputs) => all.extend(outputs),
+                    None => return false,
+                },
+            }
+        }
+        true
+    }
+
+    /// Every node output in order (gathered now where the steps did not:
+    /// in two halves on the thread pool when many are left, as happens
+    /// when the producer had little idle time), `None` where the bytes
+    /// alone cannot give a node's outputs.
     pub fn finish(self) -> Option<Vec<&'a str>> {
         let mut g = self.state.into_inner().ok()?;
+        let (from, n) = (g.next, self.list.len());
+        let left = n.saturating_sub(from);
+        if !g.failed && left >= 4 * GATHER_STEP && rayon::current_num_threads() > 1 {
+            let mid = from + left / 2;
+            let list = self.list;
+            let (head, tail) = rayon::join(
+                || Self::gather(list, &mut g, mid - from),
+                || {
+                    let mut tail = Vec::with_capacity(n - mid);
+                    Self::gather_range(list, mid..n, &mut tail).then_some(tail)
+                },
+            );
+            // (`gather` had nodes left: it gathered them or failed.)
+            debug_assert!(head);
+            match tail {
+                Some(tail) if !g.failed => g.all.extend(tail),
+                _ => return None,
+            }
+            return Some(g.all);
+        }
         while Self::gather(self.list, &mut g, usize::MAX) {}
         (!g.failed).then_some(g.all)
     }
