@@ -382,22 +382,22 @@ pub(crate) fn prefault(room: Room) -> bool {
 /// side by side, 16 % of a full check's time). Written first, a page is
 /// faulted in once, for writing.
 ///
-/// A large table's slots are taken zeroed (`EMPTY` is 0) and mapped in at
-/// once where the system can (see [`prefault`]): each page zeroed once by
-/// the kernel, instead of a fault per page and a second pass writing it.
+/// A large table's slots are mapped in at once where the system can (see
+/// [`prefault`]: one call instead of a fault a page), then written. (They
+/// were taken zeroed, `EMPTY` being 0, meant to be zeroed by the kernel
+/// alone; but mimalloc zeroes an aligned request itself, a fault a page.
+/// Either way the kernel's zeroing of fresh pages is most of the cost: the
+/// 200,000-node chain's inference, 4 MiB of slots, 21.8 -> 21.6 ms.)
 fn written_empty(n: usize) -> Vec<u64> {
     const MAPPED_FROM: usize = 1 << 20;
-    if n.saturating_mul(std::mem::size_of::<u64>()) >= MAPPED_FROM {
-        let slots = vec![EMPTY; n];
-        let room = Room {
-            start: slots.as_ptr() as usize,
-            len: std::mem::size_of_val(slots.as_slice()),
-        };
-        if prefault(room) {
-            return slots;
-        }
-    }
     let mut slots = Vec::with_capacity(n);
+    let bytes = slots.capacity().saturating_mul(std::mem::size_of::<u64>());
+    if bytes >= MAPPED_FROM {
+        prefault(Room {
+            start: slots.as_ptr() as usize,
+            len: bytes,
+        });
+    }
     slots.resize(n, EMPTY);
     slots
 }
