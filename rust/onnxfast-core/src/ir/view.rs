@@ -973,6 +973,64 @@ impl<'a> Initializer<'a> {
     }
 }
 
+/// [`GraphView::initializers`]: one step an element (a long list's
+/// initializers are read in a loop that waits on nothing else, so each
+/// layer of a composed iterator, and the move of each element through it,
+/// showed).
+enum Initializers<'a> {
+    Decoded(std::iter::Enumerate<std::slice::Iter<'a, TensorProto>>),
+    Listed {
+        list: &'a LazyList<TensorProto>,
+        names: Option<&'a crate::decode::lazy::NameTable>,
+        behind: crate::decode::lazy::ReleaseBehind<'a, TensorProto>,
+        next: usize,
+    },
+}
+
+impl<'a> Iterator for Initializers<'a> {
+    type Item = Initializer<'a>;
+
+    fn next(&mut self) -> Option<Initializer<'a>> {
+        match self {
+            Initializers::Decoded(tensors) => tensors.next().map(|(i, t)| Initializer::of(i, t)),
+            Initializers::Listed {
+                list,
+                names,
+                behind,
+                next,
+            } => loop {
+                let i = *next;
+                if i >= list.len() {
+                    return None;
+                }
+                *next = i + 1;
+                // From the element's bytes (nothing decoded or kept), or
+                // where they cannot say, decoded (and kept); an element
+                // that cannot be decoded is skipped (reported by
+                // `GraphView::read_nodes`).
+                let t = match list.header(i) {
+                    Some(header) => {
+                        let mut t = Initializer::read(i, header, list);
+                        // The name as copied out of the map: the engine keeps
+                        // and compares it long after the pages behind are
+                        // released.
+                        if let Some(table) = names {
+                            t.name = table.get(i).unwrap_or_default();
+                        }
+                        t
+                    }
+                    None => match list.get(i) {
+                        Ok(t) => Initializer::of(i, t),
+                        Err(_) => continue,
+                    },
+                };
+                behind.at(i);
+                return Some(t);
+            },
+        }
+    }
+}
+
 impl<'a> GraphView<'a> {
     /// The initializers in order. A decode-on-touch list's tensors are
     /// read from their bytes (nothing is decoded or kept); one the bytes
@@ -981,25 +1039,15 @@ impl<'a> GraphView<'a> {
     /// tensors the pages behind the reader are released as it goes
     /// ([`LazyList::release_behind`]).
     pub fn initializers(&self) -> impl Iterator<Item = Initializer<'a>> + 'a {
-        let (mut behind, names) = match self.initializer {
-            Seq::Kept(l) => (Some(l.release_behind()), l.name_table().ok()),
-            Seq::Slice(_) => (None, None),
-        };
-        self.initializer
-            .read_each(Initializer::of, move |l, i| {
-                let mut t = Initializer::read(i, l.header(i)?, l);
-                // The name as copied out of the map: the engine keeps and
-                // compares it long after the pages behind are released.
-                if let Some(table) = names {
-                    t.name = table.get(i).unwrap_or_default();
-                }
-                Some(t)
-            })
-            .inspect(move |t| {
-                if let Some(behind) = &mut behind {
-                    behind.at(t.index);
-                }
-            })
+        match self.initializer {
+            Seq::Slice(list) => Initializers::Decoded(list.iter().enumerate()),
+            Seq::Kept(list) => Initializers::Listed {
+                list,
+                names: list.name_table().ok(),
+                behind: list.release_behind(),
+                next: 0,
+            },
+        }
     }
 
     /// The initializers' names in order ("" for one without); of a
