@@ -77,22 +77,55 @@ impl<'a, T: ListElement> Seq<'a, T> {
     /// decoded or kept), or where that gives nothing, decoded (and kept);
     /// an element that cannot be decoded is skipped
     /// ([`GraphView::read_nodes`] reports it).
-    fn read_each<R: 'a>(
+    fn read_each<R: 'a, F: Fn(&'a LazyList<T>, usize) -> Option<R> + 'a>(
         self,
         of: fn(usize, &'a T) -> R,
-        read: impl Fn(&'a LazyList<T>, usize) -> Option<R> + Copy + 'a,
-    ) -> impl Iterator<Item = R> + 'a {
-        let (slice, kept) = match self {
-            Seq::Slice(s) => (Some(s), None),
-            Seq::Kept(l) => (None, Some(l)),
-        };
-        let listed = slice.into_iter().flatten().enumerate();
-        listed
-            .map(move |(i, t)| of(i, t))
-            .chain(kept.into_iter().flat_map(move |l| {
-                (0..l.len())
-                    .filter_map(move |i| read(l, i).or_else(|| l.get(i).ok().map(|t| of(i, t))))
-            }))
+        read: F,
+    ) -> ReadEach<'a, T, R, F> {
+        ReadEach {
+            seq: self,
+            next: 0,
+            of,
+            read,
+        }
+    }
+}
+
+/// [`Seq::read_each`]'s iterator, one step an element (the long lists of
+/// large graphs are read in loops that wait on nothing else: a chain of
+/// adapters, and the move of each element through every layer, showed).
+pub struct ReadEach<'a, T, R, F> {
+    seq: Seq<'a, T>,
+    next: usize,
+    of: fn(usize, &'a T) -> R,
+    read: F,
+}
+
+impl<'a, T: ListElement, R, F: Fn(&'a LazyList<T>, usize) -> Option<R>> Iterator
+    for ReadEach<'a, T, R, F>
+{
+    type Item = R;
+
+    fn next(&mut self) -> Option<R> {
+        loop {
+            let i = self.next;
+            let found = match self.seq {
+                Seq::Slice(s) => {
+                    let t = s.get(i)?;
+                    Some((self.of)(i, t))
+                }
+                Seq::Kept(l) => {
+                    if i >= l.len() {
+                        return None;
+                    }
+                    (self.read)(l, i).or_else(|| l.get(i).ok().map(|t| (self.of)(i, t)))
+                }
+            };
+            self.next = i + 1;
+            if found.is_some() {
+                return found;
+            }
+        }
     }
 }
 
@@ -973,64 +1006,6 @@ impl<'a> Initializer<'a> {
     }
 }
 
-/// [`GraphView::initializers`]: one step an element (a long list's
-/// initializers are read in a loop that waits on nothing else, so each
-/// layer of a composed iterator, and the move of each element through it,
-/// showed).
-enum Initializers<'a> {
-    Decoded(std::iter::Enumerate<std::slice::Iter<'a, TensorProto>>),
-    Listed {
-        list: &'a LazyList<TensorProto>,
-        names: Option<&'a crate::decode::lazy::NameTable>,
-        behind: crate::decode::lazy::ReleaseBehind<'a, TensorProto>,
-        next: usize,
-    },
-}
-
-impl<'a> Iterator for Initializers<'a> {
-    type Item = Initializer<'a>;
-
-    fn next(&mut self) -> Option<Initializer<'a>> {
-        match self {
-            Initializers::Decoded(tensors) => tensors.next().map(|(i, t)| Initializer::of(i, t)),
-            Initializers::Listed {
-                list,
-                names,
-                behind,
-                next,
-            } => loop {
-                let i = *next;
-                if i >= list.len() {
-                    return None;
-                }
-                *next = i + 1;
-                // From the element's bytes (nothing decoded or kept), or
-                // where they cannot say, decoded (and kept); an element
-                // that cannot be decoded is skipped (reported by
-                // `GraphView::read_nodes`).
-                let t = match list.header(i) {
-                    Some(header) => {
-                        let mut t = Initializer::read(i, header, list);
-                        // The name as copied out of the map: the engine keeps
-                        // and compares it long after the pages behind are
-                        // released.
-                        if let Some(table) = names {
-                            t.name = table.get(i).unwrap_or_default();
-                        }
-                        t
-                    }
-                    None => match list.get(i) {
-                        Ok(t) => Initializer::of(i, t),
-                        Err(_) => continue,
-                    },
-                };
-                behind.at(i);
-                return Some(t);
-            },
-        }
-    }
-}
-
 impl<'a> GraphView<'a> {
     /// The initializers in order. A decode-on-touch list's tensors are
     /// read from their bytes (nothing is decoded or kept); one the bytes
@@ -1039,15 +1014,25 @@ impl<'a> GraphView<'a> {
     /// tensors the pages behind the reader are released as it goes
     /// ([`LazyList::release_behind`]).
     pub fn initializers(&self) -> impl Iterator<Item = Initializer<'a>> + 'a {
-        match self.initializer {
-            Seq::Slice(list) => Initializers::Decoded(list.iter().enumerate()),
-            Seq::Kept(list) => Initializers::Listed {
-                list,
-                names: list.name_table().ok(),
-                behind: list.release_behind(),
-                next: 0,
-            },
-        }
+        let (mut behind, names) = match self.initializer {
+            Seq::Kept(l) => (Some(l.release_behind()), l.name_table().ok()),
+            Seq::Slice(_) => (None, None),
+        };
+        self.initializer
+            .read_each(Initializer::of, move |l, i| {
+                let mut t = Initializer::read(i, l.header(i)?, l);
+                // The name as copied out of the map: the engine keeps and
+                // compares it long after the pages behind are released.
+                if let Some(table) = names {
+                    t.name = table.get(i).unwrap_or_default();
+                }
+                Some(t)
+            })
+            .inspect(move |t| {
+                if let Some(behind) = &mut behind {
+                    behind.at(t.index);
+                }
+            })
     }
 
     /// The initializers' names in order ("" for one without); of a
