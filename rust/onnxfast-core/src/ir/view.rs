@@ -94,7 +94,7 @@ impl<'a, T: ListElement> Seq<'a, T> {
 /// [`Seq::read_each`]'s iterator, one step an element (the long lists of
 /// large graphs are read in loops that wait on nothing else: a chain of
 /// adapters, and the move of each element through every layer, showed).
-pub struct ReadEach<'a, T, R, F> {
+pub(crate) struct ReadEach<'a, T, R, F> {
     seq: Seq<'a, T>,
     next: usize,
     of: fn(usize, &'a T) -> R,
