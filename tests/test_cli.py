@@ -177,6 +177,36 @@ def test_shapes_prints_every_value_as_onnx_infers_it() -> None:
     assert json.loads(info.stdout)["values"] == out["graphs"]
 
 
+def test_shapes_pauses_the_cycle_collector_and_restores_it(monkeypatch, capsys) -> None:
+    import gc
+
+    from onnxfast import cli
+
+    path = str(SAMPLES / "tiny_cnn.onnx")
+    seen = []
+    build = cli.shape_table
+
+    def spy(*a, **k):
+        seen.append(gc.isenabled())
+        return build(*a, **k)
+
+    monkeypatch.setattr(cli, "shape_table", spy)
+    assert gc.isenabled()
+    assert cli.main(["shapes", path, "--sizes", "N=1"]) == 0
+    assert cli.main(["info", "--shapes", path]) == 0
+    assert seen == [False, False], "the table is built with the collector off"
+    assert gc.isenabled(), "and it is back on after"
+    assert cli.main(["shapes", path + ".missing"]) == cli.EXIT_ERROR
+    assert gc.isenabled(), "after a failure too"
+    gc.disable()
+    try:
+        assert cli.main(["shapes", path]) == 0
+        assert not gc.isenabled(), "a collector that was off stays off"
+    finally:
+        gc.enable()
+    capsys.readouterr()
+
+
 def test_shapes_strict_exits_1_and_locates_the_defect(tmp_path) -> None:
     from onnx import TensorProto, helper
 

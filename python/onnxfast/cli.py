@@ -17,6 +17,7 @@ import argparse
 import collections
 import concurrent.futures
 import contextlib
+import gc
 import json
 import multiprocessing
 import os
@@ -24,6 +25,7 @@ import re
 import sys
 import time
 import traceback
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -510,7 +512,28 @@ def _print_info(path: str, info: dict[str, Any], style: Style) -> None:
             print(line)
 
 
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Python's cycle collector off for the block (back as it was after,
+    whatever happens): a table of every value of a large graph is hundreds
+    of thousands of dicts and lists, none in a cycle, that the collector
+    would traverse again and again as they are made (the 200k-node chain's
+    `shapes --sizes`: 2.5 -> 2.2 s). Used by `info` and `shapes`."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
 def cmd_info(args: argparse.Namespace) -> int:
+    with _collector_paused():
+        return _info(args)
+
+
+def _info(args: argparse.Namespace) -> int:
     try:
         model = load(args.path)
         info = model_info(model)
@@ -707,6 +730,11 @@ def _dim_text(d: int | None) -> str:
 
 
 def cmd_shapes(args: argparse.Namespace) -> int:
+    with _collector_paused():
+        return _shapes(args)
+
+
+def _shapes(args: argparse.Namespace) -> int:
     try:
         sizes = parse_sizes(args.sizes) if args.sizes is not None else None
     except ValueError as e:
