@@ -712,13 +712,19 @@ mod tests {
         }
     }
 
-    #[test]
-    fn mins_and_maxes_decide_what_holds_for_every_size() {
+    /// Symbols with `seq` and `past`, and `seq`'s symbol (for [`eval`]).
+    fn seq_and_past() -> (Symbols, Dim, Dim, Sym) {
         let mut s = Symbols::default();
         let (seq, past) = (s.intern("seq"), s.intern("past"));
         let Dim::Sym(hs) = seq else {
             panic!("a symbol")
         };
+        (s, seq, past, hs)
+    }
+
+    #[test]
+    fn mins_and_maxes_decide_what_holds_for_every_size() {
+        let (mut s, seq, past, hs) = seq_and_past();
         let cut = s.dim_min(seq, Dim::Value(512)).unwrap_or(Dim::Unknown);
         assert_eq!(show(&s, cut), "min(seq, 512)");
         let other = s.dim_min(Dim::Value(512), seq).unwrap_or(Dim::Unknown);
@@ -767,11 +773,7 @@ mod tests {
     /// one form: `min(seq - 1, 10) + 1` is `min(seq, 11)`.
     #[test]
     fn shifted_mins_and_maxes_meet() {
-        let mut s = Symbols::default();
-        let (seq, past) = (s.intern("seq"), s.intern("past"));
-        let Dim::Sym(hs) = seq else {
-            panic!("a symbol")
-        };
+        let (mut s, seq, past, hs) = seq_and_past();
         let add =
             |s: &mut Symbols, d: Dim, k: i64| s.dim_add(d, Dim::Value(k)).unwrap_or(Dim::Unknown);
         let low = add(&mut s, seq, -1);
