@@ -33,7 +33,7 @@ from . import __version__, _reports, check, infer_shapes, load
 from ._check import Report
 from ._policy import Policy
 from ._shapes import infer_with_report
-from ._types import data_type_name, tensor_bytes
+from ._types import data_type_name
 from .errors import OnnxFastError, PolicyError
 
 EXIT_OK, EXIT_INVALID, EXIT_ERROR = 0, 1, 2
@@ -640,69 +640,21 @@ def plan_memory(
     graphs: list[tuple[str, Any]], table: list[dict[str, Any]], sizes: dict[str, int]
 ) -> None:
     """Adds each value's shape at `sizes` ("shape_at") and its bytes to
-    `table` (see `shape_table` of the same `graphs`), and to each graph the total bytes of its
-    node outputs and their peak in graph order ("memory"): a value is held
-    from the node making it to its graph's last node reading it (a node
-    holding a subgraph reads what the subgraph reads; a value no node reads
-    is freed after its own), graph outputs to the end; bytes of values
-    whose shape or element size is not known are left out and counted in
-    "unknown"."""
+    `table` (see `shape_table` of the same `graphs`), and to each graph the
+    total bytes of its node outputs, their peak in graph order and how many
+    are of unknown size ("memory"), from `Graph.memory_plan` (one call a
+    graph)."""
     for entry, (_, g) in zip(table, graphs):
-        values = g.values
-        sized: dict[str, int] = {}
-        unknown = 0
+        plan = g.memory_plan(sizes)
+        shapes, sized = plan.shapes, plan.bytes
         for v in entry["values"]:
-            value = values.get(v["name"])
-            t = value.type if value is not None else None
-            elem = t.tensor_type.elem_type if t is not None and t.tensor_type is not None else 0
-            shape = value.shape_at(sizes) if value is not None else None
-            v["shape_at"] = shape
-            v["bytes"] = tensor_bytes(elem, shape)
-            if v["producer"] == "input":
-                continue
-            if v["bytes"] is None:
-                unknown += 1
-            else:
-                sized[v["name"]] = v["bytes"]
-        made, last = _uses(g)
-        outputs = {o.name for o in g.output}
-        freed: dict[int, list[str]] = collections.defaultdict(list)
-        for name in sized:
-            if name not in outputs and name in made:
-                freed[max(last.get(name, made[name]), made[name])].append(name)
-        live = peak = 0
-        for i, node in enumerate(g.node):
-            live += sum(sized.get(o, 0) for o in node.output if o)
-            peak = max(peak, live)
-            live -= sum(sized[n] for n in freed.get(i, []))
+            v["shape_at"] = shapes.get(v["name"])
+            v["bytes"] = sized.get(v["name"])
         entry["memory"] = {
-            "total_bytes": sum(sized.values()),
-            "peak_bytes": peak,
-            "unknown": unknown,
+            "total_bytes": plan.total_bytes,
+            "peak_bytes": plan.peak_bytes,
+            "unknown": plan.unknown,
         }
-
-
-def _uses(g: Any) -> tuple[dict[str, int], dict[str, int]]:
-    """One pass over the nodes of `g`: each name a node makes, with that
-    node's index; each name a node reads, with the last such node's index
-    (reads of its subgraphs count as the holding node's)."""
-    made: dict[str, int] = {}
-    last: dict[str, int] = {}
-    for i, node in enumerate(g.node):
-        for name in node.output:
-            if name:
-                made[name] = i
-        for name in node.input:
-            if name:
-                last[name] = i
-        for a in node.attribute:
-            for sub in ([a.g] if a.g is not None else []) + list(a.graphs):
-                own = {v.name for v in sub.input} | {t.name for t in sub.initializer}
-                own.update(o for n in sub.node for o in n.output)
-                for name in sub.values:
-                    if name not in own:
-                        last[name] = i
-    return made, last
 
 
 def _print_shapes(table: list[dict[str, Any]], style: Style) -> None:

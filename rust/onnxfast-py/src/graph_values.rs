@@ -8,9 +8,10 @@ use std::sync::Arc;
 
 use pyo3::exceptions::{PyKeyError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyList, PyString};
+use pyo3::types::{PyDict, PyList, PyString};
 
 use onnxfast_core::ir::evaluate::{evaluate, Unevaluated};
+use onnxfast_core::ir::memory;
 use onnxfast_core::ir::{Declared, Def, DefUse, Key};
 use onnxfast_core::proto;
 use onnxfast_core::proto::schema::fields;
@@ -392,19 +393,7 @@ impl Value {
         let Some(t) = self.type_(py)? else {
             return Ok(None);
         };
-        Ok(shape_of(&t.0).map(|shape| {
-            shape
-                .dim
-                .iter()
-                .map(|d| match &d.value {
-                    Some(tensor_shape_proto::dimension::Value::DimValue(v)) => Some(*v),
-                    Some(tensor_shape_proto::dimension::Value::DimParam(p)) => {
-                        evaluate(p, &|n| sizes.get(n).copied()).ok()
-                    }
-                    None => None,
-                })
-                .collect()
-        }))
+        Ok(dims_at(&t.0, &sizes))
     }
 
     fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
@@ -515,6 +504,189 @@ fn shape_of(t: &proto::TypeProto) -> Option<&proto::TensorShapeProto> {
         Some(type_proto::Value::TensorType(x)) => x.shape.as_ref(),
         Some(type_proto::Value::SparseTensorType(x)) => x.shape.as_ref(),
         _ => None,
+    }
+}
+
+/// The dims of `t`'s shape at `sizes` (see `Value.shape_at`); None when
+/// it has no shape.
+fn dims_at(t: &proto::TypeProto, sizes: &HashMap<String, i64>) -> Option<Vec<Option<i64>>> {
+    let shape = shape_of(t)?;
+    Some(
+        shape
+            .dim
+            .iter()
+            .map(|d| match &d.value {
+                Some(tensor_shape_proto::dimension::Value::DimValue(v)) => Some(*v),
+                Some(tensor_shape_proto::dimension::Value::DimParam(p)) => {
+                    evaluate(p, &|n| sizes.get(n).copied()).ok()
+                }
+                None => None,
+            })
+            .collect(),
+    )
+}
+
+/// The element type of a tensor or sparse tensor type (0 for other types).
+fn elem_of(t: &proto::TypeProto) -> i32 {
+    match &t.value {
+        Some(type_proto::Value::TensorType(x)) => x.elem_type.unwrap_or(0),
+        Some(type_proto::Value::SparseTensorType(x)) => x.elem_type.unwrap_or(0),
+        _ => 0,
+    }
+}
+
+/// `Graph.memory_plan(sizes)`: what the graph's values take at `sizes`
+/// (see [`onnxfast_core::ir::memory`]), each value's type as `Value.type`
+/// gives it, read in one pass in Rust.
+pub fn memory_plan(
+    py: Python<'_>,
+    graph: &Ptr<proto::GraphProto>,
+    sizes: &Bound<'_, PyAny>,
+) -> PyResult<MemoryPlan> {
+    let sizes = sizes_of(sizes)?;
+    let at = Indexed::of(py, graph)?;
+    let steps = graph_index::steps_of(graph);
+    let store = match steps {
+        Some(_) => Some(graph_index::types(py, graph.root()).map_err(decode_err(py))?),
+        None => None,
+    };
+    let nodes = graph
+        .root()
+        .lists_of(graph)
+        .map_or(graph.node.len(), |l| l.node.len());
+    // (name, dims at sizes, bytes, made by a node) of every own value, in
+    // index order; `held` has the node outputs in the same order.
+    let mut sized = Vec::with_capacity(at.index.own_len());
+    let mut held = Vec::new();
+    for (name, def, key) in at.index.own_defs() {
+        let declared = at.index.declared(name);
+        let inferred = match (&steps, store) {
+            (Some(steps), Some(store)) => store
+                .get(steps, name, declared)
+                .map_err(decode_err(py))?
+                .map(|t| (elem_of(t), dims_at(t, &sizes))),
+            _ => None,
+        };
+        let (elem, dims) = match inferred {
+            Some(found) => found,
+            None => {
+                let value = Value {
+                    name: name.clone(),
+                    at: at.clone(),
+                    def,
+                    key,
+                };
+                match value.declared_type(py)? {
+                    Some(t) => (elem_of(&t.0), dims_at(&t.0, &sizes)),
+                    None => (0, None),
+                }
+            }
+        };
+        let bytes = dims.as_deref().and_then(|d| memory::tensor_bytes(elem, d));
+        if let Def::Node { node, .. } = def {
+            held.push(memory::Held {
+                made: node,
+                last_read: at.index.uses_at(key).last().map(|&(i, _)| i),
+                output: matches!(declared, Some(Declared::Output(_))),
+                bytes,
+            });
+        }
+        sized.push((name.clone(), dims, bytes, matches!(def, Def::Node { .. })));
+    }
+    let plan = memory::plan(nodes, &held);
+    let shapes = PyDict::new(py);
+    let bytes = PyDict::new(py);
+    let live = PyDict::new(py);
+    let mut outputs = held.iter();
+    for (name, dims, b, made) in &sized {
+        let key = PyString::new(py, name);
+        shapes.set_item(&key, dims)?;
+        bytes.set_item(&key, b)?;
+        if !*made {
+            continue;
+        }
+        if let Some(h) = outputs.next() {
+            live.set_item(&key, (h.made, h.freed_after()))?;
+        }
+    }
+    Ok(MemoryPlan {
+        plan,
+        shapes: shapes.unbind(),
+        bytes: bytes.unbind(),
+        live: live.unbind(),
+    })
+}
+
+/// What a graph's node outputs take when it runs at given sizes, in graph
+/// order (`Graph.memory_plan`): each output held from the node making it
+/// to the last node reading it (reads inside a node's subgraphs count as
+/// that node's), or to its own node when none reads it; graph outputs to
+/// the end. A lower bound of a runtime's need: no aliasing, in-place reuse
+/// or workspace. Its dicts are its own (a new plan per call).
+#[pyclass(module = "onnxfast", name = "MemoryPlan", frozen)]
+pub struct MemoryPlan {
+    plan: memory::Plan,
+    shapes: Py<PyDict>,
+    bytes: Py<PyDict>,
+    live: Py<PyDict>,
+}
+
+#[pymethods]
+impl MemoryPlan {
+    /// Bytes of every node output of known size.
+    #[getter]
+    fn total_bytes(&self) -> u128 {
+        self.plan.total_bytes
+    }
+
+    /// The most bytes of node outputs held at once.
+    #[getter]
+    fn peak_bytes(&self) -> u128 {
+        self.plan.peak_bytes
+    }
+
+    /// The index of the first node whose run holds the peak (None when no
+    /// output of known size takes a byte).
+    #[getter]
+    fn peak_node(&self) -> Option<usize> {
+        self.plan.peak_node
+    }
+
+    /// How many node outputs have no known size (left out of the bytes).
+    #[getter]
+    fn unknown(&self) -> usize {
+        self.plan.unknown
+    }
+
+    /// Every value of the graph (inputs, initializers, node outputs) to its
+    /// shape at the sizes (`Value.shape_at`).
+    #[getter]
+    fn shapes(&self, py: Python<'_>) -> Py<PyDict> {
+        self.shapes.clone_ref(py)
+    }
+
+    /// Every value of the graph to its bytes at the sizes (sub-byte types
+    /// packed), None when its element size or a dim is not known.
+    #[getter]
+    fn bytes(&self, py: Python<'_>) -> Py<PyDict> {
+        self.bytes.clone_ref(py)
+    }
+
+    /// Every node output to `(made, freed_after)`: the index of the node
+    /// making it and of the node after which it is freed (None for a graph
+    /// output, held to the end).
+    #[getter]
+    fn live(&self, py: Python<'_>) -> Py<PyDict> {
+        self.live.clone_ref(py)
+    }
+
+    fn __repr__(&self) -> String {
+        let p = &self.plan;
+        let node = p.peak_node.map_or("None".to_string(), |n| n.to_string());
+        format!(
+            "MemoryPlan(total_bytes={}, peak_bytes={}, peak_node={node}, unknown={})",
+            p.total_bytes, p.peak_bytes, p.unknown
+        )
     }
 }
 

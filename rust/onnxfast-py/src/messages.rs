@@ -573,6 +573,18 @@ message! {
         crate::graph_values::Values::of(py, &self.0)
     }
 
+    /// What the graph's node outputs take when it runs at `sizes` (a
+    /// mapping of the model's symbols to ints), in graph order: see
+    /// `MemoryPlan`. Shapes are the values' types (`Value.type`, shape
+    /// inference run once per model) evaluated at the sizes.
+    fn memory_plan(
+        &self,
+        py: Python<'_>,
+        sizes: &Bound<'_, PyAny>,
+    ) -> PyResult<crate::graph_values::MemoryPlan> {
+        crate::graph_values::memory_plan(py, &self.0, sizes)
+    }
+
     fn __repr__(&self) -> String {
         let g = &*self.0;
         let mut r = Repr::new("Graph");
@@ -993,6 +1005,7 @@ message! {
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Model>()?;
     m.add_class::<Graph>()?;
+    m.add_class::<crate::graph_values::MemoryPlan>()?;
     m.add_class::<Node>()?;
     m.add_class::<Attribute>()?;
     m.add_class::<ValueInfo>()?;
