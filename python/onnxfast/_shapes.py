@@ -17,6 +17,7 @@ def infer_shapes(
     symbolic: bool = False,
     max_diagnostics: int = 10_000,
     check_type: bool = True,
+    contrib_ops: bool = False,
 ) -> _onnxfast.Model:
     """Infers the type and shape of every value, as
     ``onnx.shape_inference.infer_shapes(model, check_type=True)``, and returns
@@ -72,6 +73,17 @@ def infer_shapes(
     form (equal expressions are equal strings), and assume the sizes are
     large enough for the model to be valid; ``Value.shape_at(sizes)`` and
     ``onnxfast.evaluate_dim(dim, sizes)`` evaluate them at given sizes.
+
+    ``contrib_ops=True`` (beyond onnx) infers onnxruntime's own operators,
+    which onnx does not know (their outputs stay untyped, and onnx stops
+    checking the graph after the first): the com.microsoft operators of
+    onnxruntime's transformer optimizer and quantizers (``Attention``,
+    ``MultiHeadAttention``, ``GroupQueryAttention``,
+    ``SkipLayerNormalization``, ``MatMulNBits``, ...) and the default-domain
+    ``SimplifiedLayerNormalization`` (and ``LayerNormalization`` before
+    opset 17), as onnxruntime infers them and, where its kernels give a dim
+    its inference leaves unknown (a present key's length), as the kernels
+    do. The README lists them.
     """
     result, report = infer_with_report(
         model_or_path,
@@ -79,6 +91,7 @@ def infer_shapes(
         symbolic=symbolic,
         max_diagnostics=max_diagnostics,
         check_type=check_type,
+        contrib_ops=contrib_ops,
     )
     if strict and not report.ok:
         raise InferenceError(str(report), report=report)
@@ -92,6 +105,7 @@ def infer_with_report(
     symbolic: bool = False,
     max_diagnostics: int = 10_000,
     check_type: bool = True,
+    contrib_ops: bool = False,
 ) -> tuple[_onnxfast.Model, Report]:
     """:func:`infer_shapes` and the findings of inference (errors and
     warnings, e.g. operators without a schema), without raising."""
@@ -102,5 +116,6 @@ def infer_with_report(
         data_prop=data_prop,
         symbolic=symbolic,
         check_type=check_type,
+        contrib_ops=contrib_ops,
     )
     return result, Report([Diagnostic(*d) for d in found], omitted, errors, warnings)

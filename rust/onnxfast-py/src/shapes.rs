@@ -19,6 +19,7 @@ pub struct Flags {
     pub data_prop: bool,
     pub symbolic: bool,
     pub check_type: bool,
+    pub contrib_ops: bool,
 }
 
 /// `onnxfast.infer_shapes`'s defaults (types checked).
@@ -29,6 +30,7 @@ impl Default for Flags {
             data_prop: false,
             symbolic: false,
             check_type: true,
+            contrib_ops: false,
         }
     }
 }
@@ -53,6 +55,7 @@ pub fn options(root: &Root, flags: Flags) -> InferOptions<'_> {
         data_prop: flags.data_prop,
         symbolic: flags.symbolic,
         check_type: flags.check_type,
+        contrib_ops: flags.contrib_ops,
         ..InferOptions::default()
     }
 }
@@ -63,9 +66,10 @@ pub fn options(root: &Root, flags: Flags) -> InferOptions<'_> {
 /// nothing is copied), and the findings as `check_model` returns them.
 /// `data_prop`: follow the values of shape computations; `symbolic`: dims
 /// as expressions over the model's symbols; `check_type`: check each node's
-/// types against its operator's type constraints (onnx's option).
+/// types against its operator's type constraints (onnx's option);
+/// `contrib_ops`: infer onnxruntime's own operators too.
 #[pyfunction]
-#[pyo3(signature = (model, *, max_diagnostics = 10000, data_prop = false, symbolic = false, check_type = true))]
+#[pyo3(signature = (model, *, max_diagnostics = 10000, data_prop = false, symbolic = false, check_type = true, contrib_ops = false))]
 pub fn infer_shapes(
     py: Python<'_>,
     model: &Bound<'_, Model>,
@@ -73,12 +77,14 @@ pub fn infer_shapes(
     data_prop: bool,
     symbolic: bool,
     check_type: bool,
+    contrib_ops: bool,
 ) -> PyResult<(Py<PyAny>, Checked)> {
     let flags = Flags {
         max_diagnostics,
         data_prop,
         symbolic,
         check_type,
+        contrib_ops,
     };
     crate::errors::guard(py, "inferring shapes", || {
         infer_shapes_impl(py, model, flags)

@@ -88,6 +88,8 @@ pub(crate) struct Engine<'m> {
     /// Follow the values of shape computations ([`propagate`]).
     pub(crate) data_prop: bool,
     pub(crate) symbolic: bool,
+    /// Infer onnxruntime's operators ([`ops::contrib`]).
+    contrib_ops: bool,
     /// A function call's output data (output index, values), handed from
     /// [`Engine::infer_call`] to the calling node (onnx's
     /// BindValuesOnReturn).
@@ -708,6 +710,7 @@ impl<'m> Engine<'m> {
             checked: Default::default(),
             data_prop: options.data_prop,
             symbolic: options.symbolic,
+            contrib_ops: options.contrib_ops,
             returned_data: Vec::new(),
             data_left: propagate::MAX_DATA_TOTAL,
         }
@@ -1301,7 +1304,13 @@ impl<'m> Engine<'m> {
         let Some(schema) = schema else {
             let id = function_id(domain, node.op_type(), node.overload());
             if let Some(&f) = self.functions.get(&id) {
-                self.call_node(run, index, node, attrs, version, None, Some(f));
+                self.call_node(run, index, node, attrs, version, Callee::Local(f));
+            } else if let Some(rule) = self
+                .contrib_ops
+                .then(|| ops::contrib::rule(domain, node.op_type(), version))
+                .flatten()
+            {
+                self.call_node(run, index, node, attrs, version, Callee::Contrib(rule));
             } else {
                 self.unsupported(run, index, node);
             }
@@ -1325,7 +1334,7 @@ impl<'m> Engine<'m> {
             Self::poison_outputs(run, node);
             return;
         }
-        self.call_node(run, index, node, attrs, version, Some(schema), None);
+        self.call_node(run, index, node, attrs, version, Callee::Schema(schema));
     }
 
     /// Whether a node's attributes must outlive its inference: a function
@@ -1372,7 +1381,6 @@ impl<'m> Engine<'m> {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn call_node(
         &mut self,
         run: &mut Run<'m, '_>,
@@ -1380,9 +1388,12 @@ impl<'m> Engine<'m> {
         node: &NodeHead<'m>,
         attrs: Attrs<'_, 'm>,
         version: i64,
-        schema: Option<&'static OpSchema>,
-        local: Option<&'m FunctionProto>,
+        callee: Callee<'m>,
     ) {
+        let schema = match callee {
+            Callee::Schema(s) => Some(s),
+            _ => None,
+        };
         let mut inputs: SmallVec<[InputType<'_>; 4]> = SmallVec::new();
         let mut consts: SmallVec<[Option<&Const<'m>>; 4]> = SmallVec::new();
         for name in &node.input {
@@ -1412,16 +1423,16 @@ impl<'m> Engine<'m> {
                 engine: self,
                 run: run_ref,
             };
-            let mut result = match (schema, local) {
-                (Some(s), _) => match ops::rule(s) {
+            let mut result = match callee {
+                Callee::Schema(s) => match ops::rule(s) {
                     Some(rule) => rule(&mut ctx),
                     None => match &s.body {
                         Some(body) => ctx.call_function(body),
                         None => Ok(()),
                     },
                 },
-                (None, Some(f)) => ctx.call_function(f),
-                (None, None) => Ok(()),
+                Callee::Local(f) => ctx.call_function(f),
+                Callee::Contrib(rule) => rule(&mut ctx),
             };
             if result.is_ok() && ctx.engine.check_type {
                 if let Some(s) = schema {
@@ -2057,6 +2068,16 @@ pub(crate) fn q(name: &str) -> String {
 }
 
 /// The schema a model-local function call runs under (no rule, no checks).
+/// What infers a node: its operator's schema (and the rule or function
+/// body that serves it), a model-local function, or a rule for one of
+/// onnxruntime's operators, which have no schema here.
+#[derive(Clone, Copy)]
+enum Callee<'m> {
+    Schema(&'static OpSchema),
+    Local(&'m FunctionProto),
+    Contrib(ops::Rule),
+}
+
 fn placeholder_schema() -> &'static OpSchema {
     static EMPTY: std::sync::OnceLock<OpSchema> = std::sync::OnceLock::new();
     EMPTY.get_or_init(|| OpSchema {

@@ -70,6 +70,10 @@ pub struct InferOptions<'m> {
     /// Without it (onnx's default for `infer_shapes`), a node whose types
     /// its schema does not allow is inferred as its rule reads it.
     pub check_type: bool,
+    /// Infer onnxruntime's own operators (com.microsoft, and those it adds
+    /// to the default domain) as onnxruntime does ([`ops::contrib`]); onnx
+    /// knows none of them, so without it their outputs get no types.
+    pub contrib_ops: bool,
 }
 
 impl Default for InferOptions<'_> {
@@ -83,6 +87,7 @@ impl Default for InferOptions<'_> {
             data_prop: false,
             symbolic: false,
             check_type: true,
+            contrib_ops: false,
         }
     }
 }

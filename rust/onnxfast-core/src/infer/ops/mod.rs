@@ -16,6 +16,7 @@ use foldhash::HashMap;
 use super::context::{InferResult, NodeCtx};
 use crate::opset::{OpSchema, SchemaRegistry};
 
+pub mod contrib;
 pub mod controlflow;
 pub mod generator;
 pub mod image;

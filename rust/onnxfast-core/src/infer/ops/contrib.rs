@@ -1,0 +1,611 @@
+//! onnxruntime's own operators (`infer_shapes(contrib_ops=True)`): the
+//! com.microsoft operators its transformer optimizer and quantizers write
+//! (fused attention, skip layer norms, 4-bit matmuls, ...), and those it
+//! adds to the default domain. onnx has no schema for any of them, so its
+//! inference leaves their outputs untyped and stops checking the graph
+//! after the first.
+//!
+//! Each rule gives what onnxruntime's own type and shape inference gives
+//! (`onnxruntime/core/graph/contrib_ops/`), and more where its kernels fix
+//! a dim its inference leaves unknown (a present key's length, `past +
+//! seq`, as an expression with `symbolic`); where the two disagree, the
+//! shape the kernel returns. Rules refuse what onnxruntime's inference
+//! refuses (a quantized matmul whose `K` is not the input's last dim, an
+//! attention query of the wrong rank). Tested against
+//! `onnxruntime.InferenceSession`: its inferred output types and the shapes
+//! of the arrays it returns at several sizes.
+//!
+//! These operators have no schema here, so nothing checks their inputs'
+//! types or counts beyond what a rule reads.
+
+use super::Rule;
+use crate::infer::context::{InferResult, NodeCtx};
+use crate::infer::util::{bad_attr, bad_rank, bad_shapes, failed};
+use crate::ir::types::{Dim, Dims};
+
+const FLOAT: i32 = 1;
+const INT32: i32 = 6;
+
+/// The rule of onnxruntime's operator `op` of `domain`, at opset `version`
+/// of that domain.
+pub fn rule(domain: &str, op: &str, version: i64) -> Option<Rule> {
+    let r: Rule = match (domain, op) {
+        ("com.microsoft", "SkipLayerNormalization" | "SkipSimplifiedLayerNormalization") => {
+            skip_layer_norm
+        }
+        ("com.microsoft", "FastGelu" | "BiasGelu" | "Gelu" | "QuickGelu" | "BiasAdd")
+        | ("com.microsoft", "RotaryEmbedding") => first_input,
+        ("com.microsoft", "MatMulNBits") => matmul_nbits,
+        ("com.microsoft", "GroupQueryAttention") => group_query_attention,
+        ("com.microsoft", "MultiHeadAttention") => multi_head_attention,
+        ("com.microsoft", "Attention") => attention,
+        ("com.microsoft", "EmbedLayerNormalization") => embed_layer_norm,
+        ("com.microsoft", "GatherBlockQuantized") => gather_block_quantized,
+        ("" | "ai.onnx", "SimplifiedLayerNormalization") => simplified_layer_norm,
+        // onnx has LayerNormalization from opset 17; onnxruntime serves
+        // older opsets with its own.
+        ("" | "ai.onnx", "LayerNormalization") if version < 17 => layer_norm,
+        _ => return None,
+    };
+    Some(r)
+}
+
+/// `a + b`: the value when both are known, an expression with `symbolic`.
+fn plus(ctx: &mut NodeCtx<'_, '_>, a: Dim, b: Dim) -> Dim {
+    match (a, b) {
+        (Dim::Value(x), Dim::Value(y)) => x.checked_add(y).map_or(Dim::Unknown, Dim::Value),
+        _ => ctx.sym_add(a, b).unwrap_or(Dim::Unknown),
+    }
+}
+
+/// `a * k`: the value when known, an expression with `symbolic`.
+fn times(ctx: &mut NodeCtx<'_, '_>, a: Dim, k: i64) -> Dim {
+    match a {
+        Dim::Value(x) => x.checked_mul(k).map_or(Dim::Unknown, Dim::Value),
+        Dim::Unknown => Dim::Unknown,
+        _ => ctx.sym_mul(a, Dim::Value(k)).unwrap_or(Dim::Unknown),
+    }
+}
+
+/// `a / k` for a dim `k` divides (the model's promise): the value when
+/// known (a defect when `k` does not divide it), an expression with
+/// `symbolic`.
+fn over(ctx: &mut NodeCtx<'_, '_>, a: Dim, k: i64, what: &str) -> InferResult<Dim> {
+    if k <= 0 {
+        return Err(failed(format!("{what}: cannot divide by {k}")));
+    }
+    Ok(match a {
+        Dim::Value(x) if x % k == 0 => Dim::Value(x / k),
+        Dim::Value(x) => return Err(bad_shapes(format!("{what}: {x} is not a multiple of {k}"))),
+        Dim::Unknown => Dim::Unknown,
+        _ => ctx.sym_div_exact(a, Dim::Value(k)).unwrap_or(Dim::Unknown),
+    })
+}
+
+/// `dims` with its last dim set to 1.
+fn last_to_one(dims: &[Dim]) -> Dims {
+    let mut out: Dims = dims.iter().copied().collect();
+    if let Some(last) = out.last_mut() {
+        *last = Dim::Value(1);
+    }
+    out
+}
+
+/// An INT attribute the operator requires.
+fn required_int(ctx: &NodeCtx<'_, '_>, name: &str) -> InferResult<i64> {
+    match ctx.attr(name).and_then(|a| a.i) {
+        Some(v) => Ok(v),
+        None => Err(bad_attr(
+            name,
+            format!("the attribute '{name}' is required"),
+        )),
+    }
+}
+
+/// An output that is input 0, type and shape (the activations, BiasAdd,
+/// RotaryEmbedding).
+fn first_input(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
+    ctx.propagate_type(0, 0)
+}
+
+/// SkipLayerNormalization and SkipSimplifiedLayerNormalization: `output`
+/// and `input_skip_bias_sum` (output 3) are the input; `mean` and
+/// `inv_std_var` float with the last dim 1.
+fn skip_layer_norm(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
+    ctx.propagate_type(0, 0)?;
+    if ctx.has_output(3) {
+        ctx.propagate_type(0, 3)?;
+    }
+    let reduced = ctx.shape(0).map(last_to_one);
+    for i in 1..3 {
+        if ctx.has_output(i) {
+            ctx.set_tensor(i, FLOAT, reduced.clone());
+        }
+    }
+    Ok(())
+}
+
+/// The dims of a normalization's statistics: 1 from `axis` on.
+fn stats_dims(ctx: &NodeCtx<'_, '_>, x: &[Dim]) -> InferResult<Dims> {
+    let axis = ctx.own_int("axis", -1);
+    let rank = i64::try_from(x.len()).unwrap_or(i64::MAX);
+    if axis < -rank || axis >= rank {
+        return Err(bad_attr(
+            "axis",
+            format!("'axis' {axis} is out of range for rank {rank}"),
+        ));
+    }
+    let from = if axis < 0 { axis + rank } else { axis };
+    let from = usize::try_from(from).unwrap_or(0);
+    Ok(x.iter()
+        .enumerate()
+        .map(|(d, &dim)| if d >= from { Dim::Value(1) } else { dim })
+        .collect())
+}
+
+/// SimplifiedLayerNormalization (RMS norm): `Y` has X's shape and the
+/// scale's element type; `inv_std_var` has `stash_type` and X's dims with
+/// 1 from `axis` on (the kernel's; onnxruntime's inference sets only the
+/// axis's dim to 1, which differs for an axis other than the last).
+fn simplified_layer_norm(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
+    ctx.propagate_elem(1, 0)?;
+    ctx.propagate_shape(0, 0);
+    let stash = ctx.own_int("stash_type", i64::from(FLOAT));
+    let stash = i32::try_from(stash).unwrap_or(FLOAT);
+    if ctx.has_output(1) {
+        let dims = match ctx.shape(0) {
+            Some(x) => Some(stats_dims(ctx, x)?),
+            None => None,
+        };
+        ctx.set_tensor(1, stash, dims);
+    }
+    Ok(())
+}
+
+/// onnxruntime's LayerNormalization for opsets before 17 (onnx's own from
+/// 17): `Y` is X; `Mean` and `InvStdDev` have `stash_type` and X's dims
+/// with 1 from `axis` on.
+fn layer_norm(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
+    ctx.propagate_type(0, 0)?;
+    let stash = ctx.own_int("stash_type", i64::from(FLOAT));
+    let stash = i32::try_from(stash).unwrap_or(FLOAT);
+    let dims = match ctx.shape(0) {
+        Some(x) => Some(stats_dims(ctx, x)?),
+        None => None,
+    };
+    for i in 1..3 {
+        if ctx.has_output(i) {
+            ctx.set_tensor(i, stash, dims.clone());
+        }
+    }
+    Ok(())
+}
+
+/// MatMulNBits: A (..., K) times a quantized (K, N) weight: (..., N) of
+/// A's element type. A known last dim of A must be `K`; a bias must be
+/// (N).
+fn matmul_nbits(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
+    ctx.propagate_elem(0, 0)?;
+    let k = required_int(ctx, "K")?;
+    let n = required_int(ctx, "N")?;
+    required_int(ctx, "block_size")?;
+    if ctx.has_input(5) {
+        match ctx.shape(5) {
+            Some([Dim::Value(b)]) if *b == n => {}
+            Some(b) => {
+                return Err(bad_shapes(format!(
+                    "the bias must have shape ({n}) (attribute N), it has {}",
+                    ctx.show_dims(b)
+                )))
+            }
+            None => {
+                return Err(failed(
+                    "the bias's shape is not known; onnxruntime's inference needs it",
+                ))
+            }
+        }
+    }
+    let Some(a) = ctx.shape(0) else {
+        return Ok(());
+    };
+    let Some((&last, batch)) = a.split_last() else {
+        return Err(bad_rank(
+            0,
+            "input A must have rank 1 or more, it has rank 0",
+        ));
+    };
+    if let Dim::Value(v) = last {
+        if v != k {
+            return Err(bad_shapes(format!(
+                "the last dim of A is {v}, attribute K is {k}"
+            )));
+        }
+    }
+    let mut out: Dims = batch.iter().copied().collect();
+    out.push(Dim::Value(n));
+    ctx.set_shape(0, out);
+    Ok(())
+}
+
+/// A key or value cache's dims with its sequence dim (2) replaced.
+fn with_length(cache: &[Dim], length: Dim) -> Dims {
+    let mut out: Dims = cache.iter().copied().collect();
+    if let Some(d) = out.get_mut(2) {
+        *d = length;
+    }
+    out
+}
+
+/// GroupQueryAttention. `output`: the query's shape (Q, K and V given
+/// apart), or (B, S, D·N/(N + 2·kv_N)) for a packed QKV query; the
+/// presents (B, kv_N, T, H) of the past's element type: T the past's
+/// length when the cache is shared or a sliding window, else the larger
+/// of the past's length and `total_sequence_length` (input 6) when both
+/// are known (a constant, or followed with data_prop; with `symbolic`, the
+/// total length, which counts the past's), without a past the total
+/// length, else the key's.
+fn group_query_attention(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
+    ctx.propagate_elem(0, 0)?;
+    let heads = required_int(ctx, "num_heads")?;
+    let kv_heads = required_int(ctx, "kv_num_heads")?;
+    let Some(q) = ctx.shape(0) else {
+        return Ok(());
+    };
+    let q: Dims = q.iter().copied().collect();
+    if q.len() != 3 {
+        return Err(bad_rank(
+            0,
+            format!("the query must have rank 3, it has rank {}", q.len()),
+        ));
+    }
+    let packed = !ctx.has_input(2);
+    let hidden = if packed {
+        // (B, S, (N + 2·kv_N)·H): the query's part is N·H.
+        let parts = heads
+            .checked_add(kv_heads.saturating_mul(2))
+            .filter(|p| *p > 0)
+            .ok_or_else(|| bad_attr("num_heads", "num_heads + 2·kv_num_heads must be positive"))?;
+        match q[2] {
+            Dim::Value(d) if d % parts == 0 => Dim::Value(d / parts * heads),
+            Dim::Value(d) => {
+                return Err(bad_shapes(format!(
+                    "the packed query's last dim {d} is not a multiple of num_heads + \
+                     2·kv_num_heads = {parts}"
+                )))
+            }
+            d => {
+                let per = over(ctx, d, parts, "the packed query's last dim")?;
+                times(ctx, per, heads)
+            }
+        }
+    } else {
+        q[2]
+    };
+    ctx.set_shape(0, [q[0], q[1], hidden].into_iter().collect());
+    let head_size = over(ctx, hidden, heads.max(1), "the query's hidden size")?;
+    // The total length, when a constant or data propagation gives it.
+    let total = ctx
+        .const_ints(6)?
+        .and_then(|v| v.first().copied())
+        .map(Dim::Value)
+        .or_else(|| ctx.data_one(6));
+    let shared = ctx.own_int("sliding_window_cache", 0) != 0;
+    for (out, past) in [(1, 3), (2, 4)] {
+        if !ctx.has_output(out) {
+            continue;
+        }
+        if ctx.has_input(past) {
+            ctx.propagate_elem(past, out)?;
+            let Some(p) = ctx.shape(past) else {
+                continue;
+            };
+            if p.len() != 4 {
+                return Err(bad_rank(
+                    past,
+                    format!(
+                        "the past key and value must have rank 4, it has rank {}",
+                        p.len()
+                    ),
+                ));
+            }
+            let p: Dims = p.iter().copied().collect();
+            let length = match (shared, p[2], total) {
+                (true, d, _) => d,
+                (false, Dim::Value(a), Some(Dim::Value(b))) => Dim::Value(a.max(b)),
+                (false, a, Some(b)) if a == b => a,
+                // A valid model's total length counts the past's.
+                (false, _, Some(b)) if ctx.is_symbolic() => b,
+                _ => Dim::Unknown,
+            };
+            ctx.set_shape(out, with_length(&p, length));
+        } else {
+            ctx.propagate_elem(0, out)?;
+            let length = match total {
+                Some(t) => t,
+                None if !packed => ctx.shape(1).and_then(|k| k.get(1).copied()).unwrap_or(q[1]),
+                None => q[1],
+            };
+            let dims = [q[0], Dim::Value(kv_heads), length, head_size];
+            ctx.set_shape(out, dims.into_iter().collect());
+        }
+    }
+    Ok(())
+}
+
+/// MultiHeadAttention. `output` (B, S, V): V the value's hidden size
+/// (B, L, V), N·H for a value already in heads (B, N, L, H) or a packed
+/// QKV query (B, S, N, 3, H), the query's for packed KV. With a past (B,
+/// N, P, H) the presents are (B, N, P + L, H), L the key's length (without
+/// a past: (B, N, L, H)); a buffer shared between past and present keeps
+/// the past's shape.
+fn multi_head_attention(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
+    ctx.propagate_elem(0, 0)?;
+    let heads = required_int(ctx, "num_heads")?;
+    let Some(q) = ctx.shape(0) else {
+        return Ok(());
+    };
+    let q: Dims = q.iter().copied().collect();
+    if q.len() != 3 && q.len() != 5 {
+        return Err(bad_rank(
+            0,
+            format!("the query must have rank 3 or 5, it has rank {}", q.len()),
+        ));
+    }
+    let value = ctx.has_input(2).then(|| ctx.shape(2)).flatten();
+    let value: Option<Dims> = value.map(|v| v.iter().copied().collect());
+    let key_rank = ctx.rank(1);
+    let output: Option<Dims> = if q.len() == 5 {
+        let hidden = times(ctx, q[4], heads);
+        Some([q[0], q[1], hidden].into_iter().collect())
+    } else {
+        match value.as_deref() {
+            Some([_, _, v]) => Some([q[0], q[1], *v].into_iter().collect()),
+            Some([_, n, _, h]) => {
+                let hidden = match (n, h) {
+                    (Dim::Value(a), Dim::Value(b)) => {
+                        a.checked_mul(*b).map_or(Dim::Unknown, Dim::Value)
+                    }
+                    _ => times(ctx, *h, heads),
+                };
+                Some([q[0], q[1], hidden].into_iter().collect())
+            }
+            None if key_rank == Some(5) => Some(q.clone()),
+            _ => None,
+        }
+    };
+    if let Some(o) = output {
+        ctx.set_shape(0, o);
+    }
+    // The key's length L: (B, L, D), (B, N, L, H) or packed KV (B, L, N,
+    // 2, H) keys; the query's own for a packed QKV query.
+    let length = match ctx.has_input(1).then(|| ctx.shape(1)).flatten() {
+        Some([_, l, _] | [_, _, l, _] | [_, l, _, _, _]) => Some(*l),
+        None if !ctx.has_input(1) && q.len() == 5 => Some(q[1]),
+        _ => None,
+    };
+    let shared = ctx.own_int("past_present_share_buffer", 0) != 0 || ctx.has_input(8);
+    for (out, past) in [(1, 6), (2, 7)] {
+        if !ctx.has_output(out) {
+            continue;
+        }
+        ctx.propagate_elem(0, out)?;
+        if ctx.has_input(past) {
+            let Some(p) = ctx.shape(past) else {
+                continue;
+            };
+            if p.len() != 4 {
+                return Err(bad_rank(
+                    past,
+                    format!(
+                        "the past key and value must have rank 4, it has rank {}",
+                        p.len()
+                    ),
+                ));
+            }
+            let p: Dims = p.iter().copied().collect();
+            if shared {
+                ctx.set_shape(out, p);
+                continue;
+            }
+            let total = match length {
+                Some(l) => plus(ctx, p[2], l),
+                None => Dim::Unknown,
+            };
+            ctx.set_shape(out, with_length(&p, total));
+        } else if let (Some(l), Some(v)) = (length, output_hidden(ctx)) {
+            let h = over(ctx, v, heads.max(1), "the output's hidden size")?;
+            let dims = [q[0], Dim::Value(heads), l, h];
+            ctx.set_shape(out, dims.into_iter().collect());
+        }
+    }
+    Ok(())
+}
+
+/// The last dim of output 0 as set so far.
+fn output_hidden(ctx: &NodeCtx<'_, '_>) -> Option<Dim> {
+    match ctx.outputs.first() {
+        Some(Some(crate::ir::types::Type::Tensor(t))) => t.shape.as_ref()?.last().copied(),
+        _ => None,
+    }
+}
+
+/// Attention (BERT/GPT-2 fused): input (B, S, D) and weights (D, 3·D') →
+/// output (B, S, V) of the input's element type, V the value's hidden size
+/// (`qkv_hidden_sizes[2]`, else a third of the bias's or the weights'
+/// last dim). A past (2, B, N, P, H) gives a present (2, B, N, P + S, H).
+fn attention(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
+    ctx.propagate_elem(0, 0)?;
+    required_int(ctx, "num_heads")?;
+    if ctx.has_output(1) {
+        ctx.propagate_elem(0, 1)?;
+    }
+    let Some(x) = ctx.shape(0) else {
+        return Ok(());
+    };
+    let x: Dims = x.iter().copied().collect();
+    if x.len() != 3 {
+        return Err(bad_rank(
+            0,
+            format!("the input must have rank 3, it has rank {}", x.len()),
+        ));
+    }
+    let sizes = ctx.own_ints("qkv_hidden_sizes").unwrap_or(&[]);
+    let v = if let Some(&v) = sizes.get(2) {
+        if sizes.len() != 3 {
+            return Err(bad_attr(
+                "qkv_hidden_sizes",
+                "'qkv_hidden_sizes' must hold 3 sizes",
+            ));
+        }
+        Dim::Value(v)
+    } else {
+        let packed = if ctx.has_input(2) {
+            ctx.shape(2).and_then(|b| b.first().copied())
+        } else {
+            ctx.shape(1).and_then(|w| w.get(1).copied())
+        };
+        match packed {
+            Some(d) => over(ctx, d, 3, "the packed Q, K, V size")?,
+            None => Dim::Unknown,
+        }
+    };
+    ctx.set_shape(0, [x[0], x[1], v].into_iter().collect());
+    if ctx.has_output(1) && ctx.has_input(4) {
+        if let Some(p) = ctx.shape(4) {
+            if p.len() != 5 {
+                return Err(bad_rank(
+                    4,
+                    format!("the past must have rank 5, it has rank {}", p.len()),
+                ));
+            }
+            let mut present: Dims = p.iter().copied().collect();
+            let shared = ctx.own_int("past_present_share_buffer", 0) != 0;
+            if !shared {
+                present[3] = plus(ctx, p[3], x[1]);
+            }
+            ctx.set_shape(1, present);
+        }
+    }
+    Ok(())
+}
+
+/// EmbedLayerNormalization: input_ids (B, S) → output (B, S, D) of the word
+/// embedding's element type, D its hidden size (a known value);
+/// `mask_index` int32 (B); `embedding_sum` as the output.
+fn embed_layer_norm(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
+    ctx.propagate_elem(2, 0)?;
+    if ctx.has_output(1) {
+        ctx.set_tensor(1, INT32, None);
+    }
+    if ctx.has_output(2) {
+        ctx.propagate_elem(2, 2)?;
+    }
+    let Some(ids) = ctx.shape(0) else {
+        return Ok(());
+    };
+    let ids: Dims = ids.iter().copied().collect();
+    if ids.len() != 2 {
+        return Err(bad_rank(
+            0,
+            format!("input_ids must have rank 2, it has rank {}", ids.len()),
+        ));
+    }
+    let Some(word) = ctx.shape(2) else {
+        return Err(failed(
+            "the word embedding's shape is not known; onnxruntime's inference needs it",
+        ));
+    };
+    let hidden = match word {
+        [_, Dim::Value(d)] => *d,
+        _ => {
+            return Err(bad_rank(
+                2,
+                format!(
+                    "the word embedding must be (vocabulary, hidden) with a known hidden size, it \
+                     is {}",
+                    ctx.show_dims(word)
+                ),
+            ))
+        }
+    };
+    for (i, what) in [(3, "position embedding"), (4, "segment embedding")] {
+        if let Some([_, Dim::Value(v)]) = ctx.shape(i).filter(|_| ctx.has_input(i)) {
+            if *v != hidden {
+                return Err(bad_shapes(format!(
+                    "the {what}'s hidden size {v} differs from the word embedding's {hidden}"
+                )));
+            }
+        }
+    }
+    for (i, what) in [(5, "gamma"), (6, "beta")] {
+        if let Some([Dim::Value(v)]) = ctx.shape(i).filter(|_| ctx.has_input(i)) {
+            if *v != hidden {
+                return Err(bad_shapes(format!(
+                    "{what} has {v} elements, the hidden size is {hidden}"
+                )));
+            }
+        }
+    }
+    let out: Dims = [ids[0], ids[1], Dim::Value(hidden)].into_iter().collect();
+    ctx.set_shape(0, out.clone());
+    if ctx.has_output(1) {
+        ctx.set_shape(1, [ids[0]].into_iter().collect());
+    }
+    if ctx.has_output(2) {
+        ctx.set_shape(2, out);
+    }
+    Ok(())
+}
+
+/// GatherBlockQuantized: Gather of blockwise-quantized data, dequantized
+/// to the scales' element type: data[:g] + indices + data[g+1:], the
+/// quantized axis's dim times 8/bits for packed uint8 data.
+fn gather_block_quantized(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
+    ctx.propagate_elem(2, 0)?;
+    let (Some(data), Some(indices)) = (ctx.shape(0), ctx.shape(1)) else {
+        return Ok(());
+    };
+    let data: Dims = data.iter().copied().collect();
+    let indices: Dims = indices.iter().copied().collect();
+    let rank = i64::try_from(data.len()).unwrap_or(i64::MAX);
+    if rank <= 1 {
+        return Err(bad_rank(
+            0,
+            format!("data must have rank 2 or more, it has rank {rank}"),
+        ));
+    }
+    let axis = |name: &str, default: i64| -> InferResult<usize> {
+        let a = ctx.own_int(name, default);
+        if a < -rank || a >= rank {
+            return Err(bad_attr(
+                name,
+                format!("'{name}' {a} is out of range for rank {rank}"),
+            ));
+        }
+        Ok(usize::try_from(if a < 0 { a + rank } else { a }).unwrap_or(0))
+    };
+    let gather = axis("gather_axis", 0)?;
+    let quantize = axis("quantize_axis", 1)?;
+    let bits = ctx.own_int("bits", 4);
+    let packed = ctx.elem(0)? == 2; // UINT8: sub-byte values packed
+    let mut data = data;
+    if packed {
+        if gather != 0 {
+            return Err(bad_attr(
+                "gather_axis",
+                "uint8 data must be gathered along axis 0",
+            ));
+        }
+        if !matches!(bits, 2 | 4 | 8) {
+            return Err(bad_attr("bits", format!("'bits' {bits} is not 2, 4 or 8")));
+        }
+        if let Some(d) = data.get_mut(quantize) {
+            *d = times(ctx, *d, 8 / bits);
+        }
+    }
+    let mut out: Dims = data.get(..gather).unwrap_or(&[]).iter().copied().collect();
+    out.extend(indices.iter().copied());
+    out.extend(data.get(gather + 1..).unwrap_or(&[]).iter().copied());
+    ctx.set_shape(0, out);
+    Ok(())
+}

@@ -1,0 +1,462 @@
+"""infer_shapes(contrib_ops=True): onnxruntime's own operators, against
+onnxruntime itself: the types and shapes its InferenceSession infers for
+each output (every dim it knows, ours must know the same), and the shapes
+of the arrays it returns running the model at several sizes (every dim we
+give, evaluated at those sizes, is the array's)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+import onnxfast
+from onnxfast._shapes import infer_with_report
+
+F, H, I32, I64, U8 = (
+    TensorProto.FLOAT,
+    TensorProto.FLOAT16,
+    TensorProto.INT32,
+    TensorProto.INT64,
+    TensorProto.UINT8,
+)
+# Batch, sequence, past and total (past + sequence) lengths.
+SIZES = [
+    {"B": 1, "S": 3, "P": 5, "T": 8},
+    {"B": 2, "S": 1, "P": 7, "T": 8},
+    {"B": 3, "S": 4, "P": 0, "T": 4},
+]
+_ORT_TYPES = {"tensor(float)": F, "tensor(float16)": H, "tensor(int32)": I32, "tensor(int64)": I64}
+_rng = np.random.default_rng(0)
+
+
+@dataclass
+class Case:
+    """One node (or a few) of onnxruntime's operators: its graph inputs
+    (name, element type, dims with the symbols B, S, P), initializers, the
+    outputs to compare, and the arrays to feed at given sizes."""
+
+    name: str
+    nodes: list[onnx.NodeProto]
+    inputs: list[tuple[str, int, list[Any]]]
+    outputs: list[str]
+    feeds: Callable[[dict[str, int]], dict[str, np.ndarray]]
+    initializers: list[onnx.TensorProto] = field(default_factory=list)
+    opset: int = 21
+    # Outputs whose dims onnxruntime's inference gives wrong (its kernel
+    # returns another shape): compared with the arrays only.
+    ort_inference_differs: tuple[str, ...] = ()
+
+    def model(self) -> onnx.ModelProto:
+        graph = helper.make_graph(
+            self.nodes,
+            self.name,
+            [helper.make_tensor_value_info(n, t, d) for n, t, d in self.inputs],
+            [onnx.ValueInfoProto(name=o) for o in self.outputs],
+            initializer=self.initializers,
+        )
+        model = helper.make_model(
+            graph,
+            opset_imports=[
+                helper.make_opsetid("", self.opset),
+                helper.make_opsetid("com.microsoft", 1),
+            ],
+        )
+        model.ir_version = 10
+        return model
+
+
+def ms(op: str, inputs: list[str], outputs: list[str], **attrs: Any) -> onnx.NodeProto:
+    return helper.make_node(op, inputs, outputs, domain="com.microsoft", **attrs)
+
+
+def const(name: str, array: np.ndarray) -> onnx.TensorProto:
+    return numpy_helper.from_array(array, name)
+
+
+def rand(*shape: int, dtype: Any = np.float32) -> np.ndarray:
+    return _rng.standard_normal(shape).astype(dtype)
+
+
+def _cases() -> list[Case]:
+    cases = []
+    hidden = 16
+    x3 = [("x", F, ["B", "S", hidden])]
+
+    def x_feed(s: dict[str, int]) -> dict[str, np.ndarray]:
+        return {"x": rand(s["B"], s["S"], hidden)}
+
+    cases.append(
+        Case(
+            "skip_layer_norm",
+            [
+                ms(
+                    "SkipLayerNormalization",
+                    ["x", "skip", "gamma", "beta", "bias"],
+                    ["y", "mean", "inv_std", "sum"],
+                    epsilon=1e-5,
+                )
+            ],
+            [*x3, ("skip", F, ["B", "S", hidden])],
+            ["y", "mean", "inv_std", "sum"],
+            lambda s: {**x_feed(s), "skip": rand(s["B"], s["S"], hidden)},
+            [const(n, rand(hidden)) for n in ("gamma", "beta", "bias")],
+        )
+    )
+    cases.append(
+        Case(
+            "skip_simplified_layer_norm",
+            [
+                ms(
+                    "SkipSimplifiedLayerNormalization",
+                    ["x", "skip", "gamma"],
+                    ["y", "", "", "sum"],
+                )
+            ],
+            [*x3, ("skip", F, ["B", "S", hidden])],
+            ["y", "sum"],
+            lambda s: {**x_feed(s), "skip": rand(s["B"], s["S"], hidden)},
+            [const("gamma", rand(hidden))],
+        )
+    )
+    for axis in (-1, 1):
+        cases.append(
+            Case(
+                f"simplified_layer_norm_axis{axis}",
+                [
+                    helper.make_node(
+                        "SimplifiedLayerNormalization", ["x", "scale"], ["y", "inv"], axis=axis
+                    )
+                ],
+                x3,
+                ["y", "inv"],
+                x_feed,
+                [const("scale", rand(*([hidden] if axis == -1 else [1, hidden])))],
+                ort_inference_differs=("inv",) if axis == 1 else (),
+            )
+        )
+    cases.append(
+        Case(
+            "layer_norm_before_opset17",
+            [helper.make_node("LayerNormalization", ["x", "g", "b"], ["y", "mean", "inv"])],
+            x3,
+            ["y", "mean", "inv"],
+            x_feed,
+            [const("g", rand(hidden)), const("b", rand(hidden))],
+            opset=14,
+        )
+    )
+    for op, extra in (
+        ("FastGelu", ["bias"]),
+        ("BiasGelu", ["bias"]),
+        ("Gelu", []),
+        ("QuickGelu", []),
+    ):
+        cases.append(
+            Case(
+                op.lower(),
+                [ms(op, ["x", *extra], ["y"])],
+                x3,
+                ["y"],
+                x_feed,
+                [const("bias", rand(hidden))] if extra else [],
+            )
+        )
+    # MatMulNBits: K=32 in blocks of 16, 4 bits, N=24.
+    k, n, block = 32, 24, 16
+    cases.append(
+        Case(
+            "matmul_nbits",
+            [ms("MatMulNBits", ["a", "w", "scales"], ["y"], K=k, N=n, block_size=block, bits=4)],
+            [("a", F, ["B", "S", k])],
+            ["y"],
+            lambda s: {"a": rand(s["B"], s["S"], k)},
+            [
+                const("w", _rng.integers(0, 255, (n, k // block, block // 2), dtype=np.uint8)),
+                const("scales", rand(n * (k // block))),
+            ],
+        )
+    )
+    # Rotary embeddings over (B, S, heads·head_size), positions (B, S).
+    head = 8
+    cases.append(
+        Case(
+            "rotary_embedding",
+            [ms("RotaryEmbedding", ["x", "pos", "cos", "sin"], ["y"], num_heads=2)],
+            [*x3, ("pos", I64, ["B", "S"])],
+            ["y"],
+            lambda s: {
+                **x_feed(s),
+                "pos": np.tile(np.arange(s["S"], dtype=np.int64), (s["B"], 1)),
+            },
+            [const("cos", rand(32, head // 2)), const("sin", rand(32, head // 2))],
+        )
+    )
+    cases += _attention_cases(hidden)
+    # Embeddings of token ids, and a 4-bit quantized one gathered.
+    cases.append(
+        Case(
+            "embed_layer_norm",
+            [
+                ms(
+                    "EmbedLayerNormalization",
+                    ["ids", "seg", "word", "pos", "segemb", "gamma", "beta", "mask"],
+                    ["y", "mask_index"],
+                )
+            ],
+            [("ids", I32, ["B", "S"]), ("seg", I32, ["B", "S"]), ("mask", I32, ["B", "S"])],
+            ["y", "mask_index"],
+            lambda s: {
+                "ids": _rng.integers(0, 10, (s["B"], s["S"]), dtype=np.int32),
+                "seg": np.zeros((s["B"], s["S"]), np.int32),
+                "mask": np.ones((s["B"], s["S"]), np.int32),
+            },
+            [
+                const("word", rand(10, hidden)),
+                const("pos", rand(32, hidden)),
+                const("segemb", rand(2, hidden)),
+                const("gamma", rand(hidden)),
+                const("beta", rand(hidden)),
+            ],
+        )
+    )
+    cases.append(
+        Case(
+            "gather_block_quantized",
+            [ms("GatherBlockQuantized", ["data", "ids", "scales"], ["y"], block_size=16)],
+            [("ids", I64, ["B", "S"])],
+            ["y"],
+            lambda s: {"ids": _rng.integers(0, 10, (s["B"], s["S"]), dtype=np.int64)},
+            [
+                const("data", _rng.integers(0, 255, (10, 8), dtype=np.uint8)),
+                const("scales", rand(10, 1)),
+            ],
+        )
+    )
+    return cases
+
+
+def _attention_cases(hidden: int) -> list[Case]:
+    """Fused attention with and without a key/value cache (2 heads of 8,
+    GroupQueryAttention: 2 query heads of 16 sharing 1 key/value head)."""
+    cases = []
+    heads, head = 2, hidden // 2
+
+    def qkv(s: dict[str, int], width: int = hidden) -> dict[str, np.ndarray]:
+        return {n: rand(s["B"], s["S"], width) for n in ("q", "k", "v")}
+
+    def past(s: dict[str, int], n: int = heads, h: int = head) -> dict[str, np.ndarray]:
+        return {n_: rand(s["B"], n, s["P"], h) for n_ in ("past_k", "past_v")}
+
+    qkv_inputs = [(n, F, ["B", "S", hidden]) for n in ("q", "k", "v")]
+    past_inputs = [(n, F, ["B", heads, "P", head]) for n in ("past_k", "past_v")]
+    cases.append(
+        Case(
+            "multi_head_attention",
+            [ms("MultiHeadAttention", ["q", "k", "v"], ["y"], num_heads=heads)],
+            qkv_inputs,
+            ["y"],
+            qkv,
+        )
+    )
+    cases.append(
+        Case(
+            "multi_head_attention_past",
+            [
+                ms(
+                    "MultiHeadAttention",
+                    ["q", "k", "v", "", "", "", "past_k", "past_v"],
+                    ["y", "present_k", "present_v"],
+                    num_heads=heads,
+                )
+            ],
+            [*qkv_inputs, *past_inputs],
+            ["y", "present_k", "present_v"],
+            lambda s: {**qkv(s), **past(s)},
+        )
+    )
+    cases.append(
+        Case(
+            "attention_past",
+            [
+                ms(
+                    "Attention",
+                    ["x", "w", "bias", "", "past"],
+                    ["y", "present"],
+                    num_heads=heads,
+                    unidirectional=1,
+                )
+            ],
+            [("x", F, ["B", "S", hidden]), ("past", F, [2, "B", heads, "P", head])],
+            ["y", "present"],
+            lambda s: {
+                "x": rand(s["B"], s["S"], hidden),
+                "past": rand(2, s["B"], heads, s["P"], head),
+            },
+            [const("w", rand(hidden, 3 * hidden)), const("bias", rand(3 * hidden))],
+        )
+    )
+    # GroupQueryAttention as exporters write it: the total length and each
+    # sequence's last position computed from the attention mask (B, T).
+    gqa_head, kv = 16, 1
+    lengths = [
+        helper.make_node("Shape", ["mask"], ["mask_shape"]),
+        helper.make_node("Gather", ["mask_shape", "one"], ["total64"]),
+        helper.make_node("Cast", ["total64"], ["total"], to=I32),
+        helper.make_node("ReduceSum", ["mask", "axes1"], ["count"], keepdims=0),
+        helper.make_node("Sub", ["count", "one"], ["last"]),
+        helper.make_node("Cast", ["last"], ["seqlens"], to=I32),
+    ]
+    cases.append(
+        Case(
+            "group_query_attention_past",
+            [
+                *lengths,
+                ms(
+                    "GroupQueryAttention",
+                    ["q", "k", "v", "past_k", "past_v", "seqlens", "total"],
+                    ["y", "present_k", "present_v"],
+                    num_heads=2,
+                    kv_num_heads=kv,
+                ),
+            ],
+            [
+                ("q", F, ["B", "S", 2 * gqa_head]),
+                ("k", F, ["B", "S", kv * gqa_head]),
+                ("v", F, ["B", "S", kv * gqa_head]),
+                ("past_k", F, ["B", kv, "P", gqa_head]),
+                ("past_v", F, ["B", kv, "P", gqa_head]),
+                ("mask", I64, ["B", "T"]),
+            ],
+            ["y", "present_k", "present_v"],
+            lambda s: {
+                "q": rand(s["B"], s["S"], 2 * gqa_head),
+                "k": rand(s["B"], s["S"], kv * gqa_head),
+                "v": rand(s["B"], s["S"], kv * gqa_head),
+                **past(s, kv, gqa_head),
+                "mask": np.ones((s["B"], s["T"]), np.int64),
+            },
+            [const("one", np.array(1, np.int64)), const("axes1", np.array([1], np.int64))],
+        )
+    )
+    # Without a cache (the prompt): Q, K and V apart, and packed in one.
+    prompt_lengths = [
+        helper.make_node("Shape", ["mask"], ["mask_shape"]),
+        helper.make_node("Gather", ["mask_shape", "one"], ["total64"]),
+        helper.make_node("Cast", ["total64"], ["total"], to=I32),
+        helper.make_node("ReduceSum", ["mask", "axes1"], ["count"], keepdims=0),
+        helper.make_node("Sub", ["count", "one"], ["last"]),
+        helper.make_node("Cast", ["last"], ["seqlens"], to=I32),
+    ]
+    for packed in (False, True):
+        width = (2 + 2 * kv) * gqa_head if packed else 2 * gqa_head
+        names = ["q", "", ""] if packed else ["q", "k", "v"]
+        cases.append(
+            Case(
+                "group_query_attention" + ("_packed" if packed else ""),
+                [
+                    *prompt_lengths,
+                    ms(
+                        "GroupQueryAttention",
+                        [*names, "", "", "seqlens", "total"],
+                        ["y", "present_k", "present_v"],
+                        num_heads=2,
+                        kv_num_heads=kv,
+                    ),
+                ],
+                [
+                    ("q", F, ["B", "S", width]),
+                    *([] if packed else [(n, F, ["B", "S", kv * gqa_head]) for n in "kv"]),
+                    ("mask", I64, ["B", "S"]),
+                ],
+                ["y", "present_k", "present_v"],
+                lambda s, packed=packed, width=width: {
+                    "q": rand(s["B"], s["S"], width),
+                    **({} if packed else {n: rand(s["B"], s["S"], kv * gqa_head) for n in "kv"}),
+                    "mask": np.ones((s["B"], s["S"]), np.int64),
+                },
+                [const("one", np.array(1, np.int64)), const("axes1", np.array([1], np.int64))],
+            )
+        )
+    return cases
+
+
+CASES = _cases()
+
+
+def _ort_session(model: onnx.ModelProto) -> ort.InferenceSession:
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    options.log_severity_level = 3
+    return ort.InferenceSession(
+        model.SerializeToString(), options, providers=["CPUExecutionProvider"]
+    )
+
+
+def _ours(model: onnx.ModelProto, **options: Any) -> dict[str, tuple[int, list | None]]:
+    inferred = onnxfast.infer_shapes(model, contrib_ops=True, strict=True, **options)
+    out = {}
+    for o in inferred.graph.output:
+        t = o.type.tensor_type if o.type is not None else None
+        if t is None:
+            out[o.name] = (0, None)
+            continue
+        dims = None
+        if t.shape is not None:
+            dims = [
+                d.dim_value if d.dim_value or not d.dim_param else d.dim_param for d in t.shape.dim
+            ]
+        out[o.name] = (t.elem_type, dims)
+    return out
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+@pytest.mark.parametrize("symbolic", [False, True], ids=["plain", "symbolic"])
+def test_contrib_op_matches_onnxruntime(case: Case, symbolic: bool) -> None:
+    model = case.model()
+    session = _ort_session(model)
+    theirs = {o.name: (o.type, o.shape) for o in session.get_outputs()}
+    ours = _ours(model, symbolic=symbolic, data_prop=symbolic)
+    symbols = set(SIZES[0])
+    for name in case.outputs:
+        elem, dims = ours[name]
+        ort_type, ort_shape = theirs[name]
+        assert elem == _ORT_TYPES[ort_type], (name, elem, ort_type)
+        if name in case.ort_inference_differs or not ort_shape:
+            continue
+        assert dims is not None, (name, ort_shape)
+        assert len(dims) == len(ort_shape), (name, dims, ort_shape)
+        for k, (d, t) in enumerate(zip(dims, ort_shape)):
+            if isinstance(t, int) or t in symbols:
+                assert d == t, (name, k, dims, ort_shape)
+    for sizes in SIZES:
+        arrays = session.run(case.outputs, case.feeds(sizes))
+        for name, array in zip(case.outputs, arrays):
+            elem, dims = ours[name]
+            assert elem == helper.np_dtype_to_tensor_dtype(array.dtype), (name, array.dtype)
+            assert dims is not None, (name, array.shape)
+            assert len(dims) == array.ndim, (name, dims, array.shape)
+            for k, d in enumerate(dims):
+                if isinstance(d, str) and d.startswith("unk__"):
+                    continue
+                got = onnxfast.evaluate_dim(d, sizes)
+                assert got == array.shape[k], (name, k, d, sizes, array.shape)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_without_contrib_ops_their_outputs_are_untyped(case: Case) -> None:
+    """onnx's behaviour by default: no schema, no types (an empty type, as
+    onnx writes; and a warning)."""
+    model = case.model()
+    inferred, report = infer_with_report(model)
+    theirs = onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True)
+    assert inferred.to_onnx().graph.output == theirs.graph.output
+    assert all(o.type.tensor_type is None for o in inferred.graph.output)
+    # Unknown default-domain operators are the checker's to report (E405).
+    custom = any(n.domain == "com.microsoft" for n in model.graph.node)
+    assert [d.code for d in report] == (["W790"] if custom else []), report
