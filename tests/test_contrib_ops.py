@@ -14,6 +14,7 @@ import onnx
 import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
+from onnxruntime.capi.onnxruntime_pybind11_state import Fail as OrtFail
 
 import onnxfast
 from onnxfast._shapes import infer_with_report
@@ -460,3 +461,117 @@ def test_without_contrib_ops_their_outputs_are_untyped(case: Case) -> None:
     # Unknown default-domain operators are the checker's to report (E405).
     custom = any(n.domain == "com.microsoft" for n in model.graph.node)
     assert [d.code for d in report] == (["W790"] if custom else []), report
+
+
+def _refused() -> list[tuple[str, onnx.ModelProto, str]]:
+    """Nodes onnxruntime's inference refuses: (label, model, what our
+    finding says)."""
+    out = []
+
+    def one(label: str, node: onnx.NodeProto, inputs, inits=(), expect: str = "") -> None:
+        case = Case(label, [node], inputs, list(node.output), lambda s: {}, list(inits))
+        out.append((label, case.model(), expect))
+
+    one(
+        "matmul_nbits_k",
+        ms("MatMulNBits", ["a", "w", "scales"], ["y"], K=32, N=8, block_size=16),
+        [("a", F, ["B", 30])],
+        [
+            const("w", np.zeros((8, 2, 8), np.uint8)),
+            const("scales", np.ones(16, np.float32)),
+        ],
+        "the last dim of A is 30, attribute K is 32",
+    )
+    one(
+        "group_query_attention_rank",
+        ms(
+            "GroupQueryAttention",
+            ["q", "k", "v", "", "", "sl", "t"],
+            ["y"],
+            num_heads=2,
+            kv_num_heads=1,
+        ),
+        [
+            ("q", F, ["B", 32]),
+            ("k", F, ["B", "S", 16]),
+            ("v", F, ["B", "S", 16]),
+            ("sl", I32, ["B"]),
+            ("t", I32, []),
+        ],
+        expect="the query must have rank 3, it has rank 2",
+    )
+    one(
+        "multi_head_attention_rank",
+        ms("MultiHeadAttention", ["q", "k", "v"], ["y"], num_heads=2),
+        [("q", F, ["B", "S", 2, 8]), ("k", F, ["B", "S", 16]), ("v", F, ["B", "S", 16])],
+        expect="the query must have rank 3 or 5, it has rank 4",
+    )
+    one(
+        "attention_rank",
+        ms("Attention", ["x", "w", "b"], ["y"], num_heads=2),
+        [("x", F, ["B", 16])],
+        [const("w", np.zeros((16, 48), np.float32)), const("b", np.zeros(48, np.float32))],
+        "the input must have rank 3, it has rank 2",
+    )
+    one(
+        "embed_layer_norm_hidden",
+        ms(
+            "EmbedLayerNormalization",
+            ["ids", "", "word", "pos", "", "gamma", "beta"],
+            ["y", "mask_index"],
+        ),
+        [("ids", I32, ["B", "S"])],
+        [
+            const("word", np.zeros((10, 16), np.float32)),
+            const("pos", np.zeros((32, 16), np.float32)),
+            const("gamma", np.zeros(12, np.float32)),
+            const("beta", np.zeros(16, np.float32)),
+        ],
+        "gamma has 12 elements, the hidden size is 16",
+    )
+    return out
+
+
+REFUSED = _refused()
+
+
+@pytest.mark.parametrize(("label", "model", "expect"), REFUSED, ids=[r[0] for r in REFUSED])
+def test_what_onnxruntime_refuses_is_a_defect_at_the_node(label, model, expect) -> None:
+    # onnxruntime's own shape inference refuses the node.
+    with pytest.raises(OrtFail, match=r"\[ShapeInferenceError\]"):
+        _ort_session(model)
+    _, report = infer_with_report(model, contrib_ops=True)
+    errors = [d for d in report if d.severity == "error"]
+    assert len(errors) == 1, report
+    assert expect in errors[0].message, errors[0]
+    assert "node[0]" in errors[0].location, errors[0]
+    # Without the option, onnx's behaviour: nothing to say about them.
+    assert infer_with_report(model)[1].ok
+
+
+def test_shapes_command_with_contrib_ops_gives_the_bytes_onnxruntime_makes(
+    tmp_path, capsys
+) -> None:
+    """`onnxfast shapes --contrib-ops --sizes`: the bytes of every node
+    output are those of the arrays onnxruntime returns at the sizes;
+    without the option, the operator's outputs are of unknown type."""
+    import json
+
+    from onnxfast import cli
+
+    case = next(c for c in CASES if c.name == "multi_head_attention_past")
+    path = tmp_path / "mha.onnx"
+    onnx.save(case.model(), path)
+    sizes = SIZES[0]
+    given = ",".join(f"{k}={v}" for k, v in sizes.items())
+    argv = ["shapes", str(path), "--json", "--symbolic", "--sizes", given]
+    assert cli.main([*argv, "--contrib-ops"]) == 0
+    values = {v["name"]: v for v in json.loads(capsys.readouterr().out)["graphs"][0]["values"]}
+    arrays = _ort_session(case.model()).run(case.outputs, case.feeds(sizes))
+    for name, array in zip(case.outputs, arrays):
+        assert values[name]["shape_at"] == list(array.shape), (name, values[name])
+        assert values[name]["bytes"] == array.nbytes, (name, values[name])
+    assert values["present_k"]["type"] == "FLOAT['B', 2, 'S + P', 8]"
+    assert cli.main(argv) == 0
+    values = {v["name"]: v for v in json.loads(capsys.readouterr().out)["graphs"][0]["values"]}
+    assert values["present_k"]["type"] == "?"

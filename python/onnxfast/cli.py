@@ -2,8 +2,9 @@
 
     onnxfast check PATH... [--strict] [--full] [--policy FILE] [-j N]
                            [--format text|json|sarif|github] [--fail-on error|warning]
-    onnxfast info PATH [--shapes [--data-prop] [--symbolic]] [--json]
-    onnxfast shapes PATH [--strict] [--data-prop] [--symbolic] [--sizes N=V,...] [--json]
+    onnxfast info PATH [--shapes [--data-prop] [--symbolic] [--contrib-ops]] [--json]
+    onnxfast shapes PATH [--strict] [--data-prop] [--symbolic] [--contrib-ops]
+                         [--sizes N=V,...] [--json]
 
 Exit status of `check`: 0 when every model is valid, 1 when any is invalid
 (has an error, or a warning with `--fail-on warning`), 2 for a usage error,
@@ -539,6 +540,7 @@ def cmd_info(args: argparse.Namespace) -> int:
                 data_prop=args.data_prop,
                 symbolic=args.symbolic,
                 check_type=not args.no_check_type,
+                contrib_ops=args.contrib_ops,
             )
             info["values"] = shape_table(inferred)
     except (OSError, OnnxFastError) as e:
@@ -694,6 +696,7 @@ def cmd_shapes(args: argparse.Namespace) -> int:
             data_prop=args.data_prop,
             symbolic=args.symbolic,
             check_type=not args.no_check_type,
+            contrib_ops=args.contrib_ops,
         )
         graphs = _graphs(inferred)
         table = shape_table(inferred, graphs=graphs)
@@ -794,6 +797,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--symbolic", action="store_true", help="with --shapes: dims as expressions"
     )
     p_info.add_argument(
+        "--contrib-ops",
+        action="store_true",
+        help="with --shapes: infer onnxruntime's operators too",
+    )
+    p_info.add_argument(
         "--no-check-type",
         action="store_true",
         help="with --shapes: do not check types against type constraints",
@@ -820,6 +828,12 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="dims computed from others as expressions over the model's symbols "
         "(seq + 1, floor((h + 1)/2); infer_shapes(symbolic=True))",
+    )
+    p_shapes.add_argument(
+        "--contrib-ops",
+        action="store_true",
+        help="infer onnxruntime's own operators too (com.microsoft Attention, "
+        "SkipLayerNormalization, MatMulNBits, ...; infer_shapes(contrib_ops=True))",
     )
     p_shapes.add_argument(
         "--no-check-type",
