@@ -720,3 +720,45 @@ def test_shapes_command_with_contrib_ops_gives_the_bytes_onnxruntime_makes(
     assert cli.main(argv) == 0
     values = {v["name"]: v for v in json.loads(capsys.readouterr().out)["graphs"][0]["values"]}
     assert values["present_k"]["type"] == "?"
+
+
+def test_check_with_contrib_ops_checks_past_onnxruntimes_operators() -> None:
+    """check(full=True): onnx's verdicts by default (a defect after the
+    first com.microsoft operator is not seen; onnxruntime's default-domain
+    operators are unknown, E405); with contrib_ops=True the operators are
+    known and inferred, and the defect is an error at its node."""
+    bert, decoder = MODELS
+
+    def typed_outputs(model: onnx.ModelProto, outputs: dict[str, list]) -> onnx.ModelProto:
+        # The checker wants main-graph outputs typed.
+        del model.graph.output[:]
+        model.graph.output.extend(
+            helper.make_tensor_value_info(n, F, d) for n, d in outputs.items()
+        )
+        return model
+
+    model = bert.model()
+    bad = helper.make_node("Add", ["out", "seven"], ["broken"], name="planted")
+    model.graph.node.append(bad)
+    model.graph.initializer.append(const("seven", rand(7)))
+    model = typed_outputs(model, {"broken": ["B", "S", 16]})
+    onnx.checker.check_model(model, full_check=True)  # onnx: valid
+    assert onnxfast.check(model, full=True).ok
+    report = onnxfast.check(model, full=True, contrib_ops=True)
+    errors = [d for d in report if d.severity == "error"]
+    assert len(errors) == 1, report
+    assert "node[8] 'planted' (Add)" in errors[0].location, errors[0]
+    assert not [d for d in report if d.code == "W790"], report
+    # A session refuses it too.
+    with pytest.raises(OrtFail):
+        _ort_session(model)
+
+    cache = ["B", 1, "T", 16]
+    outputs = {"y": ["B", "S", 32], "present_k": cache, "present_v": cache}
+    model = typed_outputs(decoder.model(), outputs)
+    with pytest.raises(onnx.checker.ValidationError, match="SimplifiedLayerNormalization"):
+        onnx.checker.check_model(model, full_check=True)
+    assert [d.code for d in onnxfast.check(model, full=True) if d.severity == "error"] == ["E405"]
+    assert onnxfast.check(model, full=True, contrib_ops=True).ok
+    assert onnxfast.check(model, contrib_ops=True).ok
+    _ort_session(model)

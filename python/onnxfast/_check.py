@@ -171,6 +171,7 @@ def check(
     max_diagnostics: int = 10_000,
     full: bool = False,
     policy: Any = None,
+    contrib_ops: bool = False,
 ) -> Report:
     """Checks a model and returns every finding; never raises for an invalid model.
 
@@ -186,6 +187,10 @@ def check(
     ``policy``: a :class:`Policy`, the path of a policy TOML file, or a
     mapping of its keys; its rules are enforced in the same walk (codes P…,
     errors; ``max_file_bytes`` judges the size of the file or bytes given).
+    ``contrib_ops=True`` checks the model as onnxruntime runs it: its own
+    operators (see :func:`infer_shapes`) are known, and with ``full=True``
+    inferred, so the graph after them is checked too (onnx stops inferring
+    at the first operator it does not know).
     """
     rules = _policy_rules(policy)
     model, model_dir = _model_and_dir(model_or_path)
@@ -198,6 +203,7 @@ def check(
         max_diagnostics=max_diagnostics,
         full=full,
         policy=rules,
+        contrib_ops=contrib_ops,
     )
     return Report([Diagnostic(*d) for d in found], omitted, errors, warnings)
 
@@ -211,11 +217,13 @@ def check_model(
     full: bool = False,
     full_check: bool | None = None,
     policy: Any = None,
+    contrib_ops: bool = False,
 ) -> None:
     """Drop-in for ``onnx.checker.check_model``: raises :class:`CheckError`
     (a ValueError) carrying the full report when the model has any error.
     ``full`` (or onnx's spelling, ``full_check``) adds type and shape
-    inference, as onnx's ``full_check=True``; ``policy`` as in :func:`check`."""
+    inference, as onnx's ``full_check=True``; ``policy`` and ``contrib_ops``
+    as in :func:`check`."""
     report = check(
         model_or_path,
         strict=strict,
@@ -223,6 +231,7 @@ def check_model(
         check_custom_domain=check_custom_domain,
         full=full if full_check is None else full_check,
         policy=policy,
+        contrib_ops=contrib_ops,
     )
     if not report.ok:
         raise CheckError(str(report), report=report)

@@ -82,6 +82,7 @@ def check_model(
     max_diagnostics: int = 10000,
     full: bool = False,
     policy: dict[str, Any] | None = None,
+    contrib_ops: bool = False,
 ) -> tuple[list[tuple[str, str, str, str, str | None]], int, int, int]: ...
 def diagnostic_codes() -> list[tuple[str, str, str]]: ...
 def infer_shapes(

@@ -1,6 +1,6 @@
 """The onnxfast command line.
 
-    onnxfast check PATH... [--strict] [--full] [--policy FILE] [-j N]
+    onnxfast check PATH... [--strict] [--full] [--contrib-ops] [--policy FILE] [-j N]
                            [--format text|json|sarif|github] [--fail-on error|warning]
     onnxfast info PATH [--shapes [--data-prop] [--symbolic] [--contrib-ops]] [--json]
     onnxfast shapes PATH [--strict] [--data-prop] [--symbolic] [--contrib-ops]
@@ -109,11 +109,17 @@ def _collect(paths: list[str]) -> tuple[list[Path], list[str]]:
 
 
 def _check_one(
-    path: Path, strict: bool, full: bool = False, policy: Policy | None = None
+    path: Path,
+    strict: bool,
+    full: bool = False,
+    policy: Policy | None = None,
+    contrib_ops: bool = False,
 ) -> dict[str, Any]:
     started = time.perf_counter()
     try:
-        report: Report = check(path, strict=strict, full=full, policy=policy)
+        report: Report = check(
+            path, strict=strict, full=full, policy=policy, contrib_ops=contrib_ops
+        )
     except (OSError, OnnxFastError) as e:
         return {
             "path": str(path),
@@ -135,10 +141,14 @@ def _check_one(
 
 
 def _check_one_plain(
-    path: Path, strict: bool, full: bool = False, policy: Policy | None = None
+    path: Path,
+    strict: bool,
+    full: bool = False,
+    policy: Policy | None = None,
+    contrib_ops: bool = False,
 ) -> dict[str, Any]:
     """_check_one for worker processes: only picklable values come back."""
-    result = _check_one(path, strict, full, policy)
+    result = _check_one(path, strict, full, policy, contrib_ops)
     report = result.pop("_report", None)
     exc = result.pop("_exc", None)
     if report is not None:
@@ -254,7 +264,7 @@ def _run_checks(files: list[Path], args: argparse.Namespace, policy: Policy | No
     """(file, result) in order, in worker processes with -j."""
     if args.jobs == 1:
         for f in files:
-            yield f, _check_one(f, args.strict, args.full, policy)
+            yield f, _check_one(f, args.strict, args.full, policy, args.contrib_ops)
         return
     # Worker processes: small models spend most of their time in Python
     # code, where threads would only contend for the GIL. "spawn" keeps
@@ -271,6 +281,7 @@ def _run_checks(files: list[Path], args: argparse.Namespace, policy: Policy | No
                 [args.strict] * n,
                 [args.full] * n,
                 [policy] * n,
+                [args.contrib_ops] * n,
                 chunksize=chunk,
             ),
         )
@@ -750,6 +761,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--full",
         action="store_true",
         help="add type and shape inference (onnx's full_check=True)",
+    )
+    p_check.add_argument(
+        "--contrib-ops",
+        action="store_true",
+        help="check as onnxruntime runs the model: its own operators (com.microsoft "
+        "Attention, MatMulNBits, ...) are known and, with --full, inferred",
     )
     p_check.add_argument(
         "--policy",

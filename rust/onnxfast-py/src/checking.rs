@@ -27,6 +27,7 @@ pub(crate) type Checked = (Vec<Finding>, u64, u64, u64);
 #[pyo3(signature = (
     model, *, strict = false, model_dir = None, skip_opset_compatibility_check = false,
     check_custom_domain = false, max_diagnostics = 10000, full = false, policy = None,
+    contrib_ops = false,
 ))]
 #[allow(clippy::too_many_arguments)]
 pub fn check_model(
@@ -39,6 +40,7 @@ pub fn check_model(
     max_diagnostics: usize,
     full: bool,
     policy: Option<&Bound<'_, PyDict>>,
+    contrib_ops: bool,
 ) -> PyResult<Checked> {
     let policy = policy.map(policy_from_dict).transpose()?;
     let options = CheckOptions {
@@ -50,6 +52,7 @@ pub fn check_model(
         max_diagnostics: Some(max_diagnostics),
         policy: policy.map(|p| Arc::new(p.into())),
         source_bytes: Some(model.get().0.root().source.len() as u64),
+        contrib_ops,
     };
     crate::errors::guard(py, "checking", || check_model_impl(py, model, options))
 }

@@ -55,6 +55,12 @@ pub struct CheckOptions {
     pub policy: Option<Arc<policy::Compiled>>,
     /// Size of the model file, for the policy's `max_file_bytes`.
     pub source_bytes: Option<u64>,
+    /// Check as onnxruntime runs the model: its own operators
+    /// ([`crate::infer::ops::contrib`]) are known (the default-domain ones
+    /// are not E405) and, with `full`, inferred, so inference checks the
+    /// graph after them too (onnx stops at the first operator it does not
+    /// know).
+    pub contrib_ops: bool,
 }
 
 /// Diagnostics kept by default.
@@ -201,6 +207,7 @@ pub fn check_model(model: &ModelProto, options: &CheckOptions) -> Report {
                 &crate::infer::InferOptions {
                     store: Some(&store),
                     max_diagnostics: limit,
+                    contrib_ops: options.contrib_ops,
                     ..Default::default()
                 },
             )
@@ -270,6 +277,7 @@ pub fn check_lazy(
                 &crate::infer::InferOptions {
                     store: Some(&store),
                     max_diagnostics: limit,
+                    contrib_ops: options.contrib_ops,
                     ..Default::default()
                 },
             )

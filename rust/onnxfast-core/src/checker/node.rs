@@ -123,6 +123,11 @@ pub(crate) fn check_node_local<N: NodeFields + ?Sized>(
         recent.borrow_mut().get(c.schemas, op, version, domain)
     });
     let Some(schema) = schema else {
+        let (op, domain) = (n.node_op_type(), n.node_domain());
+        if c.options.contrib_ops && crate::infer::ops::contrib::rule(domain, op, version).is_some() {
+            // An operator of onnxruntime's: known, inferred by its rule.
+            return;
+        }
         if BUILTIN_DOMAINS.contains(&n.node_domain()) || c.options.check_custom_domain {
             let hint = unknown_op_hint(c, n, version);
             c.emit_hint(
