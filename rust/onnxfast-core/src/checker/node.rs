@@ -124,7 +124,8 @@ pub(crate) fn check_node_local<N: NodeFields + ?Sized>(
     });
     let Some(schema) = schema else {
         let (op, domain) = (n.node_op_type(), n.node_domain());
-        if c.options.contrib_ops && crate::infer::ops::contrib::rule(domain, op, version).is_some() {
+        if c.options.contrib_ops && crate::infer::ops::contrib::rule(domain, op, version).is_some()
+        {
             // An operator of onnxruntime's: known, inferred by its rule.
             return;
         }

@@ -248,6 +248,156 @@ fn subgraph(c: &mut Choices<'_>, depth: usize) -> GraphProto {
     g
 }
 
+/// onnxruntime's operators (`contrib_ops`): domain, operator, input
+/// counts (least, most), outputs, attributes.
+type ContribOp = (
+    &'static str,
+    &'static str,
+    (usize, usize),
+    usize,
+    &'static [(&'static str, AttributeType)],
+);
+
+const CONTRIB: &[ContribOp] = {
+    use AttributeType::{Float, Int, Ints};
+    &[
+        (
+            "com.microsoft",
+            "SkipLayerNormalization",
+            (3, 5),
+            4,
+            &[("epsilon", Float)],
+        ),
+        (
+            "com.microsoft",
+            "SkipSimplifiedLayerNormalization",
+            (3, 4),
+            4,
+            &[],
+        ),
+        ("com.microsoft", "FastGelu", (1, 2), 1, &[]),
+        (
+            "com.microsoft",
+            "RotaryEmbedding",
+            (4, 4),
+            1,
+            &[("num_heads", Int)],
+        ),
+        (
+            "com.microsoft",
+            "MatMulNBits",
+            (3, 6),
+            1,
+            &[("K", Int), ("N", Int), ("block_size", Int), ("bits", Int)],
+        ),
+        (
+            "com.microsoft",
+            "GroupQueryAttention",
+            (7, 9),
+            3,
+            &[
+                ("num_heads", Int),
+                ("kv_num_heads", Int),
+                ("sliding_window_cache", Int),
+            ],
+        ),
+        (
+            "com.microsoft",
+            "MultiHeadAttention",
+            (1, 9),
+            3,
+            &[("num_heads", Int), ("past_present_share_buffer", Int)],
+        ),
+        (
+            "com.microsoft",
+            "Attention",
+            (2, 7),
+            2,
+            &[
+                ("num_heads", Int),
+                ("qkv_hidden_sizes", Ints),
+                ("past_present_share_buffer", Int),
+            ],
+        ),
+        ("com.microsoft", "EmbedLayerNormalization", (7, 9), 3, &[]),
+        (
+            "com.microsoft",
+            "GatherBlockQuantized",
+            (3, 4),
+            1,
+            &[
+                ("gather_axis", Int),
+                ("quantize_axis", Int),
+                ("bits", Int),
+                ("block_size", Int),
+            ],
+        ),
+        (
+            "",
+            "SimplifiedLayerNormalization",
+            (2, 2),
+            2,
+            &[("axis", Int), ("stash_type", Int)],
+        ),
+        (
+            "",
+            "LayerNormalization",
+            (2, 3),
+            3,
+            &[("axis", Int), ("stash_type", Int)],
+        ),
+    ]
+};
+
+/// A node of one of onnxruntime's operators, inputs picked from `values`.
+fn contrib_node(
+    c: &mut Choices<'_>,
+    i: usize,
+    values: &mut Vec<String>,
+    opsets: &mut Vec<OperatorSetIdProto>,
+    g: &mut GraphProto,
+) {
+    let Some(&(domain, op, (least, most), outputs, attributes)) = c.pick(CONTRIB) else {
+        return;
+    };
+    if !opsets.iter().any(|o| o.domain() == domain) {
+        opsets.push(OperatorSetIdProto {
+            domain: Some(domain.into()),
+            version: Some(if domain.is_empty() { 14 } else { 1 }),
+        });
+    }
+    let mut n = NodeProto {
+        op_type: Some(op.into()),
+        domain: (!domain.is_empty()).then(|| domain.into()),
+        ..NodeProto::default()
+    };
+    for _ in 0..least + c.below(most + 1 - least) {
+        let name = if c.chance(40) {
+            String::new()
+        } else {
+            c.pick(values).cloned().unwrap_or_default()
+        };
+        n.input.push(name.as_str().into());
+    }
+    for k in 0..outputs {
+        let name = if k > 0 && c.chance(64) {
+            String::new()
+        } else {
+            format!("c{i}_{k}")
+        };
+        if !name.is_empty() {
+            values.push(name.clone());
+        }
+        n.output.push(name.as_str().into());
+    }
+    for &(name, kind) in attributes {
+        if c.chance(200) {
+            n.attribute.push(attribute(c, name, kind as i32, 0));
+        }
+    }
+    g.node.push(n);
+}
+
 /// Builds a random model from `data` (see the module documentation).
 pub fn random_model(data: &[u8]) -> ModelProto {
     let mut c = Choices::new(data);
@@ -270,6 +420,10 @@ pub fn random_model(data: &[u8]) -> ModelProto {
     }
     let mut opsets: Vec<OperatorSetIdProto> = Vec::new();
     for i in 0..1 + c.below(6) {
+        if c.chance(24) {
+            contrib_node(&mut c, i, &mut values, &mut opsets, &mut g);
+            continue;
+        }
         let Some(s) = c.pick(&schemas).copied() else {
             break;
         };
@@ -360,6 +514,14 @@ pub fn infer_random_model(data: &[u8]) {
         let _ = d.to_string();
     }
     write_back_agrees(&model, &crate::infer::InferOptions::default());
+    // onnxruntime's operators inferred too.
+    write_back_agrees(
+        &model,
+        &crate::infer::InferOptions {
+            contrib_ops: true,
+            ..with_data_options
+        },
+    );
     // Without the type check (onnx's default): rules and data propagation
     // run on, and past, types their schemas do not allow.
     write_back_agrees(
@@ -369,15 +531,18 @@ pub fn infer_random_model(data: &[u8]) {
             ..with_data_options
         },
     );
-    let report = crate::checker::check_model(
-        &model,
-        &crate::checker::CheckOptions {
-            full: true,
-            ..crate::checker::CheckOptions::default()
-        },
-    );
-    for d in &report.diagnostics {
-        let _ = d.to_string();
+    for contrib_ops in [false, true] {
+        let report = crate::checker::check_model(
+            &model,
+            &crate::checker::CheckOptions {
+                full: true,
+                contrib_ops,
+                ..crate::checker::CheckOptions::default()
+            },
+        );
+        for d in &report.diagnostics {
+            let _ = d.to_string();
+        }
     }
 }
 

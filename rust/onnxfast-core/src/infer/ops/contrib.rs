@@ -266,7 +266,9 @@ fn group_query_attention(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
             .filter(|p| *p > 0)
             .ok_or_else(|| bad_attr("num_heads", "num_heads + 2·kv_num_heads must be positive"))?;
         match q[2] {
-            Dim::Value(d) if d % parts == 0 => Dim::Value(d / parts * heads),
+            Dim::Value(d) if d % parts == 0 => (d / parts)
+                .checked_mul(heads)
+                .map_or(Dim::Unknown, Dim::Value),
             Dim::Value(d) => {
                 return Err(bad_shapes(format!(
                     "the packed query's last dim {d} is not a multiple of num_heads + \
