@@ -12,7 +12,10 @@ and value_info):
 - loaded: the producer and uses of 1,000 values looked up by name (onnx
   must still build its dicts; onnxfast builds its index on first use);
 - from the path: the shape of the graph's output (onnx: load, infer_shapes,
-  find it; onnxfast: load, `values[name].shape`, which runs inference once).
+  find it; onnxfast: load, `values[name].shape`, which runs inference once);
+- from the path: the memory plan at sizes (onnx: load, infer_shapes, each
+  node output's bytes from its inferred type and the peak held in graph
+  order, in Python; onnxfast: load, `graph.memory_plan(sizes)`).
 
 Fresh processes, libraries taking turns; median time, farthest run from
 it, peak RSS growth.
@@ -44,6 +47,48 @@ vals = list(g.inputs) + list(g.initializers.values()) + [y for n in g for y in n
 for v in vals:
     v.producer(), v.uses()
 """
+
+# The memory plan at sizes (shapes, bytes, peak of node outputs in graph
+# order), as a user computes it from onnx's inferred model.
+PLAN_ONNX = """
+import numpy as np
+from onnx import helper
+m = onnx.shape_inference.infer_shapes(m)
+g = m.graph
+types = {v.name: v.type for v in [*g.value_info, *g.output, *g.input]}
+sizes = {"b": 4}
+made, last = {}, {}
+for i, n in enumerate(g.node):
+    for x in n.input:
+        last[x] = i
+    for y in n.output:
+        made[y] = i
+nbytes = {}
+for y in made:
+    t = types.get(y)
+    if t is None or not t.tensor_type.HasField("shape"):
+        continue
+    dims = [d.dim_value if d.HasField("dim_value") else sizes.get(d.dim_param)
+            for d in t.tensor_type.shape.dim]
+    if None not in dims:
+        item = np.dtype(helper.tensor_dtype_to_np_dtype(t.tensor_type.elem_type)).itemsize
+        nbytes[y] = int(np.prod(dims)) * item
+outputs = {o.name for o in g.output}
+freed = {}
+for y, b in nbytes.items():
+    if y not in outputs:
+        freed.setdefault(max(last.get(y, made[y]), made[y]), []).append(b)
+live = peak = 0
+adds = {}
+for y, b in nbytes.items():
+    adds[made[y]] = adds.get(made[y], 0) + b
+for i in range(len(g.node)):
+    live += adds.get(i, 0)
+    peak = max(peak, live)
+    live -= sum(freed.get(i, []))
+"""
+
+PLAN_OURS = 'plan = m.graph.memory_plan({"b": 4})\npeak = plan.peak_bytes\n'
 
 ALL_OURS = """
 values = m.graph.values
@@ -122,6 +167,16 @@ def main() -> int:
                         f"m = onnxfast.load({p})\n"
                         "shape = m.graph.values[m.graph.output[0].name].shape\n",
                     ),
+                },
+                repeat=repeat,
+            ),
+        )
+        add(
+            f"{label}: memory plan at sizes, from path",
+            measure_interleaved(
+                {
+                    "onnx": ("import onnx", f"m = onnx.load({p})\n{PLAN_ONNX}"),
+                    "onnxfast": ("import onnxfast", f"m = onnxfast.load({p})\n{PLAN_OURS}"),
                 },
                 repeat=repeat,
             ),
