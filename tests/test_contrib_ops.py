@@ -198,6 +198,21 @@ def _cases() -> list[Case]:
             [const("cos", rand(32, head // 2)), const("sin", rand(32, head // 2))],
         )
     )
+    for trans_a, trans_b in ((0, 1), (1, 0), (1, 1)):
+        a_dims = ["B", hidden, "S"] if trans_a else ["B", "S", hidden]
+        w = rand(24, hidden) if trans_b else rand(hidden, 24)
+        cases.append(
+            Case(
+                f"fused_matmul_a{trans_a}_b{trans_b}",
+                [ms("FusedMatMul", ["a", "w"], ["y"], transA=trans_a, transB=trans_b, alpha=0.5)],
+                [("a", F, a_dims)],
+                ["y"],
+                lambda s, t=trans_a: {
+                    "a": rand(s["B"], hidden, s["S"]) if t else rand(s["B"], s["S"], hidden)
+                },
+                [const("w", w)],
+            )
+        )
     cases += _attention_cases(hidden)
     # Embeddings of token ids, and a 4-bit quantized one gathered.
     cases.append(
@@ -762,3 +777,81 @@ def test_check_with_contrib_ops_checks_past_onnxruntimes_operators() -> None:
     assert onnxfast.check(model, full=True, contrib_ops=True).ok
     assert onnxfast.check(model, contrib_ops=True).ok
     _ort_session(model)
+
+
+# Operators onnxruntime has no CPU kernel for: against onnxruntime's own
+# symbolic_shape_infer.py (onnxruntime/tools), which its optimizer uses.
+NO_CPU_KERNEL = [
+    ("BiasAdd", [("x", F, ["B", "S", 16]), ("bias", F, [16]), ("skip", F, ["B", "S", 16])], {}),
+    ("BiasSplitGelu", [("x", F, ["B", "S", 32]), ("bias", F, [32])], {}),
+    ("GemmFastGelu", [("x", F, ["B", "S", 16]), ("w", F, [16, 24]), ("bias", F, [24])], {}),
+    ("GroupNorm", [("x", F, ["B", 4, 4, 16]), ("g", F, [16]), ("b", F, [16])], {"groups": 4}),
+    (
+        "SkipGroupNorm",
+        [("x", F, ["B", 4, 4, 16]), ("g", F, [16]), ("b", F, [16]), ("skip", F, ["B", 4, 4, 16])],
+        {"groups": 4},
+    ),
+]
+
+
+def _symbolic_shape_infer(model: onnx.ModelProto) -> dict[str, onnx.TypeProto]:
+    from onnxruntime.tools.symbolic_shape_infer import SymbolicShapeInference
+
+    inferred = SymbolicShapeInference.infer_shapes(model)
+    g = inferred.graph
+    return {v.name: v.type for v in [*g.value_info, *g.output]}
+
+
+@pytest.mark.parametrize(
+    ("op", "inputs", "attrs"), NO_CPU_KERNEL, ids=[c[0] for c in NO_CPU_KERNEL]
+)
+def test_contrib_op_without_a_cpu_kernel_matches_symbolic_shape_infer(op, inputs, attrs) -> None:
+    outputs = ["y", "sum"] if op == "SkipGroupNorm" else ["y"]
+    node = ms(op, [n for n, _, _ in inputs], outputs, **attrs)
+    model = Case(op, [node], inputs, outputs, lambda s: {}).model()
+    theirs = _symbolic_shape_infer(model)
+    ours = _ours(model)
+    for name in outputs:
+        t = theirs[name].tensor_type
+        dims = [d.dim_value if d.HasField("dim_value") else d.dim_param for d in t.shape.dim]
+        assert ours[name] == (t.elem_type, dims), (name, ours[name], dims)
+
+
+def _sympy_value(text: str, sizes: dict[str, int]) -> int:
+    import sympy
+
+    return int(sympy.sympify(text, locals={k: sympy.Symbol(k) for k in sizes}).subs(sizes))
+
+
+@pytest.mark.parametrize("case", MODELS, ids=[c.name for c in MODELS])
+def test_optimized_layers_against_symbolic_shape_infer(case: Case) -> None:
+    """onnxruntime's symbolic_shape_infer.py (SymPy) on the same layers: we
+    give every dim it gives, and at each set of sizes ours (evaluated by
+    onnxfast.evaluate_dim) is the shape of the array onnxruntime returns;
+    its own (evaluated by SymPy) is too, but for GroupQueryAttention's
+    present caches, which it gives the past's length."""
+    model = case.model()
+    theirs = _symbolic_shape_infer(model)
+    ours = _ours(model, symbolic=True, data_prop=True)
+    session = _ort_session(model)
+    wrong, compared = set(), 0
+    for sizes in SIZES:
+        arrays = dict(zip(case.outputs, session.run(case.outputs, case.feeds(sizes))))
+        for name in case.outputs:
+            t = theirs[name].tensor_type
+            elem, dims = ours[name]
+            assert elem == t.elem_type, name
+            assert dims is not None, name
+            assert len(dims) == len(t.shape.dim) == arrays[name].ndim, (name, dims, t.shape)
+            for d, their, actual in zip(dims, t.shape.dim, arrays[name].shape):
+                assert onnxfast.evaluate_dim(d, sizes) == actual, (name, d, sizes)
+                if their.HasField("dim_value"):
+                    expected = their.dim_value
+                else:
+                    expected = _sympy_value(their.dim_param, sizes)
+                if expected != actual:
+                    wrong.add(name)
+                compared += 1
+    assert compared >= 3 * len(case.outputs)
+    gqa = {"present_k", "present_v"} if case.name == "llm_decoder_layer" else set()
+    assert wrong == gqa

@@ -41,6 +41,11 @@ pub fn rule(domain: &str, op: &str, version: i64) -> Option<Rule> {
         ("com.microsoft", "Attention") => attention,
         ("com.microsoft", "EmbedLayerNormalization") => embed_layer_norm,
         ("com.microsoft", "GatherBlockQuantized") => gather_block_quantized,
+        ("com.microsoft", "GroupNorm") => first_input,
+        ("com.microsoft", "SkipGroupNorm") => skip_group_norm,
+        ("com.microsoft", "BiasSplitGelu") => bias_split_gelu,
+        ("com.microsoft", "GemmFastGelu") => gemm_fast_gelu,
+        ("com.microsoft", "FusedMatMul") => fused_matmul,
         ("" | "ai.onnx", "SimplifiedLayerNormalization") => simplified_layer_norm,
         // onnx has LayerNormalization from opset 17; onnxruntime serves
         // older opsets with its own.
@@ -106,6 +111,80 @@ fn required_int(ctx: &NodeCtx<'_, '_>, name: &str) -> InferResult<i64> {
 /// RotaryEmbedding).
 fn first_input(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     ctx.propagate_type(0, 0)
+}
+
+/// SkipGroupNorm: `Y` and the sum `S` (output 1) are the input.
+fn skip_group_norm(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
+    ctx.propagate_type(0, 0)?;
+    if ctx.has_output(1) {
+        ctx.propagate_type(0, 1)?;
+    }
+    Ok(())
+}
+
+/// BiasSplitGelu: (N, S, D) and a bias (D) → (N, S, D/2).
+fn bias_split_gelu(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
+    ctx.propagate_elem(0, 0)?;
+    let Some(x) = ctx.shape(0) else {
+        return Ok(());
+    };
+    let x: Dims = x.iter().copied().collect();
+    if x.len() != 3 {
+        return Err(bad_rank(
+            0,
+            format!("the input must have rank 3, it has rank {}", x.len()),
+        ));
+    }
+    let half = match ctx.shape(1) {
+        Some([d]) => over(ctx, *d, 2, "the bias's size")?,
+        _ => over(ctx, x[2], 2, "the input's last dim")?,
+    };
+    ctx.set_shape(0, [x[0], x[1], half].into_iter().collect());
+    Ok(())
+}
+
+/// GemmFastGelu: FastGelu(MatMul(X, W) + bias): the matrix product's shape
+/// and X's element type.
+fn gemm_fast_gelu(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
+    ctx.propagate_elem(0, 0)?;
+    super::math::matmul_shape(ctx, 0, 1)
+}
+
+/// `dims` with its last two dims swapped (rank 2 or more).
+fn transposed(dims: &[Dim]) -> Dims {
+    let mut out: Dims = dims.iter().copied().collect();
+    let n = out.len();
+    if n >= 2 {
+        out.swap(n - 2, n - 1);
+    }
+    out
+}
+
+/// FusedMatMul: `alpha`·A·B with A or B transposed first (`transA`,
+/// `transB`: their last two dims swapped); the matrix product's shape, A's
+/// element type. With `transBatchA` or `transBatchB` (batch dims moved),
+/// the element type only.
+fn fused_matmul(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
+    ctx.propagate_elem(0, 0)?;
+    if ctx.own_int("transBatchA", 0) != 0 || ctx.own_int("transBatchB", 0) != 0 {
+        return Ok(());
+    }
+    let (Some(a), Some(b)) = (ctx.shape(0), ctx.shape(1)) else {
+        return Ok(());
+    };
+    let a = if ctx.own_int("transA", 0) != 0 {
+        transposed(a)
+    } else {
+        a.iter().copied().collect()
+    };
+    let b = if ctx.own_int("transB", 0) != 0 {
+        transposed(b)
+    } else {
+        b.iter().copied().collect()
+    };
+    let out = super::math::matmul_dims(ctx, &a, &b, (0, 1))?;
+    ctx.set_shape(0, out);
+    Ok(())
 }
 
 /// SkipLayerNormalization and SkipSimplifiedLayerNormalization: `output`

@@ -176,6 +176,19 @@ pub fn matmul_shape(ctx: &mut NodeCtx<'_, '_>, a: usize, b: usize) -> InferResul
     let (Some(s0), Some(s1)) = (ctx.shape(a), ctx.shape(b)) else {
         return Ok(());
     };
+    let out = matmul_dims(ctx, s0, s1, (a, b))?;
+    ctx.set_shape(0, out);
+    Ok(())
+}
+
+/// The dims of a matrix product of `s0` and `s1` (numpy matmul), the
+/// operands of inputs `inputs` (where a defect points).
+pub fn matmul_dims(
+    ctx: &NodeCtx<'_, '_>,
+    s0: &[Dim],
+    s1: &[Dim],
+    (a, b): (usize, usize),
+) -> InferResult<Dims> {
     if s0.is_empty() || s1.is_empty() {
         return Err(bad_rank(
             if s0.is_empty() { a } else { b },
@@ -217,8 +230,7 @@ pub fn matmul_shape(ctx: &mut NodeCtx<'_, '_>, a: usize, b: usize) -> InferResul
     if s1.len() != 1 {
         out.push(right[right.len() - 1]);
     }
-    ctx.set_shape(0, out);
-    Ok(())
+    Ok(out)
 }
 
 fn matmul(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
