@@ -322,6 +322,27 @@ const CONTRIB: &[ContribOp] = {
         ("com.microsoft", "EmbedLayerNormalization", (7, 9), 3, &[]),
         (
             "com.microsoft",
+            "SkipGroupNorm",
+            (4, 5),
+            2,
+            &[("groups", Int)],
+        ),
+        ("com.microsoft", "BiasSplitGelu", (2, 2), 1, &[]),
+        ("com.microsoft", "GemmFastGelu", (2, 3), 1, &[]),
+        (
+            "com.microsoft",
+            "FusedMatMul",
+            (2, 2),
+            1,
+            &[
+                ("transA", Int),
+                ("transB", Int),
+                ("transBatchA", Int),
+                ("alpha", Float),
+            ],
+        ),
+        (
+            "com.microsoft",
             "GatherBlockQuantized",
             (3, 4),
             1,
