@@ -231,6 +231,89 @@ def shape_ops_model(path: Path, *, layers: int = 15_000) -> Path:
     return path
 
 
+def llm_model(path: Path, *, layers: int = 32, d: int = 64) -> Path:
+    """A 4-bit LLM decoder as onnxruntime's optimizer and quantizer write it
+    (20 nodes a layer): RMS norms (SimplifiedLayerNormalization,
+    SkipSimplifiedLayerNormalization), MatMulNBits projections,
+    GroupQueryAttention over a key/value cache per layer (4 query heads, 2
+    key/value heads), a QuickGelu MLP; the total length and each sequence's
+    last position computed from the attention mask (B, T); x is (B, S, d)."""
+    if path.exists():
+        return path
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+    heads, kv, block = 4, 2, 16
+    head = d // heads
+    inits = [
+        numpy_helper.from_array(np.array(1, np.int64), "one"),
+        numpy_helper.from_array(np.array([1], np.int64), "axes1"),
+    ]
+
+    def ms(op: str, inputs: list[str], outputs: list[str], **attrs) -> onnx.NodeProto:
+        return helper.make_node(op, inputs, outputs, domain="com.microsoft", **attrs)
+
+    def nbits(name: str, x: str, k: int, n: int) -> onnx.NodeProto:
+        blocks = k // block
+        w = rng.integers(0, 255, (n, blocks, block // 2), dtype=np.uint8)
+        inits.append(numpy_helper.from_array(w, name + "_w"))
+        inits.append(numpy_helper.from_array(np.ones(n * blocks, np.float32), name + "_s"))
+        return ms("MatMulNBits", [x, name + "_w", name + "_s"], [name], K=k, N=n, block_size=block)
+
+    nodes = [
+        helper.make_node("Shape", ["mask"], ["mask_shape"]),
+        helper.make_node("Gather", ["mask_shape", "one"], ["total64"]),
+        helper.make_node("Cast", ["total64"], ["total"], to=TensorProto.INT32),
+        helper.make_node("ReduceSum", ["mask", "axes1"], ["count"], keepdims=0),
+        helper.make_node("Sub", ["count", "one"], ["last"]),
+        helper.make_node("Cast", ["last"], ["seqlens"], to=TensorProto.INT32),
+    ]
+    vi = helper.make_tensor_value_info
+    inputs = [vi("x", TensorProto.FLOAT, ["B", "S", d]), vi("mask", TensorProto.INT64, ["B", "T"])]
+    outputs = []
+    x = "x"
+    for i in range(layers):
+        p = f"l{i}_"
+        for n in ("norm1", "norm2"):
+            inits.append(numpy_helper.from_array(np.ones(d, np.float32), p + n))
+        inputs += [vi(p + c, TensorProto.FLOAT, ["B", kv, "P", head]) for c in ("past_k", "past_v")]
+        nodes += [
+            helper.make_node("SimplifiedLayerNormalization", [x, p + "norm1"], [p + "h"]),
+            nbits(p + "q", p + "h", d, d),
+            nbits(p + "k", p + "h", d, kv * head),
+            nbits(p + "v", p + "h", d, kv * head),
+            ms(
+                "GroupQueryAttention",
+                [p + c for c in ("q", "k", "v", "past_k", "past_v")] + ["seqlens", "total"],
+                [p + "attn", p + "present_k", p + "present_v"],
+                num_heads=heads,
+                kv_num_heads=kv,
+            ),
+            nbits(p + "o", p + "attn", d, d),
+            ms(
+                "SkipSimplifiedLayerNormalization",
+                [p + "o", x, p + "norm2"],
+                [p + "n2", "", "", p + "res"],
+            ),
+            nbits(p + "up", p + "n2", d, 4 * d),
+            ms("QuickGelu", [p + "up"], [p + "act"]),
+            nbits(p + "down", p + "act", 4 * d, d),
+            helper.make_node("Add", [p + "res", p + "down"], [p + "y"]),
+        ]
+        outputs += [vi(p + c, TensorProto.FLOAT, None) for c in ("present_k", "present_v")]
+        x = p + "y"
+    outputs.insert(0, vi(x, TensorProto.FLOAT, None))
+    graph = helper.make_graph(nodes, "llm", inputs, outputs, inits)
+    model = helper.make_model(
+        graph,
+        opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)],
+    )
+    path.parent.mkdir(parents=True, exist_ok=True)
+    onnx.save(model, path)
+    return path
+
+
 def huge_model(path: Path, *, size: int = (2 << 30) + (512 << 20)) -> Path:
     """A single-file model over 2 GiB (one big FLOAT initializer, real bytes)."""
     if path.exists():
@@ -373,18 +456,19 @@ def graph_models(quick: bool) -> tuple[Path, Path]:
     return chain, exporter
 
 
-def result_rows(case: str, results: dict[str, dict]) -> list[list[str]]:
+def result_rows(case: str, results: dict[str, dict], base: str = "onnx") -> list[list[str]]:
     """Table rows of one case measured for several libraries (`results` as
-    `measure_interleaved` returns, onnx first): time, spread, peak RSS
-    growth, and onnx's time over each other library's."""
-    base = results["onnx"]
+    `measure_interleaved` returns, `base` first): time, spread, peak RSS
+    growth, and `base`'s time over each other library's."""
+    base_name = base
+    base = results[base_name]
     rows = []
     for who, r in results.items():
         if "error" in r:
             rows.append([case, who, "fails: " + r["error"][:70], "", "", ""])
             continue
         ratio = ""
-        if who != "onnx" and "error" not in base:
+        if who != base_name and "error" not in base:
             ratio = f"{base['seconds'] / r['seconds']:.1f}×"
         rows.append(
             [

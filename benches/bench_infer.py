@@ -17,7 +17,10 @@ onnx.shape_inference.infer_shapes, same run.
 - the single-file model over 2 GiB, which onnx cannot load at all;
 - data propagation (`data_prop=True`, both sides) on a 210,000-node graph
   of dynamic-axes shape computations (Shape, Gather, Concat, Reshape), and
-  the values each side leaves unknown.
+  the values each side leaves unknown;
+- against onnxruntime's symbolic_shape_infer.py (a second table): that
+  graph, and a 32-layer 4-bit LLM decoder of onnxruntime's operators
+  (GroupQueryAttention, MatMulNBits, ...), symbolic dims on both sides.
 
 Each case runs in fresh processes, onnx and onnxfast taking turns; median
 time, farthest run from it, peak RSS growth.
@@ -32,6 +35,7 @@ from _common import (
     DATA,
     graph_models,
     huge_model,
+    llm_model,
     measure_interleaved,
     result_rows,
     shape_ops_model,
@@ -163,7 +167,43 @@ def main() -> int:
     print(table(rows, ["case", "library", "time", "spread", "peak RSS growth", "onnx / ours"]))
     print()
     print(unknown_dims(shapes))
+    print()
+    print(against_symbolic_shape_infer(shapes, args.quick, repeat))
     return 0
+
+
+SSI = "import onnx\nfrom onnxruntime.tools.symbolic_shape_infer import SymbolicShapeInference"
+
+
+def against_symbolic_shape_infer(shapes, quick: bool, repeat: int) -> str:
+    """onnxruntime's symbolic_shape_infer.py (SymPy; what its transformer
+    optimizer runs) against `infer_shapes(symbolic=True, data_prop=True)`,
+    from the path: the shape-computation graph, and a 4-bit LLM decoder of
+    onnxruntime's operators (ours with contrib_ops=True; onnx, which knows
+    none of them, for reference)."""
+    llm = llm_model(DATA / ("llm_4.onnx" if quick else "llm_32.onnx"), layers=4 if quick else 32)
+    rows = []
+    ours = "onnxfast.infer_shapes({p!r}, symbolic=True, data_prop=True{more})"
+    for label, path, more, with_onnx in (
+        (f"{'2k' if quick else '210k'} shape-computation nodes", shapes, "", False),
+        (
+            f"{4 if quick else 32}-layer 4-bit LLM decoder (onnxruntime's operators)",
+            llm,
+            ", contrib_ops=True",
+            True,
+        ),
+    ):
+        warm(path)
+        p = str(path)
+        cases = {
+            "onnxruntime SSI": (SSI, f"SymbolicShapeInference.infer_shapes(onnx.load({p!r}))"),
+            "onnxfast": ("import onnxfast", ours.format(p=p, more=more)),
+        }
+        if with_onnx:
+            cases["onnx"] = ("import onnx", f"m = onnx.load({p!r})\n" + ONNX_INFER)
+        results = measure_interleaved(cases, repeat=repeat)
+        rows.extend(result_rows(f"{label}, from path", results, base="onnxruntime SSI"))
+    return table(rows, ["case", "library", "time", "spread", "peak RSS growth", "SSI / it"])
 
 
 def unknown_dims(path) -> str:
