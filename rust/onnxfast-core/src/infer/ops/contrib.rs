@@ -12,8 +12,9 @@
 //! shape the kernel returns. Rules refuse what onnxruntime's inference
 //! refuses (a quantized matmul whose `K` is not the input's last dim, an
 //! attention query of the wrong rank). Tested against
-//! `onnxruntime.InferenceSession`: its inferred output types and the shapes
-//! of the arrays it returns at several sizes.
+//! `onnxruntime.InferenceSession` (its inferred output types and the shapes
+//! of the arrays it returns at several sizes) and, for operators without a
+//! CPU kernel, onnxruntime's `symbolic_shape_infer.py`.
 //!
 //! These operators have no schema here, so nothing checks their inputs'
 //! types or counts beyond what a rule reads.
@@ -33,15 +34,17 @@ pub fn rule(domain: &str, op: &str, version: i64) -> Option<Rule> {
         ("com.microsoft", "SkipLayerNormalization" | "SkipSimplifiedLayerNormalization") => {
             skip_layer_norm
         }
-        ("com.microsoft", "FastGelu" | "BiasGelu" | "Gelu" | "QuickGelu" | "BiasAdd")
-        | ("com.microsoft", "RotaryEmbedding") => first_input,
+        (
+            "com.microsoft",
+            "FastGelu" | "BiasGelu" | "Gelu" | "QuickGelu" | "BiasAdd" | "RotaryEmbedding"
+            | "GroupNorm",
+        ) => first_input,
         ("com.microsoft", "MatMulNBits") => matmul_nbits,
         ("com.microsoft", "GroupQueryAttention") => group_query_attention,
         ("com.microsoft", "MultiHeadAttention") => multi_head_attention,
         ("com.microsoft", "Attention") => attention,
         ("com.microsoft", "EmbedLayerNormalization") => embed_layer_norm,
         ("com.microsoft", "GatherBlockQuantized") => gather_block_quantized,
-        ("com.microsoft", "GroupNorm") => first_input,
         ("com.microsoft", "SkipGroupNorm") => skip_group_norm,
         ("com.microsoft", "BiasSplitGelu") => bias_split_gelu,
         ("com.microsoft", "GemmFastGelu") => gemm_fast_gelu,
