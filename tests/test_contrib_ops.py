@@ -257,6 +257,20 @@ def _cases() -> list[Case]:
     return cases
 
 
+def _lengths_from_mask() -> list[onnx.NodeProto]:
+    """What exporters compute from the attention mask (B, T) for
+    GroupQueryAttention: the total length (`total`, int32 scalar) and each
+    sequence's last position (`seqlens`); initializers `one` and `axes1`."""
+    return [
+        helper.make_node("Shape", ["mask"], ["mask_shape"]),
+        helper.make_node("Gather", ["mask_shape", "one"], ["total64"]),
+        helper.make_node("Cast", ["total64"], ["total"], to=I32),
+        helper.make_node("ReduceSum", ["mask", "axes1"], ["count"], keepdims=0),
+        helper.make_node("Sub", ["count", "one"], ["last"]),
+        helper.make_node("Cast", ["last"], ["seqlens"], to=I32),
+    ]
+
+
 def _attention_cases(hidden: int) -> list[Case]:
     """Fused attention with and without a key/value cache (2 heads of 8,
     GroupQueryAttention: 2 query heads of 16 sharing 1 key/value head)."""
@@ -320,14 +334,7 @@ def _attention_cases(hidden: int) -> list[Case]:
     # GroupQueryAttention as exporters write it: the total length and each
     # sequence's last position computed from the attention mask (B, T).
     gqa_head, kv = 16, 1
-    lengths = [
-        helper.make_node("Shape", ["mask"], ["mask_shape"]),
-        helper.make_node("Gather", ["mask_shape", "one"], ["total64"]),
-        helper.make_node("Cast", ["total64"], ["total"], to=I32),
-        helper.make_node("ReduceSum", ["mask", "axes1"], ["count"], keepdims=0),
-        helper.make_node("Sub", ["count", "one"], ["last"]),
-        helper.make_node("Cast", ["last"], ["seqlens"], to=I32),
-    ]
+    lengths = _lengths_from_mask()
     cases.append(
         Case(
             "group_query_attention_past",
@@ -361,14 +368,6 @@ def _attention_cases(hidden: int) -> list[Case]:
         )
     )
     # Without a cache (the prompt): Q, K and V apart, and packed in one.
-    prompt_lengths = [
-        helper.make_node("Shape", ["mask"], ["mask_shape"]),
-        helper.make_node("Gather", ["mask_shape", "one"], ["total64"]),
-        helper.make_node("Cast", ["total64"], ["total"], to=I32),
-        helper.make_node("ReduceSum", ["mask", "axes1"], ["count"], keepdims=0),
-        helper.make_node("Sub", ["count", "one"], ["last"]),
-        helper.make_node("Cast", ["last"], ["seqlens"], to=I32),
-    ]
     for packed in (False, True):
         width = (2 + 2 * kv) * gqa_head if packed else 2 * gqa_head
         names = ["q", "", ""] if packed else ["q", "k", "v"]
@@ -376,7 +375,7 @@ def _attention_cases(hidden: int) -> list[Case]:
             Case(
                 "group_query_attention" + ("_packed" if packed else ""),
                 [
-                    *prompt_lengths,
+                    *lengths,
                     ms(
                         "GroupQueryAttention",
                         [*names, "", "", "seqlens", "total"],
@@ -467,12 +466,7 @@ def _model_cases(hidden: int) -> list[Case]:
 
     decoder = [
         helper.make_node("SimplifiedLayerNormalization", ["x", "norm1"], ["h"]),
-        helper.make_node("Shape", ["mask"], ["mask_shape"]),
-        helper.make_node("Gather", ["mask_shape", "one"], ["total64"]),
-        helper.make_node("Cast", ["total64"], ["total"], to=I32),
-        helper.make_node("ReduceSum", ["mask", "axes1"], ["count"], keepdims=0),
-        helper.make_node("Sub", ["count", "one"], ["last"]),
-        helper.make_node("Cast", ["last"], ["seqlens"], to=I32),
+        *_lengths_from_mask(),
     ]
     decoder_weights = [
         const("norm1", weight(d) + 1),

@@ -128,16 +128,9 @@ fn skip_group_norm(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
 /// BiasSplitGelu: (N, S, D) and a bias (D) → (N, S, D/2).
 fn bias_split_gelu(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     ctx.propagate_elem(0, 0)?;
-    let Some(x) = ctx.shape(0) else {
+    let Some(x) = ranked(ctx, 0, &[3], "the input")? else {
         return Ok(());
     };
-    let x: Dims = x.iter().copied().collect();
-    if x.len() != 3 {
-        return Err(bad_rank(
-            0,
-            format!("the input must have rank 3, it has rank {}", x.len()),
-        ));
-    }
     let half = match ctx.shape(1) {
         Some([d]) => over(ctx, *d, 2, "the bias's size")?,
         _ => over(ctx, x[2], 2, "the input's last dim")?,
@@ -309,6 +302,37 @@ fn matmul_nbits(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     Ok(())
 }
 
+/// The dims of a past key or value cache (input `i`), which must be
+/// (B, N, P, H); None when its shape is not known.
+fn cache_dims(ctx: &NodeCtx<'_, '_>, i: usize) -> InferResult<Option<Dims>> {
+    ranked(ctx, i, &[4], "the past key and value")
+}
+
+/// The dims of input `i` (`what`), which must have one of `ranks`; None
+/// when its shape is not known.
+fn ranked(
+    ctx: &NodeCtx<'_, '_>,
+    i: usize,
+    ranks: &[usize],
+    what: &str,
+) -> InferResult<Option<Dims>> {
+    let Some(dims) = ctx.shape(i) else {
+        return Ok(None);
+    };
+    if !ranks.contains(&dims.len()) {
+        let allowed: Vec<String> = ranks.iter().map(ToString::to_string).collect();
+        return Err(bad_rank(
+            i,
+            format!(
+                "{what} must have rank {}, it has rank {}",
+                allowed.join(" or "),
+                dims.len()
+            ),
+        ));
+    }
+    Ok(Some(dims.iter().copied().collect()))
+}
+
 /// A key or value cache's dims with its sequence dim (2) replaced.
 fn with_length(cache: &[Dim], length: Dim) -> Dims {
     let mut out: Dims = cache.iter().copied().collect();
@@ -330,16 +354,9 @@ fn group_query_attention(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     ctx.propagate_elem(0, 0)?;
     let heads = required_int(ctx, "num_heads")?;
     let kv_heads = required_int(ctx, "kv_num_heads")?;
-    let Some(q) = ctx.shape(0) else {
+    let Some(q) = ranked(ctx, 0, &[3], "the query")? else {
         return Ok(());
     };
-    let q: Dims = q.iter().copied().collect();
-    if q.len() != 3 {
-        return Err(bad_rank(
-            0,
-            format!("the query must have rank 3, it has rank {}", q.len()),
-        ));
-    }
     let packed = !ctx.has_input(2);
     let hidden = if packed {
         // (B, S, (N + 2·kv_N)·H): the query's part is N·H.
@@ -380,19 +397,9 @@ fn group_query_attention(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
         }
         if ctx.has_input(past) {
             ctx.propagate_elem(past, out)?;
-            let Some(p) = ctx.shape(past) else {
+            let Some(p) = cache_dims(ctx, past)? else {
                 continue;
             };
-            if p.len() != 4 {
-                return Err(bad_rank(
-                    past,
-                    format!(
-                        "the past key and value must have rank 4, it has rank {}",
-                        p.len()
-                    ),
-                ));
-            }
-            let p: Dims = p.iter().copied().collect();
             let length = match (shared, p[2], total) {
                 (true, d, _) => d,
                 (false, Dim::Value(a), Some(Dim::Value(b))) => Dim::Value(a.max(b)),
@@ -425,16 +432,9 @@ fn group_query_attention(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
 fn multi_head_attention(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     ctx.propagate_elem(0, 0)?;
     let heads = required_int(ctx, "num_heads")?;
-    let Some(q) = ctx.shape(0) else {
+    let Some(q) = ranked(ctx, 0, &[3, 5], "the query")? else {
         return Ok(());
     };
-    let q: Dims = q.iter().copied().collect();
-    if q.len() != 3 && q.len() != 5 {
-        return Err(bad_rank(
-            0,
-            format!("the query must have rank 3 or 5, it has rank {}", q.len()),
-        ));
-    }
     let value = ctx.has_input(2).then(|| ctx.shape(2)).flatten();
     let value: Option<Dims> = value.map(|v| v.iter().copied().collect());
     let key_rank = ctx.rank(1);
@@ -474,19 +474,9 @@ fn multi_head_attention(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
         }
         ctx.propagate_elem(0, out)?;
         if ctx.has_input(past) {
-            let Some(p) = ctx.shape(past) else {
+            let Some(p) = cache_dims(ctx, past)? else {
                 continue;
             };
-            if p.len() != 4 {
-                return Err(bad_rank(
-                    past,
-                    format!(
-                        "the past key and value must have rank 4, it has rank {}",
-                        p.len()
-                    ),
-                ));
-            }
-            let p: Dims = p.iter().copied().collect();
             if shared {
                 ctx.set_shape(out, p);
                 continue;
@@ -523,16 +513,9 @@ fn attention(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     if ctx.has_output(1) {
         ctx.propagate_elem(0, 1)?;
     }
-    let Some(x) = ctx.shape(0) else {
+    let Some(x) = ranked(ctx, 0, &[3], "the input")? else {
         return Ok(());
     };
-    let x: Dims = x.iter().copied().collect();
-    if x.len() != 3 {
-        return Err(bad_rank(
-            0,
-            format!("the input must have rank 3, it has rank {}", x.len()),
-        ));
-    }
     let sizes = ctx.own_ints("qkv_hidden_sizes").unwrap_or(&[]);
     let v = if let Some(&v) = sizes.get(2) {
         if sizes.len() != 3 {
@@ -555,17 +538,10 @@ fn attention(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     };
     ctx.set_shape(0, [x[0], x[1], v].into_iter().collect());
     if ctx.has_output(1) && ctx.has_input(4) {
-        if let Some(p) = ctx.shape(4) {
-            if p.len() != 5 {
-                return Err(bad_rank(
-                    4,
-                    format!("the past must have rank 5, it has rank {}", p.len()),
-                ));
-            }
-            let mut present: Dims = p.iter().copied().collect();
+        if let Some(mut present) = ranked(ctx, 4, &[5], "the past")? {
             let shared = ctx.own_int("past_present_share_buffer", 0) != 0;
             if !shared {
-                present[3] = plus(ctx, p[3], x[1]);
+                present[3] = plus(ctx, present[3], x[1]);
             }
             ctx.set_shape(1, present);
         }
@@ -584,16 +560,9 @@ fn embed_layer_norm(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     if ctx.has_output(2) {
         ctx.propagate_elem(2, 2)?;
     }
-    let Some(ids) = ctx.shape(0) else {
+    let Some(ids) = ranked(ctx, 0, &[2], "input_ids")? else {
         return Ok(());
     };
-    let ids: Dims = ids.iter().copied().collect();
-    if ids.len() != 2 {
-        return Err(bad_rank(
-            0,
-            format!("input_ids must have rank 2, it has rank {}", ids.len()),
-        ));
-    }
     let Some(word) = ctx.shape(2) else {
         return Err(failed(
             "the word embedding's shape is not known; onnxruntime's inference needs it",
