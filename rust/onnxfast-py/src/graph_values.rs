@@ -559,7 +559,7 @@ pub fn memory_plan(
     let mut sized = Vec::with_capacity(at.index.own_len());
     let mut held = Vec::new();
     for (name, def, key) in at.index.own_defs() {
-        let declared = at.index.declared(name);
+        let declared = at.index.declared_at(key);
         let inferred = match (&steps, store) {
             (Some(steps), Some(store)) => store
                 .get(steps, name, declared)
@@ -586,7 +586,7 @@ pub fn memory_plan(
         if let Def::Node { node, .. } = def {
             held.push(memory::Held {
                 made: node,
-                last_read: at.index.uses_at(key).last().map(|&(i, _)| i),
+                last_read: at.index.last_use_at(key),
                 output: matches!(declared, Some(Declared::Output(_))),
                 bytes,
             });

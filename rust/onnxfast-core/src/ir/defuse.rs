@@ -271,6 +271,26 @@ impl DefUse {
             .map(Key)
     }
 
+    /// Which entry of this graph declares the type of entry `key`'s name.
+    pub fn declared_at(&self, key: Key) -> Option<Declared> {
+        self.entries.get_index(key.0 as usize)?.1.declared()
+    }
+
+    /// The last node using entry `key`'s name (directly or in one of its
+    /// subgraphs): the last of [`DefUse::uses_at`], without listing them.
+    pub fn last_use_at(&self, key: Key) -> Option<usize> {
+        let (_, e) = self.entries.get_index(key.0 as usize)?;
+        let direct = (e.first != NONE).then(|| {
+            let more = self.more.get(&key.0).and_then(|m| m.iter().max().copied());
+            more.map_or(e.first, |m| m.max(e.first))
+        });
+        let nested = self
+            .nested
+            .get(&key.0)
+            .and_then(|n| n.iter().max().copied());
+        direct.into_iter().chain(nested).max().map(|i| i as usize)
+    }
+
     /// The nodes using entry `key`'s name, in node order, each once: for
     /// each, whether one of its subgraphs reads the name (then it may read
     /// it directly too).
@@ -682,5 +702,20 @@ mod tests {
         let inner = DefUse::of_graph(&then_branch);
         assert_eq!(names(inner.captured()), ["far", "a"]);
         assert_eq!(inner.users("b"), vec![1]);
+        // The last use and the declaration by key are those of the lists.
+        for (index, names) in [(&v, ["a", "cond", "s", "r"]), (&b, ["a", "r", "a", "a"])] {
+            for name in names {
+                let key = index.key(name).unwrap_or(Key(u32::MAX));
+                let last = index.uses_at(key).last().map(|&(i, _)| i);
+                assert_eq!(index.last_use_at(key), last, "{name}");
+                assert_eq!(index.declared_at(key), index.declared(name), "{name}");
+            }
+        }
+        assert_eq!(v.key("a").and_then(|k| v.last_use_at(k)), Some(2));
+        assert_eq!(
+            v.key("r").and_then(|k| v.declared_at(k)),
+            Some(Declared::Output(0))
+        );
+        assert_eq!(v.last_use_at(Key(u32::MAX)), None);
     }
 }
