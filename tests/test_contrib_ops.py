@@ -32,7 +32,14 @@ SIZES = [
     {"B": 2, "S": 1, "P": 7, "T": 8},
     {"B": 3, "S": 4, "P": 0, "T": 4},
 ]
-_ORT_TYPES = {"tensor(float)": F, "tensor(float16)": H, "tensor(int32)": I32, "tensor(int64)": I64}
+_ORT_TYPES = {
+    "tensor(float)": F,
+    "tensor(float16)": H,
+    "tensor(int32)": I32,
+    "tensor(int64)": I64,
+    "tensor(uint8)": U8,
+    "tensor(int8)": TensorProto.INT8,
+}
 _rng = np.random.default_rng(0)
 
 
@@ -214,6 +221,7 @@ def _cases() -> list[Case]:
             )
         )
     cases += _attention_cases(hidden)
+    cases += _quantized_cases(hidden)
     # Embeddings of token ids, and a 4-bit quantized one gathered.
     cases.append(
         Case(
@@ -254,6 +262,132 @@ def _cases() -> list[Case]:
             ],
         )
     )
+    return cases
+
+
+def _quantized_cases(hidden: int) -> list[Case]:
+    """The com.microsoft operators of onnxruntime's int8 quantizer (static
+    QDQ-to-QOperator and dynamic): uint8 activations, int8 weights."""
+    scale = const("scale", np.array(0.05, np.float32))
+    zp = const("zp", np.array(128, np.uint8))
+    wzp = const("wzp", np.array(0, np.int8))
+
+    def u8(*shape: int) -> np.ndarray:
+        return _rng.integers(0, 255, shape, dtype=np.uint8)
+
+    def qx(s: dict[str, int]) -> dict[str, np.ndarray]:
+        return {"x": u8(s["B"], s["S"], hidden)}
+
+    q_in = [("x", U8, ["B", "S", hidden])]
+    cases = [
+        Case(
+            "quantize_dequantize_linear",
+            [
+                ms("QuantizeLinear", ["f", "scale", "zp"], ["q"]),
+                ms("DequantizeLinear", ["q", "scale", "zp"], ["dq"]),
+            ],
+            [("f", F, ["B", "S", hidden])],
+            ["q", "dq"],
+            lambda s: {"f": rand(s["B"], s["S"], hidden)},
+            [scale, zp],
+        )
+    ]
+    for op in ("QLinearAdd", "QLinearMul"):
+        cases.append(
+            Case(
+                op.lower(),
+                [ms(op, ["x", "scale", "zp", "b", "scale", "zp", "scale", "zp"], ["y"])],
+                q_in,
+                ["y"],
+                qx,
+                [scale, zp, const("b", u8(hidden))],
+            )
+        )
+    for op, attrs in (("QLinearSigmoid", {}), ("QLinearLeakyRelu", {"alpha": 0.1})):
+        cases.append(
+            Case(
+                op.lower(),
+                [ms(op, ["x", "scale", "zp", "scale", "zp"], ["y"], **attrs)],
+                q_in,
+                ["y"],
+                qx,
+                [scale, zp],
+            )
+        )
+    cases.append(
+        Case(
+            "qlinear_concat",
+            [
+                ms(
+                    "QLinearConcat",
+                    ["scale", "zp", "x", "scale", "zp", "past", "scale", "zp"],
+                    ["y"],
+                    axis=1,
+                )
+            ],
+            [*q_in, ("past", U8, ["B", "P", hidden])],
+            ["y"],
+            lambda s: {**qx(s), "past": u8(s["B"], s["P"], hidden)},
+            [scale, zp],
+        )
+    )
+    for channels_last in (0, 1):
+        dims = ["B", "S", 4, 3] if channels_last else ["B", 3, "S", 4]
+        cases.append(
+            Case(
+                f"qlinear_global_average_pool_{channels_last}",
+                [
+                    ms(
+                        "QLinearGlobalAveragePool",
+                        ["img", "scale", "zp", "scale", "zp"],
+                        ["y"],
+                        channels_last=channels_last,
+                    )
+                ],
+                [("img", U8, dims)],
+                ["y"],
+                lambda s, d=dims: {"img": u8(*(s[x] if isinstance(x, str) else x for x in d))},
+                [scale, zp],
+            )
+        )
+    w = const("w", _rng.integers(-127, 127, (hidden, 24), dtype=np.int8))
+    cases.append(
+        Case(
+            "dynamic_quantize_matmul",
+            [ms("DynamicQuantizeMatMul", ["f", "w", "scale", "wzp"], ["y"])],
+            [("f", F, ["B", "S", hidden])],
+            ["y"],
+            lambda s: {"f": rand(s["B"], s["S"], hidden)},
+            [w, scale, wzp],
+        )
+    )
+    cases.append(
+        Case(
+            "matmul_integer_to_float",
+            [ms("MatMulIntegerToFloat", ["x", "w", "scale", "scale", "zp", "wzp"], ["y"])],
+            q_in,
+            ["y"],
+            qx,
+            [w, scale, zp, wzp],
+        )
+    )
+    for trans_b, quantized in ((0, False), (1, True)):
+        weight = const(
+            "wq", _rng.integers(-127, 127, (24, hidden) if trans_b else (hidden, 24), dtype=np.int8)
+        )
+        inputs = ["a", "scale", "zp", "wq", "scale", "wzp"]
+        if quantized:
+            inputs += ["", "scale", "zp"]
+        cases.append(
+            Case(
+                f"qgemm_b{trans_b}" + ("_quantized" if quantized else ""),
+                [ms("QGemm", inputs, ["y"], transB=trans_b)],
+                [("a", U8, ["S", hidden])],
+                ["y"],
+                lambda s: {"a": u8(s["S"], hidden)},
+                [weight, scale, zp, wzp],
+            )
+        )
     return cases
 
 
@@ -617,14 +751,27 @@ def test_without_contrib_ops_their_outputs_are_untyped(case: Case) -> None:
     assert [d.code for d in report] == ["W790"] * len(custom), report
 
 
-def _refused() -> list[tuple[str, onnx.ModelProto, str]]:
-    """Nodes onnxruntime's inference refuses: (label, model, what our
-    finding says)."""
+def _zeros(inputs: list[tuple[str, int, list[Any]]], sizes: dict[str, int]) -> dict:
+    """Zero arrays for graph inputs at `sizes`."""
+    return {
+        name: np.zeros(
+            [sizes[d] if isinstance(d, str) else d for d in dims],
+            helper.tensor_dtype_to_np_dtype(elem),
+        )
+        for name, elem, dims in inputs
+    }
+
+
+def _refused() -> list[tuple[str, Case, str, str]]:
+    """Nodes onnxruntime refuses: (label, case, what our finding says,
+    "inference" when its shape inference refuses the model, "run" when
+    only its kernel does, running it)."""
     out = []
 
-    def one(label: str, node: onnx.NodeProto, inputs, inits=(), expect: str = "") -> None:
-        case = Case(label, [node], inputs, list(node.output), lambda s: {}, list(inits))
-        out.append((label, case.model(), expect))
+    def one(label, node, inputs, inits=(), expect: str = "", when: str = "inference") -> None:
+        feeds = lambda s: _zeros(inputs, s)  # noqa: E731
+        case = Case(label, [node], inputs, list(node.output), feeds, list(inits))
+        out.append((label, case, expect, when))
 
     one(
         "matmul_nbits_k",
@@ -683,17 +830,48 @@ def _refused() -> list[tuple[str, onnx.ModelProto, str]]:
         ],
         "gamma has 12 elements, the hidden size is 16",
     )
+    one(
+        "qlinear_add_broadcast",
+        ms("QLinearAdd", ["x", "s", "z", "b", "s", "z", "s", "z"], ["y"]),
+        [("x", U8, ["B", 16])],
+        [
+            const("s", np.array(0.1, np.float32)),
+            const("z", np.array(0, np.uint8)),
+            const("b", np.zeros(7, np.uint8)),
+        ],
+        "A and B do not broadcast",
+    )
+    one(
+        "qgemm_inner",
+        ms("QGemm", ["a", "s", "z", "w", "s", "wz"], ["y"]),
+        [("a", U8, ["S", 16])],
+        [
+            const("s", np.array(0.1, np.float32)),
+            const("z", np.array(0, np.uint8)),
+            const("wz", np.array(0, np.int8)),
+            const("w", np.zeros((12, 8), np.int8)),
+        ],
+        "the inner dimensions of A and B differ: 16 and 12",
+        when="run",
+    )
     return out
 
 
 REFUSED = _refused()
 
 
-@pytest.mark.parametrize(("label", "model", "expect"), REFUSED, ids=[r[0] for r in REFUSED])
-def test_what_onnxruntime_refuses_is_a_defect_at_the_node(label, model, expect) -> None:
-    # onnxruntime's own shape inference refuses the node.
-    with pytest.raises(OrtFail, match=r"\[ShapeInferenceError\]"):
-        _ort_session(model)
+@pytest.mark.parametrize(("label", "case", "expect", "when"), REFUSED, ids=[r[0] for r in REFUSED])
+def test_what_onnxruntime_refuses_is_a_defect_at_the_node(label, case, expect, when) -> None:
+    model = case.model()
+    if when == "inference":
+        # onnxruntime's own shape inference refuses the node.
+        with pytest.raises(OrtFail, match=r"\[ShapeInferenceError\]"):
+            _ort_session(model)
+    else:
+        # Its inference lets it through; its kernel refuses to run it.
+        session = _ort_session(model)
+        with pytest.raises(ort.capi.onnxruntime_pybind11_state.InvalidArgument, match="mismatch"):
+            session.run(None, case.feeds(SIZES[0]))
     _, report = infer_with_report(model, contrib_ops=True)
     errors = [d for d in report if d.severity == "error"]
     assert len(errors) == 1, report

@@ -49,6 +49,15 @@ pub fn rule(domain: &str, op: &str, version: i64) -> Option<Rule> {
         ("com.microsoft", "BiasSplitGelu") => bias_split_gelu,
         ("com.microsoft", "GemmFastGelu") => gemm_fast_gelu,
         ("com.microsoft", "FusedMatMul") => fused_matmul,
+        ("com.microsoft", "QuantizeLinear") => quantize_linear,
+        ("com.microsoft", "DequantizeLinear") => dequantize_linear,
+        ("com.microsoft", "QLinearAdd" | "QLinearMul") => qlinear_binary,
+        ("com.microsoft", "QLinearSigmoid" | "QLinearLeakyRelu" | "QLinearSoftmax") => first_input,
+        ("com.microsoft", "QLinearConcat") => qlinear_concat,
+        ("com.microsoft", "QLinearGlobalAveragePool") => qlinear_global_average_pool,
+        ("com.microsoft", "DynamicQuantizeMatMul") => dynamic_quantize_matmul,
+        ("com.microsoft", "MatMulIntegerToFloat") => matmul_integer_to_float,
+        ("com.microsoft", "QGemm") => qgemm,
         ("" | "ai.onnx", "SimplifiedLayerNormalization") => simplified_layer_norm,
         // onnx has LayerNormalization from opset 17; onnxruntime serves
         // older opsets with its own.
@@ -660,5 +669,180 @@ fn gather_block_quantized(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     out.extend(indices.iter().copied());
     out.extend(data.get(gather + 1..).unwrap_or(&[]).iter().copied());
     ctx.set_shape(0, out);
+    Ok(())
+}
+
+// ---- quantized operators (onnxruntime's quantizer) ---------------------------
+
+const UINT8: i32 = 2;
+
+/// QuantizeLinear (com.microsoft): X's shape, the zero point's element type
+/// (uint8 without one).
+fn quantize_linear(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
+    if ctx.has_input(2) {
+        ctx.propagate_elem(2, 0)?;
+    } else {
+        ctx.set_elem(0, UINT8);
+    }
+    ctx.propagate_shape(0, 0);
+    Ok(())
+}
+
+/// DequantizeLinear (com.microsoft): X's shape, the scale's element type.
+fn dequantize_linear(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
+    ctx.propagate_elem(1, 0)?;
+    ctx.propagate_shape(0, 0);
+    Ok(())
+}
+
+/// QLinearAdd and QLinearMul (A, A_scale, A_zero_point, B, ...): A's
+/// element type, A and B broadcast.
+fn qlinear_binary(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
+    ctx.propagate_elem(0, 0)?;
+    let (Some(a), Some(b)) = (ctx.shape(0), ctx.shape(3)) else {
+        return Ok(());
+    };
+    let out = crate::infer::util::broadcast(&[a, b])
+        .map_err(|e| bad_shapes(format!("A and B do not broadcast: {e}")))?;
+    ctx.set_shape(0, out);
+    Ok(())
+}
+
+/// QLinearConcat (Y_scale, Y_zero_point, then (X, scale, zero point) per
+/// input): the inputs concatenated along `axis`, Y_zero_point's element
+/// type.
+fn qlinear_concat(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
+    ctx.propagate_elem(1, 0)?;
+    let inputs: Vec<usize> = (2..ctx.n_inputs()).step_by(3).collect();
+    let shapes: Option<Vec<Dims>> = inputs
+        .iter()
+        .map(|&i| ctx.shape(i).map(|d| d.iter().copied().collect()))
+        .collect();
+    let Some(shapes) = shapes else {
+        return Ok(());
+    };
+    let Some(first) = shapes.first() else {
+        return Err(failed("QLinearConcat needs at least one input"));
+    };
+    let rank = first.len();
+    let Some(axis) = ctx.attr("axis").and_then(|a| a.i) else {
+        return Err(bad_attr("axis", "the attribute 'axis' is required"));
+    };
+    let signed = i64::try_from(rank).unwrap_or(i64::MAX);
+    if axis < -signed || axis >= signed {
+        return Err(bad_attr(
+            "axis",
+            format!("'axis' {axis} is out of range for rank {rank}"),
+        ));
+    }
+    let axis = usize::try_from(if axis < 0 { axis + signed } else { axis }).unwrap_or(0);
+    let mut out = first.clone();
+    for (k, s) in shapes.iter().enumerate().skip(1) {
+        if s.len() != rank {
+            return Err(bad_shapes(format!(
+                "the inputs must have the same rank: the first has rank {rank}, input {} has \
+                 rank {}",
+                inputs.get(k).copied().unwrap_or(0),
+                s.len()
+            )));
+        }
+        for (j, (o, &d)) in out.iter_mut().zip(s.iter()).enumerate() {
+            if j == axis {
+                *o = plus(ctx, *o, d);
+            } else if *o == Dim::Unknown {
+                *o = d;
+            }
+        }
+    }
+    ctx.set_shape(0, out);
+    Ok(())
+}
+
+/// QLinearGlobalAveragePool: X's element type; (N, C, 1, ...) or, with
+/// `channels_last`, (N, 1, ..., C).
+fn qlinear_global_average_pool(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
+    ctx.propagate_elem(0, 0)?;
+    let Some(x) = ctx.shape(0) else {
+        return Ok(());
+    };
+    if x.len() < 3 {
+        return Err(bad_rank(
+            0,
+            format!(
+                "the input must have rank 3 or more, it has rank {}",
+                x.len()
+            ),
+        ));
+    }
+    let last = x.len() - 1;
+    let channels_last = ctx.own_int("channels_last", 0) != 0;
+    let out: Dims = x
+        .iter()
+        .enumerate()
+        .map(|(d, &dim)| match (d, channels_last) {
+            (0, _) => dim,
+            (1, false) => dim,
+            (d, true) if d == last => dim,
+            _ => Dim::Value(1),
+        })
+        .collect();
+    ctx.set_shape(0, out);
+    Ok(())
+}
+
+/// DynamicQuantizeMatMul: A (float) times a quantized B: float, the
+/// matrix product's shape.
+fn dynamic_quantize_matmul(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
+    ctx.propagate_elem(0, 0)?;
+    super::math::matmul_shape(ctx, 0, 1)
+}
+
+/// MatMulIntegerToFloat: quantized A times quantized B, dequantized: the
+/// element type of A's scale (input 2), the matrix product's shape.
+fn matmul_integer_to_float(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
+    ctx.propagate_elem(2, 0)?;
+    super::math::matmul_shape(ctx, 0, 1)
+}
+
+/// QGemm (A, a_scale, a_zero_point, B, b_scale, b_zero_point, C, y_scale,
+/// y_zero_point): (M, N) from A and B (`transA`, `transB`); quantized
+/// with y_zero_point's element type when y_scale is given, else float.
+fn qgemm(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
+    if ctx.has_input(7) {
+        if ctx.has_input(8) {
+            ctx.propagate_elem(8, 0)?;
+        } else {
+            ctx.set_elem(0, UINT8);
+        }
+    } else {
+        ctx.set_elem(0, FLOAT);
+    }
+    let (Some(a), Some(b)) = (ctx.shape(0), ctx.shape(3)) else {
+        return Ok(());
+    };
+    let (Some(a), Some(b)) = (
+        <&[Dim; 2]>::try_from(a).ok().copied(),
+        <&[Dim; 2]>::try_from(b).ok().copied(),
+    ) else {
+        return Err(bad_shapes("A and B must be matrices (rank 2)"));
+    };
+    let [m, ka] = if ctx.own_int("transA", 0) != 0 {
+        [a[1], a[0]]
+    } else {
+        a
+    };
+    let [kb, n] = if ctx.own_int("transB", 0) != 0 {
+        [b[1], b[0]]
+    } else {
+        b
+    };
+    if let (Dim::Value(x), Dim::Value(y)) = (ka, kb) {
+        if x != y {
+            return Err(bad_shapes(format!(
+                "the inner dimensions of A and B differ: {x} and {y}"
+            )));
+        }
+    }
+    ctx.set_shape(0, [m, n].into_iter().collect());
     Ok(())
 }
