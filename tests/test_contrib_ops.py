@@ -1027,3 +1027,21 @@ def test_optimized_layers_against_symbolic_shape_infer(case: Case) -> None:
     assert compared >= 3 * len(case.outputs)
     gqa = {"present_k", "present_v"} if case.name == "llm_decoder_layer" else set()
     assert wrong == gqa
+
+
+def test_check_command_with_contrib_ops(tmp_path, capsys) -> None:
+    """`onnxfast check --full --contrib-ops`: the LLM decoder layer is valid
+    (exit 0; without the option: E405, exit 1), in one process and in
+    worker processes (-j 2)."""
+    from onnxfast import cli
+
+    model = MODELS[1].model()
+    del model.graph.output[:]
+    model.graph.output.append(helper.make_tensor_value_info("y", F, ["B", "S", 32]))
+    path = tmp_path / "decoder.onnx"
+    onnx.save(model, path)
+    assert cli.main(["check", "--full", str(path)]) == 1
+    assert "E405" in capsys.readouterr().out
+    for jobs in ("1", "2"):
+        assert cli.main(["check", "--full", "--contrib-ops", "-j", jobs, str(path), str(path)]) == 0
+        assert "E405" not in capsys.readouterr().out
