@@ -350,6 +350,31 @@ def _quantized_cases(hidden: int) -> list[Case]:
                 [scale, zp],
             )
         )
+    heads, head = 2, hidden // 2
+    cases.append(
+        Case(
+            "qattention_past",
+            [
+                ms(
+                    "QAttention",
+                    ["x", "wqkv", "bqkv", "scale", "scale", "", "zp", "wzp", "past"],
+                    ["y", "present"],
+                    num_heads=heads,
+                    unidirectional=1,
+                )
+            ],
+            [*q_in, ("past", F, [2, "B", heads, "P", head])],
+            ["y", "present"],
+            lambda s: {**qx(s), "past": rand(2, s["B"], heads, s["P"], head)},
+            [
+                const("wqkv", _rng.integers(-127, 127, (hidden, 3 * hidden), dtype=np.int8)),
+                const("bqkv", rand(3 * hidden)),
+                scale,
+                zp,
+                wzp,
+            ],
+        )
+    )
     w = const("w", _rng.integers(-127, 127, (hidden, 24), dtype=np.int8))
     cases.append(
         Case(

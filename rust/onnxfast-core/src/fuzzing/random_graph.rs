@@ -365,6 +365,13 @@ const CONTRIB: &[ContribOp] = {
             1,
             &[("transA", Int), ("transB", Int)],
         ),
+        (
+            "com.microsoft",
+            "QAttention",
+            (5, 9),
+            2,
+            &[("num_heads", Int), ("qkv_hidden_sizes", Ints)],
+        ),
         ("com.microsoft", "GemmFastGelu", (2, 3), 1, &[]),
         (
             "com.microsoft",

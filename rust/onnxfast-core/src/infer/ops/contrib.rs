@@ -58,6 +58,7 @@ pub fn rule(domain: &str, op: &str, version: i64) -> Option<Rule> {
         ("com.microsoft", "DynamicQuantizeMatMul") => dynamic_quantize_matmul,
         ("com.microsoft", "MatMulIntegerToFloat") => matmul_integer_to_float,
         ("com.microsoft", "QGemm") => qgemm,
+        ("com.microsoft", "QAttention") => quantized_attention,
         ("" | "ai.onnx", "SimplifiedLayerNormalization") => simplified_layer_norm,
         // onnx has LayerNormalization from opset 17; onnxruntime serves
         // older opsets with its own.
@@ -517,10 +518,23 @@ fn output_hidden(ctx: &NodeCtx<'_, '_>) -> Option<Dim> {
 /// (`qkv_hidden_sizes[2]`, else a third of the bias's or the weights'
 /// last dim). A past (2, B, N, P, H) gives a present (2, B, N, P + S, H).
 fn attention(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
-    ctx.propagate_elem(0, 0)?;
+    attention_of(ctx, 0, 4)
+}
+
+/// QAttention (the int8 quantizer's Attention: input, weight, bias,
+/// input_scale, weight_scale, mask_index, zero points, past): Attention's
+/// shapes, the input scale's element type.
+fn quantized_attention(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
+    attention_of(ctx, 3, 8)
+}
+
+/// Attention's rule with the element type of input `elem` and the past at
+/// input `past`.
+fn attention_of(ctx: &mut NodeCtx<'_, '_>, elem: usize, past: usize) -> InferResult {
+    ctx.propagate_elem(elem, 0)?;
     required_int(ctx, "num_heads")?;
     if ctx.has_output(1) {
-        ctx.propagate_elem(0, 1)?;
+        ctx.propagate_elem(elem, 1)?;
     }
     let Some(x) = ranked(ctx, 0, &[3], "the input")? else {
         return Ok(());
@@ -546,8 +560,8 @@ fn attention(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
         }
     };
     ctx.set_shape(0, [x[0], x[1], v].into_iter().collect());
-    if ctx.has_output(1) && ctx.has_input(4) {
-        if let Some(mut present) = ranked(ctx, 4, &[5], "the past")? {
+    if ctx.has_output(1) && ctx.has_input(past) {
+        if let Some(mut present) = ranked(ctx, past, &[5], "the past")? {
             let shared = ctx.own_int("past_present_share_buffer", 0) != 0;
             if !shared {
                 present[3] = plus(ctx, present[3], x[1]);
