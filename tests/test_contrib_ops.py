@@ -2,7 +2,9 @@
 onnxruntime itself: the types and shapes its InferenceSession infers for
 each output (every dim it knows, ours must know the same), and the shapes
 of the arrays it returns running the model at several sizes (every dim we
-give, evaluated at those sizes, is the array's)."""
+give, evaluated at those sizes, is the array's); operators without a CPU
+kernel against its symbolic_shape_infer.py. Also: what it refuses, the
+check with contrib_ops, and the command line."""
 
 from __future__ import annotations
 
