@@ -80,7 +80,11 @@ pub(crate) fn check_node_local<N: NodeFields + ?Sized>(
     }
     let version = domain_version(n, opsets);
     if version.is_none() {
-        let imported: Vec<String> = opsets.keys().map(|d| q(d.0)).collect();
+        // Sorted: the map's order is the hasher's, which differs between
+        // maps of the same domains (the eager and streaming checks must
+        // give the same text).
+        let mut imported: Vec<String> = opsets.keys().map(|d| q(d.0)).collect();
+        imported.sort_unstable();
         c.emit_hint(
             codes::DOMAIN_NOT_IMPORTED,
             &loc(),
