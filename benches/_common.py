@@ -460,16 +460,15 @@ def result_rows(case: str, results: dict[str, dict], base: str = "onnx") -> list
     """Table rows of one case measured for several libraries (`results` as
     `measure_interleaved` returns, `base` first): time, spread, peak RSS
     growth, and `base`'s time over each other library's."""
-    base_name = base
-    base = results[base_name]
+    baseline = results[base]
     rows = []
     for who, r in results.items():
         if "error" in r:
             rows.append([case, who, "fails: " + r["error"][:70], "", "", ""])
             continue
         ratio = ""
-        if who != base_name and "error" not in base:
-            ratio = f"{base['seconds'] / r['seconds']:.1f}×"
+        if who != base and "error" not in baseline:
+            ratio = f"{baseline['seconds'] / r['seconds']:.1f}×"
         rows.append(
             [
                 case,

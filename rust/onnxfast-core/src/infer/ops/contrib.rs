@@ -21,11 +21,12 @@
 
 use super::Rule;
 use crate::infer::context::{InferResult, NodeCtx};
-use crate::infer::util::{bad_attr, bad_rank, bad_shapes, failed};
+use crate::infer::util::{attr_axis, bad_attr, bad_rank, bad_shapes, failed};
 use crate::ir::types::{Dim, Dims};
 
 const FLOAT: i32 = 1;
 const INT32: i32 = 6;
+const UINT8: i32 = 2;
 
 /// The rule of onnxruntime's operator `op` of `domain`, at opset `version`
 /// of that domain.
@@ -49,8 +50,9 @@ pub fn rule(domain: &str, op: &str, version: i64) -> Option<Rule> {
         ("com.microsoft", "BiasSplitGelu") => bias_split_gelu,
         ("com.microsoft", "GemmFastGelu") => gemm_fast_gelu,
         ("com.microsoft", "FusedMatMul") => fused_matmul,
-        ("com.microsoft", "QuantizeLinear") => quantize_linear,
-        ("com.microsoft", "DequantizeLinear") => dequantize_linear,
+        // As onnx's QuantizeLinear 10-19 and DequantizeLinear 19-21.
+        ("com.microsoft", "QuantizeLinear") => super::quantization::quantize_v10,
+        ("com.microsoft", "DequantizeLinear") => super::quantization::dequantize_v19,
         ("com.microsoft", "QLinearAdd" | "QLinearMul") => qlinear_binary,
         ("com.microsoft", "QLinearSigmoid" | "QLinearLeakyRelu" | "QLinearSoftmax") => first_input,
         ("com.microsoft", "QLinearConcat") => qlinear_concat,
@@ -61,8 +63,8 @@ pub fn rule(domain: &str, op: &str, version: i64) -> Option<Rule> {
         ("com.microsoft", "QAttention") => quantized_attention,
         ("" | "ai.onnx", "SimplifiedLayerNormalization") => simplified_layer_norm,
         // onnx has LayerNormalization from opset 17; onnxruntime serves
-        // older opsets with its own.
-        ("" | "ai.onnx", "LayerNormalization") if version < 17 => layer_norm,
+        // older opsets with its own, the same operator.
+        ("" | "ai.onnx", "LayerNormalization") if version < 17 => super::nn::layer_norm,
         _ => return None,
     };
     Some(r)
@@ -212,16 +214,7 @@ fn skip_layer_norm(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
 
 /// The dims of a normalization's statistics: 1 from `axis` on.
 fn stats_dims(ctx: &NodeCtx<'_, '_>, x: &[Dim]) -> InferResult<Dims> {
-    let axis = ctx.own_int("axis", -1);
-    let rank = i64::try_from(x.len()).unwrap_or(i64::MAX);
-    if axis < -rank || axis >= rank {
-        return Err(bad_attr(
-            "axis",
-            format!("'axis' {axis} is out of range for rank {rank}"),
-        ));
-    }
-    let from = if axis < 0 { axis + rank } else { axis };
-    let from = usize::try_from(from).unwrap_or(0);
+    let from = attr_axis(ctx.own_int("axis", -1), x.len(), "axis")?;
     Ok(x.iter()
         .enumerate()
         .map(|(d, &dim)| if d >= from { Dim::Value(1) } else { dim })
@@ -243,25 +236,6 @@ fn simplified_layer_norm(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
             None => None,
         };
         ctx.set_tensor(1, stash, dims);
-    }
-    Ok(())
-}
-
-/// onnxruntime's LayerNormalization for opsets before 17 (onnx's own from
-/// 17): `Y` is X; `Mean` and `InvStdDev` have `stash_type` and X's dims
-/// with 1 from `axis` on.
-fn layer_norm(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
-    ctx.propagate_type(0, 0)?;
-    let stash = ctx.own_int("stash_type", i64::from(FLOAT));
-    let stash = i32::try_from(stash).unwrap_or(FLOAT);
-    let dims = match ctx.shape(0) {
-        Some(x) => Some(stats_dims(ctx, x)?),
-        None => None,
-    };
-    for i in 1..3 {
-        if ctx.has_output(i) {
-            ctx.set_tensor(i, stash, dims.clone());
-        }
     }
     Ok(())
 }
@@ -643,27 +617,16 @@ fn gather_block_quantized(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     };
     let data: Dims = data.iter().copied().collect();
     let indices: Dims = indices.iter().copied().collect();
-    let rank = i64::try_from(data.len()).unwrap_or(i64::MAX);
-    if rank <= 1 {
+    if data.len() <= 1 {
         return Err(bad_rank(
             0,
-            format!("data must have rank 2 or more, it has rank {rank}"),
+            format!("data must have rank 2 or more, it has rank {}", data.len()),
         ));
     }
-    let axis = |name: &str, default: i64| -> InferResult<usize> {
-        let a = ctx.own_int(name, default);
-        if a < -rank || a >= rank {
-            return Err(bad_attr(
-                name,
-                format!("'{name}' {a} is out of range for rank {rank}"),
-            ));
-        }
-        Ok(usize::try_from(if a < 0 { a + rank } else { a }).unwrap_or(0))
-    };
-    let gather = axis("gather_axis", 0)?;
-    let quantize = axis("quantize_axis", 1)?;
+    let gather = attr_axis(ctx.own_int("gather_axis", 0), data.len(), "gather_axis")?;
+    let quantize = attr_axis(ctx.own_int("quantize_axis", 1), data.len(), "quantize_axis")?;
     let bits = ctx.own_int("bits", 4);
-    let packed = ctx.elem(0)? == 2; // UINT8: sub-byte values packed
+    let packed = ctx.elem(0)? == UINT8; // sub-byte values packed
     let mut data = data;
     if packed {
         if gather != 0 {
@@ -687,27 +650,6 @@ fn gather_block_quantized(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
 }
 
 // ---- quantized operators (onnxruntime's quantizer) ---------------------------
-
-const UINT8: i32 = 2;
-
-/// QuantizeLinear (com.microsoft): X's shape, the zero point's element type
-/// (uint8 without one).
-fn quantize_linear(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
-    if ctx.has_input(2) {
-        ctx.propagate_elem(2, 0)?;
-    } else {
-        ctx.set_elem(0, UINT8);
-    }
-    ctx.propagate_shape(0, 0);
-    Ok(())
-}
-
-/// DequantizeLinear (com.microsoft): X's shape, the scale's element type.
-fn dequantize_linear(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
-    ctx.propagate_elem(1, 0)?;
-    ctx.propagate_shape(0, 0);
-    Ok(())
-}
 
 /// QLinearAdd and QLinearMul (A, A_scale, A_zero_point, B, ...): A's
 /// element type, A and B broadcast.
@@ -742,14 +684,7 @@ fn qlinear_concat(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     let Some(axis) = ctx.attr("axis").and_then(|a| a.i) else {
         return Err(bad_attr("axis", "the attribute 'axis' is required"));
     };
-    let signed = i64::try_from(rank).unwrap_or(i64::MAX);
-    if axis < -signed || axis >= signed {
-        return Err(bad_attr(
-            "axis",
-            format!("'axis' {axis} is out of range for rank {rank}"),
-        ));
-    }
-    let axis = usize::try_from(if axis < 0 { axis + signed } else { axis }).unwrap_or(0);
+    let axis = attr_axis(axis, rank, "axis")?;
     let mut out = first.clone();
     for (k, s) in shapes.iter().enumerate().skip(1) {
         if s.len() != rank {

@@ -1230,7 +1230,7 @@ fn normalized_axis(ctx: &NodeCtx<'_, '_>, rank: usize) -> InferResult<i64> {
 
 /// LayerNormalization: Y is X; Mean and InvStdDev have X's dims before
 /// `axis` and 1 from it on, element type `stash_type`.
-fn layer_norm(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
+pub(super) fn layer_norm(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     ctx.propagate_type(0, 0)?;
     let stash = ctx.own_int("stash_type", i64::from(FLOAT)) as i32;
     let outputs = ctx.n_outputs();

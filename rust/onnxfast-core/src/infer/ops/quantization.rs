@@ -19,7 +19,7 @@ fn type_name(code: i32) -> String {
 
 /// QuantizeLinear 10 to 19: the zero point's type, else uint8 when there is
 /// no zero point.
-fn quantize_v10(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
+pub(super) fn quantize_v10(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     if !ctx.has_input(2) {
         ctx.set_elem(0, 2);
     } else if ctx.ty(2).is_some() {
@@ -69,7 +69,7 @@ fn dequantize_v10(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
 }
 
 /// DequantizeLinear 19 and 21: the scale's type.
-fn dequantize_v19(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
+pub(super) fn dequantize_v19(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     ctx.propagate_elem(1, 0)?;
     ctx.propagate_shape(0, 0);
     Ok(())
