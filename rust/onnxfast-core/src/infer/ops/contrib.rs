@@ -19,10 +19,11 @@
 //! These operators have no schema here, so nothing checks their inputs'
 //! types or counts beyond what a rule reads.
 
+use super::nn::Layout;
 use super::Rule;
 use crate::infer::context::{InferResult, NodeCtx};
 use crate::infer::util::{attr_axis, bad_attr, bad_rank, bad_shapes, failed};
-use crate::ir::types::{Dim, Dims};
+use crate::ir::types::{elem_name, Dim, Dims, Type};
 
 const FLOAT: i32 = 1;
 const INT32: i32 = 6;
@@ -61,6 +62,16 @@ pub fn rule(domain: &str, op: &str, version: i64) -> Option<Rule> {
         ("com.microsoft", "MatMulIntegerToFloat") => matmul_integer_to_float,
         ("com.microsoft", "QGemm") => qgemm,
         ("com.microsoft", "QAttention") => quantized_attention,
+        ("com.microsoft", "QLinearAveragePool") => qlinear_average_pool,
+        ("com.microsoft", "QLinearConv") => qlinear_conv,
+        ("com.microsoft", "QLinearWhere") => qlinear_where,
+        // The graph optimizer's fusions of an activation into Conv and
+        // Gemm (and a sum into Conv: input Z), shaped as onnx's operators.
+        ("com.microsoft", "FusedConv") => super::nn::conv_22,
+        ("com.microsoft", "FusedGemm") => super::math::gemm13,
+        // Its NHWC layout transformer's operators.
+        ("com.microsoft", "NhwcConv") => super::nn::conv_channels_last,
+        ("com.microsoft", "NhwcMaxPool") => nhwc_max_pool,
         ("" | "ai.onnx", "SimplifiedLayerNormalization") => simplified_layer_norm,
         // onnx has LayerNormalization from opset 17; onnxruntime serves
         // older opsets with its own, the same operator.
@@ -651,10 +662,13 @@ fn gather_block_quantized(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
 
 // ---- quantized operators (onnxruntime's quantizer) ---------------------------
 
-/// QLinearAdd and QLinearMul (A, A_scale, A_zero_point, B, ...): A's
-/// element type, A and B broadcast.
+/// QLinearAdd and QLinearMul (A, A_scale, A_zero_point, B, B_scale,
+/// B_zero_point, C_scale, C_zero_point): A's element type, A and B
+/// broadcast; scales and zero points scalars, as onnxruntime checks them.
 fn qlinear_binary(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     ctx.propagate_elem(0, 0)?;
+    scalar_params(ctx, 0, &[(1, 2), (6, 7)])?;
+    scalar_params(ctx, 3, &[(4, 5)])?;
     let (Some(a), Some(b)) = (ctx.shape(0), ctx.shape(3)) else {
         return Ok(());
     };
@@ -735,6 +749,108 @@ fn qlinear_global_average_pool(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
             _ => Dim::Value(1),
         })
         .collect();
+    ctx.set_shape(0, out);
+    Ok(())
+}
+
+/// Input `i`, a per-tensor scale or zero point, as onnxruntime's inference
+/// checks it (`ValidateTypeAndShapeForScaleAndZP`, scalar): when given and
+/// typed, a tensor of element type `elem` (none to compare when 0), and a
+/// scalar where its shape is known.
+fn scalar_param(ctx: &NodeCtx<'_, '_>, i: usize, elem: i32, what: &str) -> InferResult {
+    if !ctx.has_input(i) {
+        return Ok(());
+    }
+    let t = match ctx.typed(i)? {
+        None => return Ok(()),
+        Some(Type::Tensor(t)) => t,
+        Some(_) => return Err(failed(format!("input {i} ({what}) must be a tensor"))),
+    };
+    if elem != 0 && t.elem != 0 && t.elem != elem {
+        return Err(bad_shapes(format!(
+            "input {i} ({what}) must be {}, it is {}",
+            elem_name(elem).unwrap_or("?"),
+            elem_name(t.elem).unwrap_or("?")
+        )));
+    }
+    match t.shape.as_deref() {
+        Some(dims) if !dims.is_empty() => Err(bad_rank(
+            i,
+            format!(
+                "input {i} ({what}) must be a scalar, it has shape {}",
+                ctx.show_dims(dims)
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// The element type of input `i` when it is a typed tensor (0 otherwise).
+fn tensor_elem(ctx: &NodeCtx<'_, '_>, i: usize) -> InferResult<i32> {
+    Ok(match ctx.typed(i)? {
+        Some(Type::Tensor(t)) => t.elem,
+        _ => 0,
+    })
+}
+
+/// Checks a quantized operator's (scale, zero point) pairs: each scale a
+/// float scalar, each zero point a scalar of input `x`'s element type.
+fn scalar_params(ctx: &NodeCtx<'_, '_>, x: usize, pairs: &[(usize, usize)]) -> InferResult {
+    let elem = tensor_elem(ctx, x)?;
+    for &(scale, zero_point) in pairs {
+        scalar_param(ctx, scale, FLOAT, "a scale")?;
+        scalar_param(ctx, zero_point, elem, "a zero point")?;
+    }
+    Ok(())
+}
+
+/// The channels-last flag of onnxruntime's quantized operators.
+fn layout(ctx: &NodeCtx<'_, '_>) -> Layout {
+    if ctx.own_int("channels_last", 0) != 0 {
+        Layout::ChannelsLast
+    } else {
+        Layout::ChannelsFirst
+    }
+}
+
+/// QLinearAveragePool (X, x_scale, x_zero_point, y_scale, y_zero_point):
+/// X's element type; AveragePool's window counts (`kernel_shape`, pads,
+/// strides, `ceil_mode`), over an NHWC input with `channels_last`.
+fn qlinear_average_pool(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
+    ctx.propagate_elem(0, 0)?;
+    if let Some(t) = ctx.typed(0)? {
+        if !matches!(t, Type::Tensor(_)) {
+            return Err(failed("input 0 must be a tensor"));
+        }
+    }
+    scalar_params(ctx, 0, &[(1, 2), (3, 4)])?;
+    let layout = layout(ctx);
+    super::nn::pool_in(ctx, false, layout)
+}
+
+/// onnxruntime's QLinearConv: onnx's, over an NHWC input with
+/// `channels_last` (what its NHWC transformer writes).
+fn qlinear_conv(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
+    let layout = layout(ctx);
+    super::nn::qlinear_conv_in(ctx, layout)
+}
+
+/// NhwcMaxPool (int8 / uint8): MaxPool over an NHWC input.
+fn nhwc_max_pool(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
+    super::nn::pool_in(ctx, true, Layout::ChannelsLast)
+}
+
+/// QLinearWhere (condition, X, x_scale, x_zero_point, Y, y_scale,
+/// y_zero_point, z_scale, z_zero_point): X's element type, condition, X
+/// and Y broadcast.
+fn qlinear_where(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
+    ctx.propagate_elem(1, 0)?;
+    let shapes = [ctx.shape(0), ctx.shape(1), ctx.shape(4)];
+    let [Some(c), Some(x), Some(y)] = shapes else {
+        return Ok(());
+    };
+    let out = crate::infer::util::broadcast(&[c, x, y])
+        .map_err(|e| bad_shapes(format!("condition, X and Y do not broadcast: {e}")))?;
     ctx.set_shape(0, out);
     Ok(())
 }

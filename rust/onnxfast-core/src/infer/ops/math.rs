@@ -324,7 +324,7 @@ fn gemm7(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
 
 /// Gemm from opset 13: (M, K) x (K, N), K unified between A and B; the
 /// output is always a matrix.
-fn gemm13(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
+pub(super) fn gemm13(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     ctx.propagate_elem(0, 0)?;
     let (mut m, mut n, mut k) = (Dim::Unknown, Dim::Unknown, Dim::Unknown);
     let trans = [flag32(ctx, "transA"), flag32(ctx, "transB")];

@@ -221,6 +221,19 @@ enum Kernel {
     /// The attribute, else the spatial dims of this weight input; the output
     /// channels are the weight's first dim (convolutions).
     Weights(usize),
+    /// As `Weights`, of weights laid out (M, k1, ..., kn, C/group), as
+    /// onnxruntime's NhwcConv has them.
+    WeightsChannelsLast(usize),
+}
+
+/// Where an input's channels are (output 0 has the input's layout).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Layout {
+    /// (N, C, D1, ..., Dn): onnx's operators.
+    ChannelsFirst,
+    /// (N, D1, ..., Dn, C): onnxruntime's NHWC operators and those with
+    /// `channels_last = 1`. Its weights stay (M, C/group, k1, ..., kn).
+    ChannelsLast,
 }
 
 /// A positive-valued list attribute of one entry per spatial axis, else
@@ -397,15 +410,59 @@ fn conv_pool_shape(
     kernel_from: Kernel,
     ceil: Ceil,
 ) -> InferResult {
-    let Some(x) = ctx.shape(0) else {
+    conv_pool_shape_in(ctx, use_dilations, kernel_from, ceil, Layout::ChannelsFirst)
+}
+
+/// [`conv_pool_shape`] over an input of either layout: a channels-last
+/// input is read as (N, C, D1, ..., Dn) and the output written back as
+/// (N, D1', ..., Dn', M), as onnxruntime's NHWC operators infer.
+fn conv_pool_shape_in(
+    ctx: &mut NodeCtx<'_, '_>,
+    use_dilations: bool,
+    kernel_from: Kernel,
+    ceil: Ceil,
+    layout: Layout,
+) -> InferResult {
+    let Some(given) = ctx.shape(0) else {
         return Ok(());
     };
-    let weights = match kernel_from {
+    let x: Dims = match layout {
+        Layout::ChannelsFirst => given.iter().copied().collect(),
+        Layout::ChannelsLast => match given {
+            [n, spatial @ .., c] if !spatial.is_empty() => [*n, *c]
+                .into_iter()
+                .chain(spatial.iter().copied())
+                .collect(),
+            _ => {
+                return Err(bad_rank(
+                    0,
+                    format!(
+                        "a channels-last input must have rank 3 or more (batch, spatial axes, \
+                         channels), it has shape {}",
+                        ctx.show_dims(given)
+                    ),
+                ))
+            }
+        },
+    };
+    let x = x.as_slice();
+    let weights: Option<(usize, Dims)> = match kernel_from {
         Kernel::Attribute => None,
-        Kernel::Weights(j) => match ctx.shape(j) {
-            Some(w) => Some((j, w)),
+        Kernel::Weights(j) | Kernel::WeightsChannelsLast(j) => match ctx.shape(j) {
+            Some(w) => Some((j, w.iter().copied().collect())),
             None => return Ok(()),
         },
+    };
+    // Channels-last weights read as (M, C/group, k1, ..., kn).
+    let weights = match (kernel_from, weights) {
+        (Kernel::WeightsChannelsLast(_), Some((j, w))) => match w.as_slice() {
+            [m, kernel @ .., c] if !kernel.is_empty() => Some((
+                j,
+                [*m, *c].into_iter().chain(kernel.iter().copied()).collect(),
+            )),
+            _ => Some((j, w)),
+        },
+        (_, weights) => weights,
     };
     if x.len() < 3 {
         return Err(bad_rank(
@@ -423,7 +480,13 @@ fn conv_pool_shape(
         vec![1; n]
     };
     let strides = conv_pool_strides(ctx, n)?;
-    let Some(kernel) = kernel_shape(ctx, weights.map(|(_, w)| w), n, "convolution")? else {
+    let Some(kernel) = kernel_shape(
+        ctx,
+        weights.as_ref().map(|(_, w)| w.as_slice()),
+        n,
+        "convolution",
+    )?
+    else {
         return Ok(());
     };
     let effective = effective_kernel(&kernel, &dilations)?;
@@ -499,6 +562,13 @@ fn conv_pool_shape(
         };
         out.push(Dim::Value(count));
     }
+    if layout == Layout::ChannelsLast {
+        // (N, M, D1', ..., Dn') back to (N, D1', ..., Dn', M).
+        if let [_, m, ..] = *out.as_slice() {
+            out.remove(1);
+            out.push(m);
+        }
+    }
     if ctx.n_outputs() > 1 {
         ctx.set_shape(1, out.clone());
     }
@@ -567,8 +637,35 @@ fn conv_old(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     conv(ctx, Ceil::Exact)
 }
 
-fn conv_22(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
+pub(super) fn conv_22(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     conv(ctx, Ceil::Torch)
+}
+
+/// A convolution over a channels-last input with channels-last weights
+/// (onnxruntime's NhwcConv: X is (N, H, W, C), W is (M, kH, kW, C/group),
+/// as its NHWC fusion writes them and its kernel reads them; its
+/// inference reads W as (M, C/group, kH, kW), right only with a
+/// `kernel_shape`): element type of X, Conv's shape, channels last.
+pub(super) fn conv_channels_last(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
+    ctx.propagate_elem(0, 0)?;
+    conv_pool_shape_in(
+        ctx,
+        true,
+        Kernel::WeightsChannelsLast(1),
+        Ceil::Torch,
+        Layout::ChannelsLast,
+    )
+}
+
+/// A pooling over an input of `layout` with a `kernel_shape` attribute
+/// (onnxruntime's NhwcMaxPool, QLinearAveragePool): element type of X.
+pub(super) fn pool_in(
+    ctx: &mut NodeCtx<'_, '_>,
+    use_dilations: bool,
+    layout: Layout,
+) -> InferResult {
+    ctx.propagate_elem(0, 0)?;
+    conv_pool_shape_in(ctx, use_dilations, Kernel::Attribute, Ceil::Torch, layout)
 }
 
 /// Inputs `x` and `w` of a quantized convolution must be tensors.
@@ -601,11 +698,17 @@ fn same_elem_as(ctx: &NodeCtx<'_, '_>, zp: usize, elem: i32, operand: usize) -> 
 }
 
 fn qlinear_conv(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
+    qlinear_conv_in(ctx, Layout::ChannelsFirst)
+}
+
+/// QLinearConv over an input of `layout` (onnx's, and onnxruntime's own
+/// with `channels_last`): y_zero_point's element type.
+pub(super) fn qlinear_conv_in(ctx: &mut NodeCtx<'_, '_>, layout: Layout) -> InferResult {
     let (x, w) = quantized_operands(ctx, 0, 3)?;
     same_elem_as(ctx, 2, x, 0)?;
     same_elem_as(ctx, 5, w, 3)?;
     ctx.propagate_elem(7, 0)?;
-    conv_pool_shape(ctx, true, Kernel::Weights(3), Ceil::Torch)
+    conv_pool_shape_in(ctx, true, Kernel::Weights(3), Ceil::Torch, layout)
 }
 
 fn conv_integer(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
