@@ -8,6 +8,7 @@ check with contrib_ops, and the command line."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -1172,11 +1173,15 @@ NO_CPU_KERNEL = [
     ("BiasAdd", [("x", F, ["B", "S", 16]), ("bias", F, [16]), ("skip", F, ["B", "S", 16])], {}),
     ("BiasSplitGelu", [("x", F, ["B", "S", 32]), ("bias", F, [32])], {}),
     ("GemmFastGelu", [("x", F, ["B", "S", 16]), ("w", F, [16, 24]), ("bias", F, [24])], {}),
-    ("GroupNorm", [("x", F, ["B", 4, 4, 16]), ("g", F, [16]), ("b", F, [16])], {"groups": 4}),
+    (
+        "GroupNorm",
+        [("x", F, ["B", 4, 4, 16]), ("g", F, [16]), ("b", F, [16])],
+        {"groups": 4, "activation": 0},
+    ),
     (
         "SkipGroupNorm",
         [("x", F, ["B", 4, 4, 16]), ("g", F, [16]), ("b", F, [16]), ("skip", F, ["B", 4, 4, 16])],
-        {"groups": 4},
+        {"groups": 4, "activation": 1},
     ),
 ]
 
@@ -1437,3 +1442,128 @@ def test_models_onnxruntime_optimized_are_inferred_everywhere(
             assert at == list(array.shape), (name, dims, array.shape)
     plain = onnxfast.infer_shapes(model).graph.values
     assert any(plain[n].type is None for n in names)
+
+
+def _schema_defects() -> list[tuple[str, Case, str, str, str]]:
+    """Nodes of onnxruntime's operators that its schemas refuse when it
+    loads the model: (label, case, its message, our code, our message)."""
+    out = []
+    s = const("s", np.array(0.1, np.float32))
+    z = const("z", np.array(0, np.uint8))
+    wz = const("wz", np.array(0, np.int8))
+    nbits = [const("w", np.zeros((8, 2, 8), np.uint8)), const("sc", np.ones(16, np.float32))]
+
+    def one(label, node, inputs, inits, theirs, code, ours) -> None:
+        case = Case(label, [node], inputs, list(node.output), lambda s: {}, list(inits))
+        out.append((label, case, theirs, code, ours))
+
+    one(
+        "input_count",
+        ms("FusedGemm", ["a", "w", "b", "b"], ["y"]),
+        [("a", F, ["S", 16])],
+        [const("w", np.zeros((16, 8), np.float32)), const("b", np.zeros(8, np.float32))],
+        "input size 4 not in range [min=2, max=3]",
+        "E407",
+        "takes 2 to 3 inputs, the node has 4",
+    )
+    one(
+        "unknown_attribute",
+        ms("MatMulNBits", ["a", "w", "sc"], ["y"], K=32, N=8, block_size=16, foo=1),
+        [("a", F, ["B", 32])],
+        nbits,
+        "Unrecognized attribute: foo",
+        "E410",
+        "has no attribute 'foo'",
+    )
+    one(
+        "required_attribute",
+        ms("MatMulNBits", ["a", "w", "sc"], ["y"], N=8, block_size=16),
+        [("a", F, ["B", 32])],
+        nbits,
+        "Required attribute 'K' is missing",
+        "E413",
+        "requires the attribute 'K'",
+    )
+    one(
+        "attribute_type",
+        ms("FusedConv", ["x", "w"], ["y"], activation=1),
+        [("x", F, ["B", 3, 8, 8])],
+        [const("w", np.zeros((4, 3, 3, 3), np.float32))],
+        "Mismatched attribute type",
+        "E411",
+        "must be STRING, it is INT",
+    )
+    # A type variable bound to two types (T of A and of A's zero point).
+    one(
+        "type_constraint",
+        ms("QLinearMul", ["x", "s", "z", "x", "s", "z", "s", "wz"], ["y"]),
+        [("x", U8, ["B", 16])],
+        [s, z, wz],
+        "bound to different types",
+        "E",
+        "int8",
+    )
+    return out
+
+
+SCHEMA_DEFECTS = _schema_defects()
+
+
+@pytest.mark.parametrize(
+    ("label", "case", "theirs", "code", "ours"), SCHEMA_DEFECTS, ids=[d[0] for d in SCHEMA_DEFECTS]
+)
+def test_check_with_contrib_ops_verifies_onnxruntimes_schemas(
+    label, case, theirs, code, ours
+) -> None:
+    """check(contrib_ops=True) verifies these nodes against onnxruntime's own
+    schemas (data/ort_schemas.txt, generated from onnxruntime 1.32): what
+    onnxruntime refuses when it loads the model is one error at the node.
+    Without the option the operators are custom ones (onnx's verdict)."""
+    model = case.model()
+    with pytest.raises(Exception, match=re.escape(theirs)):
+        _ort_session(model)
+    for full in (False, True):
+        report = onnxfast.check(model, contrib_ops=True, full=full)
+        # (The untyped graph outputs are E203 / E204 at the outputs.)
+        errors = [d for d in report if d.severity == "error" and "node[0]" in d.location]
+        if code == "E" and not full:
+            # A type constraint is checked by inference (the full check).
+            assert not errors, report
+            continue
+        assert len(errors) == 1, report
+        assert errors[0].code.startswith(code), report
+        assert ours in errors[0].message, errors[0]
+    # Without the option: custom operators, nothing to say at the node.
+    plain = onnxfast.check(model, full=True)
+    assert not [d for d in plain if d.severity == "error" and "node[0]" in d.location]
+
+
+def test_onnxruntimes_schemas_allow_what_it_allows() -> None:
+    """Its LayerNormalization before opset 17 and its
+    SimplifiedLayerNormalization take attributes they do not declare
+    (their schemas allow unchecked attributes): onnxruntime loads such a
+    node, and the check with contrib_ops finds nothing."""
+    node = helper.make_node("LayerNormalization", ["x", "g", "b"], ["y"], note=3)
+    g, b = const("g", np.ones(8, np.float32)), const("b", np.zeros(8, np.float32))
+    model = Case("ln", [node], [("x", F, ["B", 8])], ["y"], lambda s: {}, [g, b], opset=14).model()
+    model.graph.output[0].CopyFrom(helper.make_tensor_value_info("y", F, ["B", 8]))
+    _ort_session(model)
+    assert onnxfast.check(model, contrib_ops=True, full=True).ok
+
+
+def test_onnxruntime_schema_table_is_onnxruntimes(tmp_path) -> None:
+    """data/ort_schemas.txt is what scripts/gen_ort_schemas.py writes from
+    the pinned onnxruntime (regenerated here and compared)."""
+    import importlib.util
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    spec = importlib.util.spec_from_file_location(
+        "gen_ort_schemas", root / "scripts" / "gen_ort_schemas.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.OUT = tmp_path / "ort_schemas.txt"
+    module.main()
+    committed = (root / "rust" / "onnxfast-core" / "data" / "ort_schemas.txt").read_text()
+    assert module.OUT.read_text() == committed

@@ -130,7 +130,11 @@ pub(crate) fn check_node_local<N: NodeFields + ?Sized>(
         let (op, domain) = (n.node_op_type(), n.node_domain());
         if c.options.contrib_ops && crate::infer::ops::contrib::rule(domain, op, version).is_some()
         {
-            // An operator of onnxruntime's: known, inferred by its rule.
+            // An operator of onnxruntime's: known, inferred by its rule,
+            // verified against its schema as onnxruntime does.
+            if let Some(s) = crate::opset::SchemaRegistry::contrib().get(op, version, domain) {
+                verify(c, n, s, loc);
+            }
             return;
         }
         if BUILTIN_DOMAINS.contains(&n.node_domain()) || c.options.check_custom_domain {
@@ -285,7 +289,15 @@ fn verify<N: NodeFields + ?Sized>(
             }
         }
     }
-    let unchecked = s.domain.is_empty() && s.name == "LayerNormalization" && s.since_version == 17;
+    // onnx's LayerNormalization 17, and onnxruntime's own LayerNormalization
+    // and SimplifiedLayerNormalization (version 1: its schemas allow
+    // unchecked attributes), take any attribute.
+    let unchecked = s.domain.is_empty()
+        && match s.name.as_str() {
+            "LayerNormalization" => matches!(s.since_version, 1 | 17),
+            "SimplifiedLayerNormalization" => true,
+            _ => false,
+        };
     for a in n.attributes() {
         let aloc = || loc().child(Step::Attribute(a.name().to_string()));
         let Some(spec) = s.attribute(a.name()) else {

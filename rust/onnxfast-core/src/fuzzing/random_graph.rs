@@ -276,6 +276,34 @@ const CONTRIB: &[ContribOp] = {
             &[],
         ),
         ("com.microsoft", "FastGelu", (1, 2), 1, &[]),
+        ("com.microsoft", "BiasGelu", (2, 2), 1, &[]),
+        ("com.microsoft", "Gelu", (1, 1), 1, &[]),
+        ("com.microsoft", "QuickGelu", (1, 1), 1, &[("alpha", Float)]),
+        ("com.microsoft", "BiasAdd", (3, 3), 1, &[]),
+        (
+            "com.microsoft",
+            "GroupNorm",
+            (3, 3),
+            1,
+            &[("groups", Int), ("activation", Int), ("channels_last", Int)],
+        ),
+        ("com.microsoft", "QLinearMul", (7, 8), 1, &[]),
+        ("com.microsoft", "QLinearSigmoid", (4, 5), 1, &[]),
+        (
+            "com.microsoft",
+            "QLinearLeakyRelu",
+            (4, 5),
+            1,
+            &[("alpha", Float)],
+        ),
+        (
+            "com.microsoft",
+            "QLinearSoftmax",
+            (4, 5),
+            1,
+            &[("axis", Int), ("opset", Int)],
+        ),
+        ("com.microsoft", "DynamicQuantizeMatMul", (3, 5), 1, &[]),
         (
             "com.microsoft",
             "RotaryEmbedding",
@@ -755,4 +783,44 @@ fn first_difference(lazy: &ModelProto, eager: &ModelProto) -> String {
         .or_else(|| list("output", &a.output, &b.output))
         .or_else(|| list("node", &a.node, &b.node))
         .unwrap_or_else(|| "outside the main graph's lists".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::CONTRIB;
+    use crate::infer::ops::contrib;
+    use crate::opset::SchemaRegistry;
+
+    /// onnxruntime's schema table (`data/ort_schemas.txt`) and the contrib
+    /// rules name the same operators, and random graphs use every one.
+    #[test]
+    fn contrib_rules_schemas_and_random_operators_agree() {
+        let schemas = SchemaRegistry::contrib();
+        let mut named = 0;
+        for s in schemas.all() {
+            assert!(
+                contrib::rule(&s.domain, &s.name, s.since_version).is_some(),
+                "a schema without a rule: {}",
+                s.name
+            );
+            assert!(s.id >= SchemaRegistry::global().len());
+            named += 1;
+        }
+        assert_eq!(named, schemas.len());
+        for (domain, op, _, _, _) in CONTRIB {
+            // LayerNormalization is onnxruntime's before opset 17.
+            assert!(
+                schemas.get(op, 16, domain).is_some(),
+                "random graphs use {op}, which has no schema"
+            );
+        }
+        let random: Vec<&str> = CONTRIB.iter().map(|c| c.1).collect();
+        for s in schemas.all() {
+            assert!(
+                random.contains(&s.name.as_str()),
+                "random graphs lack {}",
+                s.name
+            );
+        }
+    }
 }

@@ -1310,7 +1310,20 @@ impl<'m> Engine<'m> {
                 .then(|| ops::contrib::rule(domain, node.op_type(), version))
                 .flatten()
             {
-                self.call_node(run, index, node, attrs, version, Callee::Contrib(rule));
+                let typing = SchemaRegistry::contrib().get(node.op_type(), version, domain);
+                if let Some(s) = typing {
+                    if self.refuse_unfit(run, index, node, &attrs, s) {
+                        return;
+                    }
+                }
+                self.call_node(
+                    run,
+                    index,
+                    node,
+                    attrs,
+                    version,
+                    Callee::Contrib(rule, typing),
+                );
             } else {
                 self.unsupported(run, index, node);
             }
@@ -1320,21 +1333,38 @@ impl<'m> Engine<'m> {
             Self::poison_outputs(run, node);
             return;
         }
-        if let Some(why) = unfit(node, &attrs, schema) {
-            if self.report_unfit {
-                let loc = run.loc.child(node_step(index, node));
-                self.report(
-                    run,
-                    codes::UNFIT_NODE,
-                    loc,
-                    format!("the node is not inferred: {why}"),
-                    true,
-                );
-            }
-            Self::poison_outputs(run, node);
+        if self.refuse_unfit(run, index, node, &attrs, schema) {
             return;
         }
         self.call_node(run, index, node, attrs, version, Callee::Schema(schema));
+    }
+
+    /// A node its schema does not fit (counts, required inputs and
+    /// attributes: the checker's findings) is not inferred: its outputs are
+    /// poisoned (and the misfit reported where the checker does not run).
+    fn refuse_unfit(
+        &mut self,
+        run: &mut Run<'m, '_>,
+        index: usize,
+        node: &NodeHead<'m>,
+        attrs: &Attrs<'_, 'm>,
+        schema: &OpSchema,
+    ) -> bool {
+        let Some(why) = unfit(node, attrs, schema) else {
+            return false;
+        };
+        if self.report_unfit {
+            let loc = run.loc.child(node_step(index, node));
+            self.report(
+                run,
+                codes::UNFIT_NODE,
+                loc,
+                format!("the node is not inferred: {why}"),
+                true,
+            );
+        }
+        Self::poison_outputs(run, node);
+        true
     }
 
     /// Whether a node's attributes must outlive its inference: a function
@@ -1394,6 +1424,12 @@ impl<'m> Engine<'m> {
             Callee::Schema(s) => Some(s),
             _ => None,
         };
+        // The schema the node's types are checked against: its own, or
+        // onnxruntime's for one of its operators.
+        let typing = match callee {
+            Callee::Contrib(_, s) => s,
+            _ => schema,
+        };
         let mut inputs: SmallVec<[InputType<'_>; 4]> = SmallVec::new();
         let mut consts: SmallVec<[Option<&Const<'m>>; 4]> = SmallVec::new();
         for name in &node.input {
@@ -1413,7 +1449,7 @@ impl<'m> Engine<'m> {
         let (result, mut outputs) = {
             let mut ctx = NodeCtx {
                 node,
-                schema: schema.unwrap_or_else(|| placeholder_schema()),
+                schema: typing.unwrap_or_else(|| placeholder_schema()),
                 opset: version,
                 attrs: &attrs,
                 inputs,
@@ -1432,10 +1468,10 @@ impl<'m> Engine<'m> {
                     },
                 },
                 Callee::Local(f) => ctx.call_function(f),
-                Callee::Contrib(rule) => rule(&mut ctx),
+                Callee::Contrib(rule, _) => rule(&mut ctx),
             };
             if result.is_ok() && ctx.engine.check_type {
-                if let Some(s) = schema {
+                if let Some(s) = typing {
                     // The check depends only on the schema and the type
                     // strings: a combination of plain tensors already found
                     // good is not checked again.
@@ -2075,7 +2111,9 @@ pub(crate) fn q(name: &str) -> String {
 enum Callee<'m> {
     Schema(&'static OpSchema),
     Local(&'m FunctionProto),
-    Contrib(ops::Rule),
+    /// One of onnxruntime's operators (`contrib_ops`): its rule, and its
+    /// schema when onnxruntime's table has it (types are checked against it).
+    Contrib(ops::Rule, Option<&'static OpSchema>),
 }
 
 fn placeholder_schema() -> &'static OpSchema {

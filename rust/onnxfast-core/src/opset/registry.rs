@@ -211,6 +211,7 @@ struct OpEntry {
 }
 
 const DATA: &str = include_str!("../../data/op_schemas.txt");
+const ORT_DATA: &str = include_str!("../../data/ort_schemas.txt");
 
 fn token(t: &'static str) -> &'static str {
     if t == "-" {
@@ -400,6 +401,11 @@ impl SchemaRegistry {
     /// Indexes `text`: the domains, and where each operator's lines are
     /// (its schemas are read by [`SchemaRegistry::versions`]).
     fn parse(text: &'static str) -> SchemaRegistry {
+        Self::parse_from(text, 0)
+    }
+
+    /// [`SchemaRegistry::parse`], its schemas' ids from `first_id` on.
+    fn parse_from(text: &'static str, first_id: usize) -> SchemaRegistry {
         let mut reg = SchemaRegistry::default();
         // The operator whose lines are being passed, and where they start.
         let mut open: Option<(usize, usize)> = None;
@@ -448,12 +454,12 @@ impl SchemaRegistry {
             }
         }
         reg.close(open, text, text.len());
-        let mut id = 0;
+        let mut id = first_id;
         for op in &mut reg.ops {
             op.first_id = id;
             id += op.count;
         }
-        reg.count = id;
+        reg.count = id - first_id;
         reg
     }
 
@@ -489,6 +495,16 @@ impl SchemaRegistry {
         REGISTRY.get_or_init(|| SchemaRegistry::parse(DATA))
     }
 
+    /// The schemas of the onnxruntime operators `contrib_ops` infers
+    /// (`data/ort_schemas.txt`, from `scripts/gen_ort_schemas.py`): their
+    /// nodes are verified against them with that option. Their ids follow
+    /// the global registry's, so tables keyed by schema id never confuse
+    /// the two.
+    pub fn contrib() -> &'static SchemaRegistry {
+        static REGISTRY: OnceLock<SchemaRegistry> = OnceLock::new();
+        REGISTRY.get_or_init(|| SchemaRegistry::parse_from(ORT_DATA, Self::global().len()))
+    }
+
     /// The schema of `op_type` in `domain` in effect at opset `version`: the
     /// one with the highest since_version ≤ version.
     pub fn get(&self, op_type: &str, version: i64, domain: &str) -> Option<&OpSchema> {
@@ -507,7 +523,8 @@ impl SchemaRegistry {
             .map_or(&[], Self::read)
     }
 
-    /// Every schema (all read now); the i-th has `id` i.
+    /// Every schema (all read now); the i-th has `id` i (the first id + i
+    /// for [`SchemaRegistry::contrib`]).
     pub fn all(&self) -> impl Iterator<Item = &OpSchema> {
         self.ops.iter().flat_map(Self::read)
     }

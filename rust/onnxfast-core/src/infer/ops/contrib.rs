@@ -16,8 +16,10 @@
 //! of the arrays it returns at several sizes) and, for operators without a
 //! CPU kernel, onnxruntime's `symbolic_shape_infer.py`.
 //!
-//! These operators have no schema here, so nothing checks their inputs'
-//! types or counts beyond what a rule reads.
+//! Their schemas are onnxruntime's own (`data/ort_schemas.txt`,
+//! `SchemaRegistry::contrib`): a node that does not fit its schema is not
+//! inferred (the checker reports why), and the engine checks its types
+//! against the schema's constraints after the rule, as for onnx's.
 
 use super::nn::Layout;
 use super::Rule;

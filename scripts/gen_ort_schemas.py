@@ -1,0 +1,93 @@
+"""Regenerates rust/onnxfast-core/data/ort_schemas.txt from the installed
+onnxruntime: the schemas of the onnxruntime operators that
+`infer_shapes(contrib_ops=True)` infers (infer/ops/contrib.rs), which the
+checker verifies those operators' nodes against with `contrib_ops=True`.
+
+    python scripts/gen_ort_schemas.py
+
+Same format as data/op_schemas.txt (see scripts/gen_op_schemas.py); the
+header names the onnxruntime version. Rerun when the pinned onnxruntime
+changes, and when a rule is added to contrib.rs (a Rust test checks that
+the two name the same operators).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import onnx
+import onnxruntime
+from onnxruntime.capi import onnxruntime_pybind11_state as ort_c
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from gen_op_schemas import _canonical, _default, _token  # noqa: E402
+
+OUT = Path(__file__).resolve().parent.parent / "rust" / "onnxfast-core" / "data" / "ort_schemas.txt"
+
+# (domain, operator, version): what contrib.rs has rules for. The
+# default-domain LayerNormalization is onnxruntime's own, before opset 17.
+OPERATORS = [
+    ("com.microsoft", name, 1)
+    for name in (
+        "Attention BiasAdd BiasGelu BiasSplitGelu DequantizeLinear DynamicQuantizeMatMul "
+        "EmbedLayerNormalization FastGelu FusedConv FusedGemm FusedMatMul GatherBlockQuantized "
+        "Gelu GemmFastGelu GroupNorm GroupQueryAttention MatMulIntegerToFloat MatMulNBits "
+        "MultiHeadAttention NhwcConv NhwcMaxPool QAttention QGemm QLinearAdd QLinearAveragePool "
+        "QLinearConcat QLinearConv QLinearGlobalAveragePool QLinearLeakyRelu QLinearMul "
+        "QLinearSigmoid QLinearSoftmax QLinearWhere QuantizeLinear QuickGelu RotaryEmbedding "
+        "SkipGroupNorm SkipLayerNormalization SkipSimplifiedLayerNormalization"
+    ).split()
+] + [("", "SimplifiedLayerNormalization", 1), ("", "LayerNormalization", 1)]
+
+_OPTION = {
+    ort_c.schemadef.OpSchema.FormalParameterOption.Single: "S",
+    ort_c.schemadef.OpSchema.FormalParameterOption.Optional: "O",
+    ort_c.schemadef.OpSchema.FormalParameterOption.Variadic: "V",
+}
+
+
+class _Attr:
+    """An onnxruntime attribute spec, read as gen_op_schemas reads onnx's."""
+
+    def __init__(self, serialized: bytes) -> None:
+        self.default_value = onnx.AttributeProto()
+        if serialized:
+            self.default_value.ParseFromString(serialized)
+
+
+def main() -> None:
+    schemas = {(s.domain, s.name, s.since_version): s for s in ort_c.get_all_operator_schema()}
+    missing = [key for key in OPERATORS if key not in schemas]
+    if missing:
+        raise SystemExit(f"onnxruntime {onnxruntime.__version__} has no schema for {missing}")
+    lines = [f"# onnxruntime {onnxruntime.__version__}", "D com.microsoft 1 1"]
+    for key in sorted(OPERATORS):
+        s = schemas[key]
+        how = "i" if s.has_type_and_shape_inference_function else "-"
+        lines.append(
+            f"S {_token(s.domain)} {_token(s.name)} {s.since_version} {int(s.deprecated)} "
+            f"{s.min_input} {s.max_input} {s.min_output} {s.max_output} {how}"
+        )
+        constraints = {c.type_param_str for c in s.type_constraints}
+        for tag, params in (("I", s.inputs), ("O", s.outputs)):
+            for p in params:
+                type_str = p.typeStr if p.typeStr in constraints else _canonical(p.typeStr)
+                # onnxruntime does not expose min_arity; its schemas keep
+                # onnx's default of 1.
+                lines.append(
+                    f"{tag} {_token(p.name)} {_OPTION[p.option]} 1 {int(p.isHomogeneous)} "
+                    f"{_token(type_str)}"
+                )
+        for c in s.type_constraints:
+            allowed = ";".join(_canonical(t) for t in c.allowed_type_strs)
+            lines.append(f"T {_token(c.type_param_str)} {_token(allowed)}")
+        for name, attr in sorted(s.attributes.items()):
+            default = _default(_Attr(attr._default_value))
+            lines.append(f"A {_token(name)} {int(attr.type.value)} {int(attr.required)} {default}")
+    OUT.write_text("\n".join(lines) + "\n")
+    print(f"wrote {len(OPERATORS)} schemas to {OUT}")
+
+
+if __name__ == "__main__":
+    main()
