@@ -21,7 +21,7 @@ import onnxruntime
 from onnxruntime.capi import onnxruntime_pybind11_state as ort_c
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from gen_op_schemas import _canonical, _default, _token  # noqa: E402
+from gen_op_schemas import _canonical, _default, _token
 
 OUT = Path(__file__).resolve().parent.parent / "rust" / "onnxfast-core" / "data" / "ort_schemas.txt"
 
@@ -29,15 +29,47 @@ OUT = Path(__file__).resolve().parent.parent / "rust" / "onnxfast-core" / "data"
 # default-domain LayerNormalization is onnxruntime's own, before opset 17.
 OPERATORS = [
     ("com.microsoft", name, 1)
-    for name in (
-        "Attention BiasAdd BiasGelu BiasSplitGelu DequantizeLinear DynamicQuantizeMatMul "
-        "EmbedLayerNormalization FastGelu FusedConv FusedGemm FusedMatMul GatherBlockQuantized "
-        "Gelu GemmFastGelu GroupNorm GroupQueryAttention MatMulIntegerToFloat MatMulNBits "
-        "MultiHeadAttention NhwcConv NhwcMaxPool QAttention QGemm QLinearAdd QLinearAveragePool "
-        "QLinearConcat QLinearConv QLinearGlobalAveragePool QLinearLeakyRelu QLinearMul "
-        "QLinearSigmoid QLinearSoftmax QLinearWhere QuantizeLinear QuickGelu RotaryEmbedding "
-        "SkipGroupNorm SkipLayerNormalization SkipSimplifiedLayerNormalization"
-    ).split()
+    for name in [
+        "Attention",
+        "BiasAdd",
+        "BiasGelu",
+        "BiasSplitGelu",
+        "DequantizeLinear",
+        "DynamicQuantizeMatMul",
+        "EmbedLayerNormalization",
+        "FastGelu",
+        "FusedConv",
+        "FusedGemm",
+        "FusedMatMul",
+        "GatherBlockQuantized",
+        "Gelu",
+        "GemmFastGelu",
+        "GroupNorm",
+        "GroupQueryAttention",
+        "MatMulIntegerToFloat",
+        "MatMulNBits",
+        "MultiHeadAttention",
+        "NhwcConv",
+        "NhwcMaxPool",
+        "QAttention",
+        "QGemm",
+        "QLinearAdd",
+        "QLinearAveragePool",
+        "QLinearConcat",
+        "QLinearConv",
+        "QLinearGlobalAveragePool",
+        "QLinearLeakyRelu",
+        "QLinearMul",
+        "QLinearSigmoid",
+        "QLinearSoftmax",
+        "QLinearWhere",
+        "QuantizeLinear",
+        "QuickGelu",
+        "RotaryEmbedding",
+        "SkipGroupNorm",
+        "SkipLayerNormalization",
+        "SkipSimplifiedLayerNormalization",
+    ]
 ] + [("", "SimplifiedLayerNormalization", 1), ("", "LayerNormalization", 1)]
 
 _OPTION = {
