@@ -31,6 +31,12 @@ OPERATORS = [
     ("com.microsoft", name, 1)
     for name in [
         "Attention",
+        "RestorePadding",
+        "RemovePadding",
+        "RelativePositionBias",
+        "QMoE",
+        "MoE",
+        "GatedRelativePositionBias",
         "BiasAdd",
         "BiasGelu",
         "BiasSplitGelu",

@@ -226,6 +226,7 @@ def _cases() -> list[Case]:
     cases += _attention_cases(hidden)
     cases += _quantized_cases(hidden)
     cases += _image_cases()
+    cases += _expert_cases()
     # Embeddings of token ids, and a 4-bit quantized one gathered.
     cases.append(
         Case(
@@ -418,6 +419,57 @@ def _quantized_cases(hidden: int) -> list[Case]:
             )
         )
     return cases
+
+
+def _expert_cases() -> list[Case]:
+    """Mixtures of experts (onnxruntime's MoE and its 4-bit QMoE): 4
+    experts, tokens of 8, inner size 16; tokens as (S, 8) or (B, S, 8)."""
+    experts, hidden, inner = 4, 8, 16
+    fc = [const("w1", rand(experts, inner, hidden)), const("w2", rand(experts, hidden, inner))]
+
+    def packed(*shape: int) -> np.ndarray:
+        return _rng.integers(0, 255, shape, dtype=np.uint8)
+
+    q_fc = [
+        const("q1", packed(experts, inner, hidden // 2)),
+        const("s1", rand(experts, inner)),
+        const("q2", packed(experts, hidden, inner // 2)),
+        const("s2", rand(experts, hidden)),
+    ]
+    return [
+        Case(
+            "moe_tokens",
+            [ms("MoE", ["x", "r", "w1", "", "w2"], ["y"], k=2, activation_type="gelu")],
+            [("x", F, ["S", hidden]), ("r", F, ["S", experts])],
+            ["y"],
+            lambda s: {"x": rand(s["S"], hidden), "r": rand(s["S"], experts)},
+            fc,
+        ),
+        Case(
+            "moe_batched",
+            [ms("MoE", ["x", "r", "w1", "", "w2"], ["y"], k=1)],
+            [("x", F, ["B", "S", hidden]), ("r", F, ["T", experts])],
+            ["y"],
+            lambda s: {"x": rand(s["B"], s["S"], hidden), "r": rand(s["B"] * s["S"], experts)},
+            fc,
+        ),
+        Case(
+            "qmoe_4bit",
+            [
+                ms(
+                    "QMoE",
+                    ["x", "r", "q1", "s1", "", "q2", "s2"],
+                    ["y"],
+                    k=2,
+                    expert_weight_bits=4,
+                )
+            ],
+            [("x", F, ["S", hidden]), ("r", F, ["S", experts])],
+            ["y"],
+            lambda s: {"x": rand(s["S"], hidden), "r": rand(s["S"], experts)},
+            q_fc,
+        ),
+    ]
 
 
 def _image_cases() -> list[Case]:
@@ -1250,6 +1302,84 @@ def test_nhwc_conv_is_conv_channels_last() -> None:
             for d in theirs.shape.dim
         ]
         assert ssi == expected, (ssi, sizes)
+
+
+# Operators without a CPU kernel whose outputs are not all the input's
+# shape: (op, graph inputs, initializers, attributes, outputs).
+NO_CPU_KERNEL_SHAPES = [
+    (
+        "RemovePadding",
+        [("x", F, ["B", "S", 16]), ("count", I32, ["B"])],
+        [],
+        {},
+        ["y", "offsets", "cumulated", "longest"],
+    ),
+    ("RestorePadding", [("x", F, ["T", 16]), ("offsets", I32, ["B", "S"])], [], {}, ["y"]),
+    (
+        "RelativePositionBias",
+        [("table", F, [32, 4])],
+        [const("q", np.array(5, np.int64)), const("k", np.array(7, np.int64))],
+        {"max_distance": 128},
+        ["y"],
+    ),
+    (
+        "GatedRelativePositionBias",
+        [
+            ("q", F, ["B", "S", 16]),
+            ("qb", F, [16]),
+            ("rel", F, [1, 2, "S", "S"]),
+            ("w", F, [8, 8]),
+            ("b", F, [8]),
+            ("a", F, [1, 2, 1, 1]),
+        ],
+        [],
+        {"num_heads": 2},
+        ["y"],
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("op", "inputs", "inits", "attrs", "outputs"),
+    NO_CPU_KERNEL_SHAPES,
+    ids=[c[0] for c in NO_CPU_KERNEL_SHAPES],
+)
+def test_contrib_op_without_a_cpu_kernel_against_symbolic_shape_infer(
+    op, inputs, inits, attrs, outputs
+) -> None:
+    """Against onnxruntime's symbolic_shape_infer.py: the same element types
+    and ranks, and every dim it gives (a number, or an expression of the
+    graph's symbols) evaluates to ours at each set of sizes; a fresh
+    symbol of its own (RemovePadding's token count) says nothing to compare."""
+    import sympy
+
+    node = ms(op, [n for n, _, _ in inputs] + [i.name for i in inits], outputs, **attrs)
+    model = Case(op, [node], inputs, outputs, lambda s: {}, inits).model()
+    theirs = _symbolic_shape_infer(model)
+    ours = _ours(model, symbolic=True, data_prop=True)
+    compared = 0
+    for name in outputs:
+        t = theirs[name].tensor_type
+        elem, dims = ours[name]
+        assert elem == t.elem_type, name
+        assert dims is not None, name
+        assert len(dims) == len(t.shape.dim), (name, dims, t.shape)
+        for d, their in zip(dims, t.shape.dim):
+            if their.HasField("dim_value"):
+                assert d == their.dim_value, (name, dims, t.shape)
+                compared += 1
+                continue
+            expr = sympy.sympify(their.dim_param, locals={k: sympy.Symbol(k) for k in SIZES[0]})
+            if not {str(x) for x in expr.free_symbols} <= set(SIZES[0]):
+                continue
+            for sizes in SIZES:
+                assert onnxfast.evaluate_dim(d, sizes) == int(expr.subs(sizes)), (name, d)
+            compared += 1
+    assert compared >= len(outputs)
+    if op == "RemovePadding":
+        # The cumulated lengths have B + 1 entries (the tool names it from a
+        # symbol of its own, batch_size + 1).
+        assert ours["cumulated"] == (I32, ["B + 1"])
 
 
 def _sympy_value(text: str, sizes: dict[str, int]) -> int:

@@ -43,6 +43,12 @@ pub fn rule(domain: &str, op: &str, version: i64) -> Option<Rule> {
             "FastGelu" | "BiasGelu" | "Gelu" | "QuickGelu" | "BiasAdd" | "RotaryEmbedding"
             | "GroupNorm",
         ) => first_input,
+        // Mixture of experts: the output is the input's shape.
+        ("com.microsoft", "MoE" | "QMoE") => first_input,
+        ("com.microsoft", "RemovePadding") => remove_padding,
+        ("com.microsoft", "RestorePadding") => restore_padding,
+        ("com.microsoft", "RelativePositionBias") => relative_position_bias,
+        ("com.microsoft", "GatedRelativePositionBias") => gated_relative_position_bias,
         ("com.microsoft", "MatMulNBits") => matmul_nbits,
         ("com.microsoft", "GroupQueryAttention") => group_query_attention,
         ("com.microsoft", "MultiHeadAttention") => multi_head_attention,
@@ -339,6 +345,85 @@ fn with_length(cache: &[Dim], length: Dim) -> Dims {
     out
 }
 
+/// An integer input `i` known as one value: a constant, or followed by
+/// data propagation (an expression with `symbolic`).
+fn known_int(ctx: &mut NodeCtx<'_, '_>, i: usize) -> InferResult<Option<Dim>> {
+    Ok(ctx
+        .const_ints(i)?
+        .and_then(|v| v.first().copied())
+        .map(Dim::Value)
+        .or_else(|| ctx.data_one(i)))
+}
+
+/// RemovePadding (input (B, S, hidden), sequence_token_count (B)): the
+/// tokens without padding (tokens, hidden); token_offset (B, S) of
+/// sequence_token_count's element type; cumulated_seq_len (B + 1);
+/// max_seq_len (1).
+fn remove_padding(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
+    ctx.propagate_elem(0, 0)?;
+    for out in 1..4 {
+        ctx.propagate_elem(1, out)?;
+    }
+    let Some(x) = ranked(ctx, 0, &[3], "the input")? else {
+        return Ok(());
+    };
+    ctx.set_shape(0, [Dim::Unknown, x[2]].into_iter().collect());
+    ctx.set_shape(1, [x[0], x[1]].into_iter().collect());
+    let batches = plus(ctx, x[0], Dim::Value(1));
+    ctx.set_shape(2, [batches].into_iter().collect());
+    ctx.set_shape(3, [Dim::Value(1)].into_iter().collect());
+    Ok(())
+}
+
+/// RestorePadding (input (tokens, hidden), token_offset (B, S)): the
+/// padded (B, S, hidden).
+fn restore_padding(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
+    ctx.propagate_elem(0, 0)?;
+    let (Some(x), Some(offsets)) = (
+        ranked(ctx, 0, &[2], "the input")?,
+        ranked(ctx, 1, &[2], "token_offset")?,
+    ) else {
+        return Ok(());
+    };
+    ctx.set_shape(0, [offsets[0], offsets[1], x[1]].into_iter().collect());
+    Ok(())
+}
+
+/// RelativePositionBias (bias_table (buckets, N), query_length,
+/// key_length): (1, N, query_length, key_length), the lengths where they
+/// are known (constants, or with data propagation).
+fn relative_position_bias(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
+    ctx.propagate_elem(0, 0)?;
+    let Some(table) = ranked(ctx, 0, &[2], "the bias table")? else {
+        return Ok(());
+    };
+    let heads = table[1];
+    let query = known_int(ctx, 1)?.unwrap_or(Dim::Unknown);
+    let key = known_int(ctx, 2)?.unwrap_or(Dim::Unknown);
+    ctx.set_shape(0, [Dim::Value(1), heads, query, key].into_iter().collect());
+    Ok(())
+}
+
+/// GatedRelativePositionBias (query_layer (B, S, D), ..., token_offset
+/// (B, S) when the tokens are packed): (B, num_heads, S, S).
+fn gated_relative_position_bias(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
+    ctx.propagate_elem(0, 0)?;
+    let heads = Dim::Value(required_int(ctx, "num_heads")?);
+    let (batch, length) = if ctx.has_input(6) {
+        match ranked(ctx, 6, &[2], "token_offset")? {
+            Some(t) => (t[0], t[1]),
+            None => return Ok(()),
+        }
+    } else {
+        match ranked(ctx, 0, &[3], "the query layer")? {
+            Some(q) => (q[0], q[1]),
+            None => return Ok(()),
+        }
+    };
+    ctx.set_shape(0, [batch, heads, length, length].into_iter().collect());
+    Ok(())
+}
+
 /// GroupQueryAttention. `output`: the query's shape (Q, K and V given
 /// apart), or (B, S, D·N/(N + 2·kv_N)) for a packed QKV query; the
 /// presents (B, kv_N, T, H) of the past's element type: T the past's
@@ -382,11 +467,7 @@ fn group_query_attention(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     ctx.set_shape(0, [q[0], q[1], hidden].into_iter().collect());
     let head_size = over(ctx, hidden, heads.max(1), "the query's hidden size")?;
     // The total length, when a constant or data propagation gives it.
-    let total = ctx
-        .const_ints(6)?
-        .and_then(|v| v.first().copied())
-        .map(Dim::Value)
-        .or_else(|| ctx.data_one(6));
+    let total = known_int(ctx, 6)?;
     let shared = ctx.own_int("sliding_window_cache", 0) != 0;
     for (out, past) in [(1, 3), (2, 4)] {
         if !ctx.has_output(out) {
