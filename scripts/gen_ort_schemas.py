@@ -31,6 +31,7 @@ OPERATORS = [
     ("com.microsoft", name, 1)
     for name in [
         "Attention",
+        "DecoderMaskedMultiHeadAttention",
         "RestorePadding",
         "RemovePadding",
         "RelativePositionBias",

@@ -227,6 +227,7 @@ def _cases() -> list[Case]:
     cases += _quantized_cases(hidden)
     cases += _image_cases()
     cases += _expert_cases()
+    cases += _decoder_step_cases()
     # Embeddings of token ids, and a 4-bit quantized one gathered.
     cases.append(
         Case(
@@ -418,6 +419,61 @@ def _quantized_cases(hidden: int) -> list[Case]:
                 [weight, scale, zp, wzp],
             )
         )
+    return cases
+
+
+def _decoder_step_cases() -> list[Case]:
+    """DecoderMaskedMultiHeadAttention, one decoding step as Whisper's and
+    T5's beam search decoders run it: self attention over a past buffer of
+    16 positions shared with the present (with and without the beam
+    search inputs), and cross attention over keys already in heads (B, N,
+    T, H)."""
+    heads, head, longest = 2, 4, 16
+    hidden = heads * head
+    step = [(n, F, ["B", 1, hidden]) for n in ("q", "k", "v")]
+    pasts = [(n, F, ["B", heads, longest, head]) for n in ("pk", "pv")]
+    length = const("length", np.array([5], np.int32))
+
+    def self_feed(s: dict[str, int], beams: bool) -> dict[str, np.ndarray]:
+        feeds = {n: rand(s["B"], 1, hidden) for n in ("q", "k", "v")}
+        feeds |= {n: rand(s["B"], heads, longest, head) for n in ("pk", "pv")}
+        if beams:
+            feeds["cache"] = np.zeros((s["B"], 1, longest), np.int32)
+        return feeds
+
+    cases = []
+    for beams in (False, True):
+        extra = ["beams", "cache"] if beams else []
+        cases.append(
+            Case(
+                "decoder_masked_mha_self" + ("_beams" if beams else ""),
+                [
+                    ms(
+                        "DecoderMaskedMultiHeadAttention",
+                        ["q", "k", "v", "", "", "pk", "pv", "length", *extra],
+                        ["y", "present_k", "present_v"],
+                        num_heads=heads,
+                        past_present_share_buffer=1,
+                    )
+                ],
+                [*step, *pasts] + ([("cache", I32, ["B", 1, longest])] if beams else []),
+                ["y", "present_k", "present_v"],
+                lambda s, b=beams: self_feed(s, b),
+                [length] + ([const("beams", np.array([1], np.int32))] if beams else []),
+            )
+        )
+    cases.append(
+        Case(
+            "decoder_masked_mha_cross",
+            [ms("DecoderMaskedMultiHeadAttention", ["q", "ck", "cv"], ["y"], num_heads=heads)],
+            [step[0], *[(n, F, ["B", heads, "T", head]) for n in ("ck", "cv")]],
+            ["y"],
+            lambda s: {
+                "q": rand(s["B"], 1, hidden),
+                **{n: rand(s["B"], heads, s["T"], head) for n in ("ck", "cv")},
+            },
+        )
+    )
     return cases
 
 
@@ -992,7 +1048,7 @@ def _refused() -> list[tuple[str, Case, str, str]]:
     """Nodes onnxruntime refuses: (label, case, what our finding says,
     "inference" when its shape inference refuses the model, "schema" when
     its schema's type constraints do, "run" when only its kernel does,
-    running it)."""
+    running it, "enforce" when its kernel refuses the node's attributes)."""
     out = []
 
     def one(label, node, inputs, inits=(), expect: str = "", when: str = "inference") -> None:
@@ -1068,6 +1124,22 @@ def _refused() -> list[tuple[str, Case, str, str]]:
         ],
         "A and B do not broadcast",
     )
+    one(
+        "decoder_masked_mha_unshared_past",
+        ms(
+            "DecoderMaskedMultiHeadAttention",
+            ["q", "k", "v", "", "", "pk", "pv", "length"],
+            ["y", "present_k", "present_v"],
+            num_heads=2,
+        ),
+        [
+            *[(n, F, ["B", 1, 8]) for n in ("q", "k", "v")],
+            *[(n, F, ["B", 2, 16, 4]) for n in ("pk", "pv")],
+        ],
+        [const("length", np.array([5], np.int32))],
+        "past_present_share_buffer must be 1",
+        when="enforce",
+    )
     s8 = const("s", np.array(0.1, np.float32))
     z8 = const("z", np.array(0, np.uint8))
     one(
@@ -1135,6 +1207,11 @@ def test_what_onnxruntime_refuses_is_a_defect_at_the_node(label, case, expect, w
         # onnxruntime's own shape inference refuses the node.
         with pytest.raises(OrtFail, match=r"\[(Shape|Type)InferenceError\]"):
             _ort_session(model)
+    elif when == "enforce":
+        # Its kernel refuses the node's attributes when it runs.
+        session = _ort_session(model)
+        with pytest.raises(Exception, match="past_present_share_buffer"):
+            session.run(None, case.feeds(SIZES[0]))
     else:
         # Its inference lets it through; its kernel refuses to run it.
         session = _ort_session(model)

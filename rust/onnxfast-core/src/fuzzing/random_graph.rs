@@ -305,6 +305,13 @@ const CONTRIB: &[ContribOp] = {
         ),
         ("com.microsoft", "DynamicQuantizeMatMul", (3, 5), 1, &[]),
         ("com.microsoft", "MoE", (5, 8), 1, &[("k", Int)]),
+        (
+            "com.microsoft",
+            "DecoderMaskedMultiHeadAttention",
+            (1, 10),
+            3,
+            &[("num_heads", Int), ("past_present_share_buffer", Int)],
+        ),
         ("com.microsoft", "QMoE", (6, 8), 1, &[("k", Int)]),
         ("com.microsoft", "RemovePadding", (2, 2), 4, &[]),
         ("com.microsoft", "RestorePadding", (2, 2), 1, &[]),

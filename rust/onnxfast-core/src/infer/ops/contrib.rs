@@ -52,6 +52,7 @@ pub fn rule(domain: &str, op: &str, version: i64) -> Option<Rule> {
         ("com.microsoft", "MatMulNBits") => matmul_nbits,
         ("com.microsoft", "GroupQueryAttention") => group_query_attention,
         ("com.microsoft", "MultiHeadAttention") => multi_head_attention,
+        ("com.microsoft", "DecoderMaskedMultiHeadAttention") => decoder_masked_multi_head_attention,
         ("com.microsoft", "Attention") => attention,
         ("com.microsoft", "EmbedLayerNormalization") => embed_layer_norm,
         ("com.microsoft", "GatherBlockQuantized") => gather_block_quantized,
@@ -508,6 +509,31 @@ fn group_query_attention(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
 /// a past: (B, N, L, H)); a buffer shared between past and present keeps
 /// the past's shape.
 fn multi_head_attention(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
+    // Its past key and value are inputs 6 and 7; a past_sequence_length
+    // (input 8) shares the buffers too.
+    let shared = ctx.own_int("past_present_share_buffer", 0) != 0 || ctx.has_input(8);
+    heads_attention(ctx, 6, shared)
+}
+
+/// DecoderMaskedMultiHeadAttention (one decoding step, past key and value
+/// inputs 5 and 6): MultiHeadAttention's shapes; onnxruntime's kernels
+/// take a past only in a buffer shared with the present (refusing it
+/// otherwise), so the presents have the past's shape.
+fn decoder_masked_multi_head_attention(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
+    if ctx.has_input(5) && ctx.own_int("past_present_share_buffer", 0) == 0 {
+        return Err(bad_attr(
+            "past_present_share_buffer",
+            "with a past key, past_present_share_buffer must be 1 (onnxruntime's kernels refuse \
+             the node otherwise)",
+        ));
+    }
+    heads_attention(ctx, 5, true)
+}
+
+/// MultiHeadAttention's rule with the past key at input `past_key` (the
+/// past value after it); `shared`: a past shares its buffer with the
+/// present, which keeps the past's shape.
+fn heads_attention(ctx: &mut NodeCtx<'_, '_>, past_key: usize, shared: bool) -> InferResult {
     ctx.propagate_elem(0, 0)?;
     let heads = required_int(ctx, "num_heads")?;
     let Some(q) = ranked(ctx, 0, &[3, 5], "the query")? else {
@@ -545,8 +571,7 @@ fn multi_head_attention(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
         None if !ctx.has_input(1) && q.len() == 5 => Some(q[1]),
         _ => None,
     };
-    let shared = ctx.own_int("past_present_share_buffer", 0) != 0 || ctx.has_input(8);
-    for (out, past) in [(1, 6), (2, 7)] {
+    for (out, past) in [(1, past_key), (2, past_key + 1)] {
         if !ctx.has_output(out) {
             continue;
         }
