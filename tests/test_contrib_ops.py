@@ -1399,6 +1399,50 @@ NO_CPU_KERNEL_SHAPES = [
         {"max_distance": 128},
         ["y"],
     ),
+    # Phi-3-small's block-sparse attention: Q, K and V apart, and packed
+    # (empty entries are absent inputs); past buffers of P positions.
+    *[
+        (
+            "SparseAttention",
+            [
+                *query,
+                ("pk", F, ["B", 2, "P", 8]),
+                ("pv", F, ["B", 2, "P", 8]),
+                ("rows", I32, [1, 5]),
+                ("cols", I32, [1, 10]),
+                ("total", I32, [1]),
+                ("lengths", I32, ["B"]),
+            ],
+            [],
+            {"num_heads": 4, "kv_num_heads": 2, "sparse_block_size": 16},
+            ["y", "present_k", "present_v"],
+        )
+        for query in (
+            [("q", F, ["B", "S", 32]), ("k", F, ["B", "S", 16]), ("v", F, ["B", "S", 16])],
+            [("q", F, ["B", "S", 64]), ("", 0, []), ("", 0, [])],
+        )
+    ],
+    # BERT with its padding removed: T tokens.
+    (
+        "PackedAttention",
+        [("x", F, ["T", 16]), ("w", F, [16, 48]), ("b", F, [48]), ("offsets", I32, ["B", "S"])],
+        [const("cumulated", np.zeros(3, np.int32))],
+        {"num_heads": 2},
+        ["y"],
+    ),
+    *[
+        (
+            "PackedMultiHeadAttention",
+            [*query, ("", 0, []), ("offsets", I32, ["B", "S"])],
+            [const("cumulated", np.zeros(3, np.int32))],
+            {"num_heads": 2},
+            ["y"],
+        )
+        for query in (
+            [("q", F, ["T", 16]), ("k", F, ["T", 16]), ("v", F, ["T", 24])],
+            [("q", F, ["T", 2, 3, 8]), ("", 0, []), ("", 0, [])],
+        )
+    ],
     (
         "GatedRelativePositionBias",
         [
@@ -1419,7 +1463,7 @@ NO_CPU_KERNEL_SHAPES = [
 @pytest.mark.parametrize(
     ("op", "inputs", "inits", "attrs", "outputs"),
     NO_CPU_KERNEL_SHAPES,
-    ids=[c[0] for c in NO_CPU_KERNEL_SHAPES],
+    ids=[f"{c[0]}-{k}" for k, c in enumerate(NO_CPU_KERNEL_SHAPES)],
 )
 def test_contrib_op_without_a_cpu_kernel_against_symbolic_shape_infer(
     op, inputs, inits, attrs, outputs
@@ -1431,7 +1475,8 @@ def test_contrib_op_without_a_cpu_kernel_against_symbolic_shape_infer(
     import sympy
 
     node = ms(op, [n for n, _, _ in inputs] + [i.name for i in inits], outputs, **attrs)
-    model = Case(op, [node], inputs, outputs, lambda s: {}, inits).model()
+    graph_inputs = [i for i in inputs if i[0]]
+    model = Case(op, [node], graph_inputs, outputs, lambda s: {}, inits).model()
     theirs = _symbolic_shape_infer(model)
     ours = _ours(model, symbolic=True, data_prop=True)
     compared = 0

@@ -307,6 +307,31 @@ const CONTRIB: &[ContribOp] = {
         ("com.microsoft", "MoE", (5, 8), 1, &[("k", Int)]),
         (
             "com.microsoft",
+            "SparseAttention",
+            (9, 11),
+            3,
+            &[
+                ("num_heads", Int),
+                ("kv_num_heads", Int),
+                ("sparse_block_size", Int),
+            ],
+        ),
+        (
+            "com.microsoft",
+            "PackedAttention",
+            (5, 6),
+            1,
+            &[("num_heads", Int), ("qkv_hidden_sizes", Ints)],
+        ),
+        (
+            "com.microsoft",
+            "PackedMultiHeadAttention",
+            (1, 8),
+            1,
+            &[("num_heads", Int)],
+        ),
+        (
+            "com.microsoft",
             "DecoderMaskedMultiHeadAttention",
             (1, 10),
             3,

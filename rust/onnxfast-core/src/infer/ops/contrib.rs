@@ -51,6 +51,9 @@ pub fn rule(domain: &str, op: &str, version: i64) -> Option<Rule> {
         ("com.microsoft", "GatedRelativePositionBias") => gated_relative_position_bias,
         ("com.microsoft", "MatMulNBits") => matmul_nbits,
         ("com.microsoft", "GroupQueryAttention") => group_query_attention,
+        ("com.microsoft", "SparseAttention") => sparse_attention,
+        ("com.microsoft", "PackedAttention") => packed_attention,
+        ("com.microsoft", "PackedMultiHeadAttention") => packed_multi_head_attention,
         ("com.microsoft", "MultiHeadAttention") => multi_head_attention,
         ("com.microsoft", "DecoderMaskedMultiHeadAttention") => decoder_masked_multi_head_attention,
         ("com.microsoft", "Attention") => attention,
@@ -425,20 +428,16 @@ fn gated_relative_position_bias(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     Ok(())
 }
 
-/// GroupQueryAttention. `output`: the query's shape (Q, K and V given
-/// apart), or (B, S, D·N/(N + 2·kv_N)) for a packed QKV query; the
-/// presents (B, kv_N, T, H) of the past's element type: T the past's
-/// length when the cache is shared or a sliding window, else the larger
-/// of the past's length and `total_sequence_length` (input 6) when both
-/// are known (a constant, or followed with data_prop; with `symbolic`, the
-/// total length, which counts the past's), without a past the total
-/// length, else the key's.
-fn group_query_attention(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
-    ctx.propagate_elem(0, 0)?;
-    let heads = required_int(ctx, "num_heads")?;
-    let kv_heads = required_int(ctx, "kv_num_heads")?;
+/// Output 0 of GroupQueryAttention and SparseAttention: the query (B, S,
+/// N·H), or for a packed QKV query (B, S, (N + 2·kv_N)·H) its N·H part; it
+/// is set, and returned with the query's dims.
+fn grouped_output(
+    ctx: &mut NodeCtx<'_, '_>,
+    heads: i64,
+    kv_heads: i64,
+) -> InferResult<Option<(Dims, Dim)>> {
     let Some(q) = ranked(ctx, 0, &[3], "the query")? else {
-        return Ok(());
+        return Ok(None);
     };
     let packed = !ctx.has_input(2);
     let hidden = if packed {
@@ -466,6 +465,93 @@ fn group_query_attention(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
         q[2]
     };
     ctx.set_shape(0, [q[0], q[1], hidden].into_iter().collect());
+    Ok(Some((q, hidden)))
+}
+
+/// SparseAttention (Phi-3-small's block-sparse attention): output 0 as
+/// GroupQueryAttention's; its past key and value (inputs 3 and 4) are
+/// buffers of the longest length shared with the presents, which have
+/// their shapes (of the query's element type).
+fn sparse_attention(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
+    ctx.propagate_elem(0, 0)?;
+    let heads = required_int(ctx, "num_heads")?;
+    let kv_heads = required_int(ctx, "kv_num_heads")?;
+    grouped_output(ctx, heads, kv_heads)?;
+    for (out, past) in [(1, 3), (2, 4)] {
+        if !ctx.has_output(out) {
+            continue;
+        }
+        ctx.propagate_elem(0, out)?;
+        if let Some(p) = cache_dims(ctx, past)? {
+            ctx.set_shape(out, p);
+        }
+    }
+    Ok(())
+}
+
+/// PackedAttention (tokens without padding (T, D), weights (D, 3·D'),
+/// bias (3·D')): (T, V), V `qkv_hidden_sizes[2]` or a third of the bias.
+fn packed_attention(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
+    ctx.propagate_elem(0, 0)?;
+    let (Some(x), Some(bias)) = (
+        ranked(ctx, 0, &[2], "the input")?,
+        ranked(ctx, 2, &[1], "the bias")?,
+    ) else {
+        return Ok(());
+    };
+    let v = match ctx.own_ints("qkv_hidden_sizes") {
+        Some(&[_, _, v]) => Dim::Value(v),
+        Some(_) => {
+            return Err(bad_attr(
+                "qkv_hidden_sizes",
+                "qkv_hidden_sizes must have 3 values",
+            ))
+        }
+        None => over(ctx, bias[0], 3, "the bias's size")?,
+    };
+    ctx.set_shape(0, [x[0], v].into_iter().collect());
+    Ok(())
+}
+
+/// PackedMultiHeadAttention (tokens without padding): (T, V), V the
+/// value's hidden size (T, V), or N·H for a packed QKV query (T, N, 3, H).
+fn packed_multi_head_attention(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
+    ctx.propagate_elem(0, 0)?;
+    let Some(q) = ranked(ctx, 0, &[2, 4], "the query")? else {
+        return Ok(());
+    };
+    if let [t, n, _, h] = q[..] {
+        let hidden = match (n, h) {
+            (Dim::Value(a), Dim::Value(b)) => a.checked_mul(b).map_or(Dim::Unknown, Dim::Value),
+            _ => ctx.sym_mul(n, h).unwrap_or(Dim::Unknown),
+        };
+        ctx.set_shape(0, [t, hidden].into_iter().collect());
+        return Ok(());
+    }
+    if ctx.has_input(2) {
+        if let Some(v) = ranked(ctx, 2, &[2], "the value")? {
+            ctx.set_shape(0, [q[0], v[1]].into_iter().collect());
+        }
+    }
+    Ok(())
+}
+
+/// GroupQueryAttention. `output`: the query's shape (Q, K and V given
+/// apart), or (B, S, D·N/(N + 2·kv_N)) for a packed QKV query; the
+/// presents (B, kv_N, T, H) of the past's element type: T the past's
+/// length when the cache is shared or a sliding window, else the larger
+/// of the past's length and `total_sequence_length` (input 6) when both
+/// are known (a constant, or followed with data_prop; with `symbolic`, the
+/// total length, which counts the past's), without a past the total
+/// length, else the key's.
+fn group_query_attention(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
+    ctx.propagate_elem(0, 0)?;
+    let heads = required_int(ctx, "num_heads")?;
+    let kv_heads = required_int(ctx, "kv_num_heads")?;
+    let Some((q, hidden)) = grouped_output(ctx, heads, kv_heads)? else {
+        return Ok(());
+    };
+    let packed = !ctx.has_input(2);
     let head_size = over(ctx, hidden, heads.max(1), "the query's hidden size")?;
     // The total length, when a constant or data propagation gives it.
     let total = known_int(ctx, 6)?;
