@@ -223,6 +223,31 @@ def _cases() -> list[Case]:
                 [const("w", w)],
             )
         )
+    # Batch dims moved (transBatchA/B): A (S, B, 16) read as B batches of
+    # (S, 16); W (16, 2, 24) as 2 batches of (16, 24).
+    for trans_a, trans_b in ((0, 0), (1, 0), (0, 1), (1, 1)):
+        w = rand(24, 2, hidden) if trans_b else rand(hidden, 2, 24)
+        a_dims = ["S", 2, hidden] if not trans_a else [hidden, 2, "S"]
+        cases.append(
+            Case(
+                f"fused_matmul_batch_a{trans_a}_b{trans_b}",
+                [
+                    ms(
+                        "FusedMatMul",
+                        ["a", "w"],
+                        ["y"],
+                        transA=trans_a,
+                        transB=trans_b,
+                        transBatchA=1,
+                        transBatchB=1,
+                    )
+                ],
+                [("a", F, a_dims)],
+                ["y"],
+                lambda s, d=a_dims: {"a": rand(*(s[x] if isinstance(x, str) else x for x in d))},
+                [const("w", w)],
+            )
+        )
     cases += _attention_cases(hidden)
     cases += _quantized_cases(hidden)
     cases += _image_cases()

@@ -182,37 +182,45 @@ fn gemm_fast_gelu(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
 }
 
 /// `dims` with its last two dims swapped (rank 2 or more).
-fn transposed(dims: &[Dim]) -> Dims {
-    let mut out: Dims = dims.iter().copied().collect();
-    let n = out.len();
-    if n >= 2 {
-        out.swap(n - 2, n - 1);
+/// A FusedMatMul operand as multiplied: a vector as it is; else its batch
+/// dims and matrix, which are (dims 0 to rank - 3; the last two) or, with
+/// `trans_batch`, (dims 1 to rank - 2; dim 0 and the last), as
+/// onnxruntime's kernel and inference read them; the matrix transposed
+/// with `trans`.
+fn fused_operand(dims: &[Dim], trans: bool, trans_batch: bool) -> Dims {
+    let n = dims.len();
+    if n < 2 {
+        return dims.iter().copied().collect();
+    }
+    let (batch, rows, cols) = if trans_batch {
+        (&dims[1..n - 1], dims[0], dims[n - 1])
+    } else {
+        (&dims[..n - 2], dims[n - 2], dims[n - 1])
+    };
+    let mut out: Dims = batch.iter().copied().collect();
+    if trans {
+        out.extend([cols, rows]);
+    } else {
+        out.extend([rows, cols]);
     }
     out
 }
 
 /// FusedMatMul: `alpha`·A·B with A or B transposed first (`transA`,
-/// `transB`: their last two dims swapped); the matrix product's shape, A's
-/// element type. With `transBatchA` or `transBatchB` (batch dims moved),
-/// the element type only.
+/// `transB`: their matrices transposed; `transBatchA`, `transBatchB`: their
+/// first dim taken as the matrix's rows, see [`fused_operand`]); the
+/// matrix product's shape, A's element type.
 fn fused_matmul(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     ctx.propagate_elem(0, 0)?;
-    if ctx.own_int("transBatchA", 0) != 0 || ctx.own_int("transBatchB", 0) != 0 {
-        return Ok(());
-    }
     let (Some(a), Some(b)) = (ctx.shape(0), ctx.shape(1)) else {
         return Ok(());
     };
-    let a = if ctx.own_int("transA", 0) != 0 {
-        transposed(a)
-    } else {
-        a.iter().copied().collect()
-    };
-    let b = if ctx.own_int("transB", 0) != 0 {
-        transposed(b)
-    } else {
-        b.iter().copied().collect()
-    };
+    if a.is_empty() || b.is_empty() {
+        return Err(bad_shapes("A and B must have rank 1 or more"));
+    }
+    let flag = |name: &str| ctx.own_int(name, 0) != 0;
+    let a = fused_operand(a, flag("transA"), flag("transBatchA"));
+    let b = fused_operand(b, flag("transB"), flag("transBatchB"));
     let out = super::math::matmul_dims(ctx, &a, &b, (0, 1))?;
     ctx.set_shape(0, out);
     Ok(())
