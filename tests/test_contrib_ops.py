@@ -1056,6 +1056,8 @@ def test_without_contrib_ops_their_outputs_are_untyped(case: Case) -> None:
     assert all(o.type.tensor_type is None for o in inferred.graph.output if o.name in made)
     # Unknown default-domain operators are the checker's to report (E405).
     assert [d.code for d in report] == ["W790"] * len(custom), report
+    # Each warning says the option would infer it.
+    assert all("contrib_ops=True" in (d.suggestion or "") for d in report), report
 
 
 def _zeros(inputs: list[tuple[str, int, list[Any]]], sizes: dict[str, int]) -> dict:
@@ -1315,7 +1317,9 @@ def test_check_with_contrib_ops_checks_past_onnxruntimes_operators() -> None:
     model = typed_outputs(decoder.model(), outputs)
     with pytest.raises(onnx.checker.ValidationError, match="SimplifiedLayerNormalization"):
         onnx.checker.check_model(model, full_check=True)
-    assert [d.code for d in onnxfast.check(model, full=True) if d.severity == "error"] == ["E405"]
+    e405 = [d for d in onnxfast.check(model, full=True) if d.severity == "error"]
+    assert [d.code for d in e405] == ["E405"]
+    assert "contrib_ops=True" in (e405[0].suggestion or ""), e405
     assert onnxfast.check(model, full=True, contrib_ops=True).ok
     assert onnxfast.check(model, contrib_ops=True).ok
     _ort_session(model)

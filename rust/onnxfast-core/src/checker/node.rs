@@ -180,6 +180,13 @@ thread_local! {
 
 fn unknown_op_hint<N: NodeFields + ?Sized>(c: &Checker<'_>, n: &N, version: i64) -> Option<String> {
     let (op_type, domain) = (n.node_op_type(), n.node_domain());
+    if crate::infer::ops::contrib::rule(domain, op_type, version).is_some() {
+        return Some(
+            "an operator of onnxruntime's: with contrib_ops=True (--contrib-ops) it is known, \
+             verified against onnxruntime's schema and inferred"
+                .into(),
+        );
+    }
     if domain == "ai.onnx" {
         return Some(
             "onnx only finds ai.onnx operators when the node's domain is '' (empty)".into(),

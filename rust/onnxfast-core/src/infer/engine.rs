@@ -779,12 +779,16 @@ impl<'m> Engine<'m> {
     }
 
     fn warn(&mut self, code: Code, loc: Location, message: String) {
+        self.warn_hint(code, loc, message, None);
+    }
+
+    fn warn_hint(&mut self, code: Code, loc: Location, message: String, hint: Option<String>) {
         self.push(Diagnostic {
             code: code.id,
             severity: code.severity,
             message,
             location: loc,
-            suggestion: None,
+            suggestion: hint,
         });
     }
 
@@ -1393,7 +1397,13 @@ impl<'m> Engine<'m> {
         }
         if self.warned_ops.insert(Name(node.op_type())) {
             let loc = run.loc.child(node_step(index, node));
-            self.warn(
+            // One of onnxruntime's operators, which the option infers.
+            let hint = ops::contrib::rule(node.domain(), node.op_type(), 1).map(|_| {
+                "an operator of onnxruntime's: contrib_ops=True (--contrib-ops) infers it as \
+                 onnxruntime does"
+                    .to_string()
+            });
+            self.warn_hint(
                 codes::NO_INFERENCE,
                 loc,
                 format!(
@@ -1407,6 +1417,7 @@ impl<'m> Engine<'m> {
                     },
                     q(node.op_type())
                 ),
+                hint,
             );
         }
     }
