@@ -31,6 +31,9 @@ OPERATORS = [
     ("com.microsoft", name, 1)
     for name in [
         "Attention",
+        "Sampling",
+        "GreedySearch",
+        "BeamSearch",
         "PackedMultiHeadAttention",
         "PackedAttention",
         "SparseAttention",

@@ -1852,3 +1852,132 @@ def test_onnxruntime_schema_table_is_onnxruntimes(tmp_path) -> None:
     module.main()
     committed = (root / "rust" / "onnxfast-core" / "data" / "ort_schemas.txt").read_text()
     assert module.OUT.read_text() == committed
+
+
+def _tiny_gpt_decoder(vocab: int, heads: int, head: int, inner: int) -> onnx.GraphProto:
+    """A one-layer GPT decoder graph with the interface onnxruntime's
+    generation loops require (input_ids, position_ids, attention_mask,
+    past_0 → logits, present_0); `inner` is its output projection's input
+    size (the embedding size heads·head for a valid model)."""
+    hidden = heads * head
+    nodes = [
+        helper.make_node("Gather", ["emb", "input_ids"], ["x"]),
+        helper.make_node("MatMul", ["x", "w_out"], ["logits"]),
+        helper.make_node("Shape", ["input_ids"], ["ids_shape"]),
+        helper.make_node("Concat", ["ids_shape", "heads"], ["kv_shape"], axis=0),
+        helper.make_node("Reshape", ["x", "kv_shape"], ["kv4"]),
+        helper.make_node("Transpose", ["kv4"], ["kvt"], perm=[0, 2, 1, 3]),
+        helper.make_node("Unsqueeze", ["kvt", "zero"], ["kv5"]),
+        helper.make_node("Concat", ["kv5", "kv5"], ["kv"], axis=0),
+        helper.make_node("Concat", ["past_0", "kv"], ["present_0"], axis=3),
+    ]
+    inits = [
+        const("emb", rand(vocab, hidden)),
+        const("w_out", rand(inner, vocab)),
+        const("heads", np.array([heads, head], np.int64)),
+        const("zero", np.array([0], np.int64)),
+    ]
+    vi = helper.make_tensor_value_info
+    return helper.make_graph(
+        nodes,
+        "decoder",
+        [
+            vi("input_ids", I32, ["batch", "seq"]),
+            vi("position_ids", I32, ["batch", "seq"]),
+            vi("attention_mask", I32, ["batch", "total"]),
+            vi("past_0", F, [2, "batch", heads, "past", head]),
+        ],
+        [
+            vi("logits", F, ["batch", "seq", vocab]),
+            vi("present_0", F, [2, "batch", heads, "total", head]),
+        ],
+        inits,
+    )
+
+
+def _generation_model(op: str, decoder: onnx.GraphProto, vocab: int) -> onnx.ModelProto:
+    """`op` (BeamSearch: 3 beams, 2 sequences returned; GreedySearch;
+    Sampling) around `decoder`, generating up to 8 tokens from input_ids
+    (B, S)."""
+
+    def scalar(name: str, value: Any, dtype: Any = np.int32) -> onnx.TensorProto:
+        return const(name, np.array([value], dtype))
+
+    inits = [scalar("max_length", 8), scalar("min_length", 1)]
+    inputs = ["input_ids", "max_length", "min_length"]
+    outputs = ["sequences"]
+    attrs: dict[str, Any] = {}
+    if op == "BeamSearch":
+        inits += [scalar("beams", 3), scalar("returned", 2), scalar("penalty", 1.0, np.float32)]
+        inputs += ["beams", "returned", "penalty"]
+        outputs += ["sequences_scores", "scores"]
+        attrs["vocab_size"] = vocab
+    node = helper.make_node(
+        op,
+        inputs,
+        outputs,
+        domain="com.microsoft",
+        decoder=decoder,
+        eos_token_id=vocab - 1,
+        pad_token_id=0,
+        model_type=0,
+        **attrs,
+    )
+    graph = helper.make_graph(
+        [node],
+        "generate",
+        [helper.make_tensor_value_info("input_ids", I32, ["B", "S"])],
+        [onnx.ValueInfoProto(name=o) for o in outputs],
+        inits,
+    )
+    model = helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)]
+    )
+    model.ir_version = 8
+    return model
+
+
+@pytest.mark.parametrize("op", ["BeamSearch", "GreedySearch", "Sampling"])
+def test_generation_loops_match_onnxruntime(op: str) -> None:
+    """onnxruntime's generation loops around a GPT decoder graph: our output
+    types are those its session infers, and every dim we give evaluates, at
+    two (batch, length) sizes, to the shape of the array it returns
+    (sequences (B, 2, 8) for BeamSearch, scores (-S + 8, B, 3, vocab)); the
+    decoder graph is inferred too."""
+    vocab = 11
+    model = _generation_model(op, _tiny_gpt_decoder(vocab, 2, 4, 8), vocab)
+    session = _ort_session(model)
+    names = [o.name for o in session.get_outputs()]
+    theirs = {o.name: o.type for o in session.get_outputs()}
+    ours = _ours(model, symbolic=True, data_prop=True)
+    for name in names:
+        assert ours[name][0] == _ORT_TYPES[theirs[name]], (name, ours[name])
+    for batch, length in ((1, 3), (2, 2)):
+        feeds = {"input_ids": _rng.integers(1, vocab - 1, (batch, length)).astype(np.int32)}
+        for name, array in zip(names, session.run(names, feeds)):
+            dims = ours[name][1]
+            assert dims is not None, name
+            at = [onnxfast.evaluate_dim(d, {"B": batch, "S": length}) for d in dims]
+            assert at == list(array.shape), (name, dims, array.shape)
+    if op == "BeamSearch":
+        assert ours["scores"][1] == ["-S + 8", "B", 3, vocab]
+
+
+def test_check_with_contrib_ops_reaches_inside_a_generation_loops_decoder() -> None:
+    """A shape defect inside BeamSearch's decoder graph (the output
+    projection's inner size 9, the embeddings' 8): onnxruntime refuses the
+    model; the full check with contrib_ops infers the decoder and reports
+    the MatMul inside it. By default (onnx's behaviour) the operator is
+    unknown and its graph is not inferred."""
+    vocab = 11
+    model = _generation_model("BeamSearch", _tiny_gpt_decoder(vocab, 2, 4, 9), vocab)
+    with pytest.raises(Exception, match="MatMul"):
+        _ort_session(model)
+    for o, dims in zip(model.graph.output, (["B", 2, 8], ["B", 2], [None, "B", 3, vocab])):
+        o.CopyFrom(helper.make_tensor_value_info(o.name, I32 if o.name == "sequences" else F, dims))
+    report = onnxfast.check(model, full=True, contrib_ops=True)
+    errors = [d for d in report if d.severity == "error"]
+    assert len(errors) == 1, report
+    assert "attribute 'decoder'" in errors[0].location, errors[0]
+    assert "MatMul" in errors[0].location, errors[0]
+    assert onnxfast.check(model, full=True).ok

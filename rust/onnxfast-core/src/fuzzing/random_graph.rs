@@ -259,7 +259,7 @@ type ContribOp = (
 );
 
 const CONTRIB: &[ContribOp] = {
-    use AttributeType::{Float, Int, Ints};
+    use AttributeType::{Float, Graph, Int, Ints};
     &[
         (
             "com.microsoft",
@@ -305,6 +305,27 @@ const CONTRIB: &[ContribOp] = {
         ),
         ("com.microsoft", "DynamicQuantizeMatMul", (3, 5), 1, &[]),
         ("com.microsoft", "MoE", (5, 8), 1, &[("k", Int)]),
+        (
+            "com.microsoft",
+            "BeamSearch",
+            (5, 7),
+            3,
+            &[("decoder", Graph), ("model_type", Int), ("vocab_size", Int)],
+        ),
+        (
+            "com.microsoft",
+            "GreedySearch",
+            (2, 3),
+            1,
+            &[("decoder", Graph), ("encoder", Graph)],
+        ),
+        (
+            "com.microsoft",
+            "Sampling",
+            (2, 3),
+            2,
+            &[("vocab_size", Int)],
+        ),
         (
             "com.microsoft",
             "SparseAttention",

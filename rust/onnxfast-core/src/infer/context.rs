@@ -590,6 +590,17 @@ impl<'a, 'm> NodeCtx<'a, 'm> {
             .infer_subgraph(g, name, input_types, self.run, self.node, self.node_index)
     }
 
+    /// Infers the graph of attribute `name`, when the node has one, with
+    /// its own declared input types (for operators that feed their graphs
+    /// inputs they make themselves: onnxruntime's generation loops).
+    pub fn infer_graph_as_declared(&mut self, name: &str) -> InferResult {
+        let Some(g) = self.graph_of(name) else {
+            return Ok(());
+        };
+        let given = vec![None; g.input.len()];
+        self.infer_graph(name, &given).map(|_| ())
+    }
+
     fn graph_of(&self, name: &str) -> Option<&'m GraphProto> {
         self.attrs.get_kept(name).and_then(|a| a.g())
     }

@@ -24,7 +24,7 @@
 use super::nn::Layout;
 use super::Rule;
 use crate::infer::context::{InferResult, NodeCtx};
-use crate::infer::util::{attr_axis, bad_attr, bad_rank, bad_shapes, failed};
+use crate::infer::util::{attr_axis, bad_attr, bad_const, bad_rank, bad_shapes, failed};
 use crate::ir::types::{elem_name, Dim, Dims, Type};
 
 const FLOAT: i32 = 1;
@@ -49,6 +49,9 @@ pub fn rule(domain: &str, op: &str, version: i64) -> Option<Rule> {
         ("com.microsoft", "RestorePadding") => restore_padding,
         ("com.microsoft", "RelativePositionBias") => relative_position_bias,
         ("com.microsoft", "GatedRelativePositionBias") => gated_relative_position_bias,
+        // Generation loops around a decoder (and an encoder) graph.
+        ("com.microsoft", "BeamSearch") => beam_search,
+        ("com.microsoft", "GreedySearch" | "Sampling") => greedy_search,
         ("com.microsoft", "MatMulNBits") => matmul_nbits,
         ("com.microsoft", "GroupQueryAttention") => group_query_attention,
         ("com.microsoft", "SparseAttention") => sparse_attention,
@@ -355,6 +358,104 @@ fn with_length(cache: &[Dim], length: Dim) -> Dims {
         *d = length;
     }
     out
+}
+
+/// The graphs of a generation loop (its encoder, its first-step decoder,
+/// its decoder), each inferred with its own declared inputs, so a full
+/// check reaches inside them.
+fn generation_graphs(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
+    for name in ["encoder", "init_decoder", "decoder"] {
+        ctx.infer_graph_as_declared(name)?;
+    }
+    Ok(())
+}
+
+/// A generation loop's positive scalar input `i` (max_length, num_beams,
+/// num_return_sequences) when it is known.
+fn positive_count(ctx: &mut NodeCtx<'_, '_>, i: usize, what: &str) -> InferResult<Dim> {
+    match known_int(ctx, i)? {
+        Some(Dim::Value(v)) if v <= 0 => Err(bad_const(
+            i,
+            format!("{what} must be a positive integer, it is {v}"),
+        )),
+        Some(d) => Ok(d),
+        None => Ok(Dim::Unknown),
+    }
+}
+
+/// The batch and length of a generation loop's input_ids (B, S), or of
+/// Whisper's input features (B, features, frames): no length then.
+fn generation_input(ctx: &NodeCtx<'_, '_>, whisper: bool) -> InferResult<Option<(Dim, Dim)>> {
+    let ranks: &[usize] = if whisper { &[3] } else { &[2] };
+    Ok(
+        ranked(ctx, 0, ranks, "input 0")?
+            .map(|x| (x[0], if whisper { Dim::Unknown } else { x[1] })),
+    )
+}
+
+/// BeamSearch (GPT-2, T5 and, model_type 2, Whisper): sequences (B, R,
+/// max_length) int32, sequences_scores (B, R) and scores (max_length - S,
+/// B, num_beams, vocab_size) of length_penalty's element type; R is
+/// num_return_sequences. Its graphs are inferred with their own inputs. onnxruntime's inference gives sequences_scores
+/// no dims (its kernel returns (B, R)) and needs every dim static; here a
+/// symbolic batch is kept.
+fn beam_search(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
+    generation_graphs(ctx)?;
+    ctx.set_elem(0, INT32);
+    for out in [1, 2] {
+        if ctx.has_output(out) && ctx.has_input(5) {
+            ctx.propagate_elem(5, out)?;
+        }
+    }
+    let whisper = ctx.own_int("model_type", 0) == 2;
+    let longest = positive_count(ctx, 1, "max_length")?;
+    let beams = positive_count(ctx, 3, "num_beams")?;
+    let returned = positive_count(ctx, 4, "num_return_sequences")?;
+    let Some((batch, length)) = generation_input(ctx, whisper)? else {
+        return Ok(());
+    };
+    ctx.set_shape(0, [batch, returned, longest].into_iter().collect());
+    if ctx.has_output(1) {
+        ctx.set_shape(1, [batch, returned].into_iter().collect());
+    }
+    if ctx.has_output(2) {
+        let steps = match (longest, length) {
+            (Dim::Unknown, _) | (_, Dim::Unknown) => Dim::Unknown,
+            (Dim::Value(a), Dim::Value(b)) => a.checked_sub(b).map_or(Dim::Unknown, Dim::Value),
+            // With `symbolic`: max_length - S.
+            (a, b) => {
+                let minus = times(ctx, b, -1);
+                plus(ctx, a, minus)
+            }
+        };
+        let vocab = match ctx.own_int("vocab_size", -1) {
+            v if v > 0 => Dim::Value(v),
+            _ => Dim::Unknown,
+        };
+        ctx.set_shape(2, [steps, batch, beams, vocab].into_iter().collect());
+    }
+    Ok(())
+}
+
+/// GreedySearch and Sampling: sequences (B, max_length) int32; Sampling's
+/// filtered_logits (B, vocab).
+fn greedy_search(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
+    generation_graphs(ctx)?;
+    ctx.set_elem(0, INT32);
+    let longest = positive_count(ctx, 1, "max_length")?;
+    let Some((batch, _)) = generation_input(ctx, false)? else {
+        return Ok(());
+    };
+    ctx.set_shape(0, [batch, longest].into_iter().collect());
+    if ctx.has_output(1) {
+        ctx.set_elem(1, FLOAT);
+        let vocab = match ctx.own_int("vocab_size", -1) {
+            v if v > 0 => Dim::Value(v),
+            _ => Dim::Unknown,
+        };
+        ctx.set_shape(1, [batch, vocab].into_iter().collect());
+    }
+    Ok(())
 }
 
 /// An integer input `i` known as one value: a constant, or followed by
