@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
@@ -44,6 +45,7 @@ _ORT_TYPES = {
     "tensor(int8)": TensorProto.INT8,
 }
 _rng = np.random.default_rng(0)
+_ROOT = Path(__file__).resolve().parent.parent
 
 
 @dataclass
@@ -1840,17 +1842,15 @@ def test_onnxruntime_schema_table_is_onnxruntimes(tmp_path) -> None:
     """data/ort_schemas.txt is what scripts/gen_ort_schemas.py writes from
     the pinned onnxruntime (regenerated here and compared)."""
     import importlib.util
-    from pathlib import Path
 
-    root = Path(__file__).resolve().parent.parent
     spec = importlib.util.spec_from_file_location(
-        "gen_ort_schemas", root / "scripts" / "gen_ort_schemas.py"
+        "gen_ort_schemas", _ROOT / "scripts" / "gen_ort_schemas.py"
     )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     module.OUT = tmp_path / "ort_schemas.txt"
     module.main()
-    committed = (root / "rust" / "onnxfast-core" / "data" / "ort_schemas.txt").read_text()
+    committed = (_ROOT / "rust" / "onnxfast-core" / "data" / "ort_schemas.txt").read_text()
     assert module.OUT.read_text() == committed
 
 
@@ -1981,3 +1981,99 @@ def test_check_with_contrib_ops_reaches_inside_a_generation_loops_decoder() -> N
     assert "attribute 'decoder'" in errors[0].location, errors[0]
     assert "MatMul" in errors[0].location, errors[0]
     assert onnxfast.check(model, full=True).ok
+
+
+def _ort_schemas() -> list:
+    from onnxruntime.capi import onnxruntime_pybind11_state as ort_c
+
+    wanted = set()
+    for line in (
+        (_ROOT / "rust" / "onnxfast-core" / "data" / "ort_schemas.txt").read_text().splitlines()
+    ):
+        if line.startswith("S "):
+            _, domain, name, version = line.split(" ")[:4]
+            wanted.add(("" if domain == "-" else domain, name, int(version)))
+    found = [
+        s for s in ort_c.get_all_operator_schema() if (s.domain, s.name, s.since_version) in wanted
+    ]
+    assert len(found) == len(wanted)
+    return sorted(found, key=lambda s: s.name)
+
+
+def _probe_node(schema, drop: str = "", extra: bool = False, inputs: int | None = None):
+    """A node of `schema` with named inputs (its minimum, or `inputs`) and
+    outputs, every required attribute but `drop` (dummy values), and with
+    `extra` an attribute it does not declare."""
+    from onnxruntime.capi import onnxruntime_pybind11_state as ort_c
+
+    kinds = ort_c.schemadef.OpSchema.AttrType
+    dummies = {
+        kinds.INT: 1,
+        kinds.FLOAT: 1.0,
+        kinds.STRING: "x",
+        kinds.INTS: [1],
+        kinds.GRAPH: helper.make_graph([], "g", [], []),
+    }
+    n_in = schema.min_input if inputs is None else inputs
+    node = helper.make_node(
+        schema.name,
+        [f"i{k}" for k in range(n_in)],
+        [f"o{k}" for k in range(schema.min_output)],
+        domain=schema.domain,
+    )
+    for a in schema.attributes.values():
+        if a.required and a.name != drop:
+            node.attribute.append(helper.make_attribute(a.name, dummies[a.type]))
+    if extra:
+        node.attribute.append(helper.make_attribute("zz_probe", 1))
+    graph = helper.make_graph(
+        [node],
+        "probe",
+        [helper.make_tensor_value_info(n, F, None) for n in node.input],
+        [helper.make_tensor_value_info(n, F, None) for n in node.output],
+    )
+    model = helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", 14), helper.make_opsetid("com.microsoft", 1)]
+    )
+    model.ir_version = 8
+    return model
+
+
+def _ort_load_error(model: onnx.ModelProto) -> str:
+    try:
+        _ort_session(model)
+    except Exception as e:  # any refusal: its text is compared
+        return str(e)
+    return ""
+
+
+def _codes_at_node(model: onnx.ModelProto) -> set[str]:
+    report = onnxfast.check(model, contrib_ops=True)
+    return {d.code for d in report if d.severity == "error" and "node[0]" in d.location}
+
+
+def test_onnxruntimes_schema_verification_for_every_operator() -> None:
+    """For every operator contrib_ops knows, what onnxruntime refuses when
+    it loads a node and what our check with contrib_ops reports agree: an
+    undeclared attribute (E410; its LayerNormalization and
+    SimplifiedLayerNormalization take any), each required attribute left out
+    (E413), one input too many (E407)."""
+    checked = 0
+    for schema in _ort_schemas():
+        model = _probe_node(schema, extra=True)
+        theirs = "zz_probe" in _ort_load_error(model)
+        assert ("E410" in _codes_at_node(model)) == theirs, schema.name
+        for a in schema.attributes.values():
+            if not a.required:
+                continue
+            model = _probe_node(schema, drop=a.name)
+            theirs = f"Required attribute '{a.name}' is missing" in _ort_load_error(model)
+            assert theirs, (schema.name, a.name)
+            assert "E413" in _codes_at_node(model), (schema.name, a.name)
+            checked += 1
+        if schema.max_input < 2**31 - 1:
+            model = _probe_node(schema, inputs=schema.max_input + 1)
+            assert "input size" in _ort_load_error(model), schema.name
+            assert "E407" in _codes_at_node(model), schema.name
+            checked += 1
+    assert checked > 40
