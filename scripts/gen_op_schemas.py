@@ -110,6 +110,35 @@ def _how(s) -> str:
     return flags or "-"
 
 
+def schema_lines(
+    s,
+    how: str,
+    params: list[tuple[str, str, str, int, bool, str]],
+    attributes: list[tuple[str, int, bool, str]],
+) -> list[str]:
+    """The records of one schema `s` (its domain, name, since_version,
+    deprecated and counts are read from it; the rest is given, as each
+    generator reads it from its library's schema objects): `params` as (tag
+    I or O, name, option S/O/V, min_arity, homogeneous, type string) and
+    `attributes` as (name, type code, required, default text)."""
+    lines = [
+        f"S {_token(s.domain)} {_token(s.name)} {s.since_version} {int(s.deprecated)} "
+        f"{s.min_input} {s.max_input} {s.min_output} {s.max_output} {how}"
+    ]
+    constraints = {c.type_param_str for c in s.type_constraints}
+    for tag, name, option, min_arity, homogeneous, type_str in params:
+        type_str = type_str if type_str in constraints else _canonical(type_str)
+        lines.append(
+            f"{tag} {_token(name)} {option} {min_arity} {int(homogeneous)} {_token(type_str)}"
+        )
+    for c in s.type_constraints:
+        allowed = ";".join(_canonical(t) for t in c.allowed_type_strs)
+        lines.append(f"T {_token(c.type_param_str)} {_token(allowed)}")
+    for name, code, required, default in sorted(attributes):
+        lines.append(f"A {_token(name)} {code} {int(required)} {default}")
+    return lines
+
+
 def main() -> None:
     schemas = sorted(
         onnx.defs.get_all_schemas_with_history(),
@@ -119,26 +148,15 @@ def main() -> None:
     for domain, (low, high) in sorted(onnx.defs.C.schema_version_map().items()):
         lines.append(f"D {_token(domain)} {low} {high}")
     for s in schemas:
-        lines.append(
-            f"S {_token(s.domain)} {_token(s.name)} {s.since_version} {int(s.deprecated)} "
-            f"{s.min_input} {s.max_input} {s.min_output} {s.max_output} {_how(s)}"
-        )
-        constraints = {c.type_param_str for c in s.type_constraints}
-        for tag, params in (("I", s.inputs), ("O", s.outputs)):
-            for p in params:
-                option = _OPTION[p.option]
-                type_str = p.type_str if p.type_str in constraints else _canonical(p.type_str)
-                lines.append(
-                    f"{tag} {_token(p.name)} {option} {p.min_arity} {int(p.is_homogeneous)} "
-                    f"{_token(type_str)}"
-                )
-        for c in s.type_constraints:
-            allowed = ";".join(_canonical(t) for t in c.allowed_type_strs)
-            lines.append(f"T {_token(c.type_param_str)} {_token(allowed)}")
-        for name, attr in sorted(s.attributes.items()):
-            lines.append(
-                f"A {_token(name)} {int(attr.type.value)} {int(attr.required)} {_default(attr)}"
-            )
+        params = [
+            (tag, p.name, _OPTION[p.option], p.min_arity, p.is_homogeneous, p.type_str)
+            for tag, group in (("I", s.inputs), ("O", s.outputs))
+            for p in group
+        ]
+        attributes = [
+            (name, int(a.type.value), a.required, _default(a)) for name, a in s.attributes.items()
+        ]
+        lines += schema_lines(s, _how(s), params, attributes)
         if s.has_function and not s.has_type_and_shape_inference_function:
             lines.append(f"F {s.function_body.SerializeToString().hex()}")
     OUT.parent.mkdir(parents=True, exist_ok=True)

@@ -21,7 +21,7 @@ import onnxruntime
 from onnxruntime.capi import onnxruntime_pybind11_state as ort_c
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from gen_op_schemas import _canonical, _default, _token
+from gen_op_schemas import _default, schema_lines
 
 OUT = Path(__file__).resolve().parent.parent / "rust" / "onnxfast-core" / "data" / "ort_schemas.txt"
 
@@ -109,27 +109,19 @@ def main() -> None:
     lines = [f"# onnxruntime {onnxruntime.__version__}", "D com.microsoft 1 1"]
     for key in sorted(OPERATORS):
         s = schemas[key]
+        # onnxruntime does not expose min_arity; its schemas keep onnx's
+        # default of 1.
+        params = [
+            (tag, p.name, _OPTION[p.option], 1, p.isHomogeneous, p.typeStr)
+            for tag, group in (("I", s.inputs), ("O", s.outputs))
+            for p in group
+        ]
+        attributes = [
+            (name, int(a.type.value), a.required, _default(_Attr(a._default_value)))
+            for name, a in s.attributes.items()
+        ]
         how = "i" if s.has_type_and_shape_inference_function else "-"
-        lines.append(
-            f"S {_token(s.domain)} {_token(s.name)} {s.since_version} {int(s.deprecated)} "
-            f"{s.min_input} {s.max_input} {s.min_output} {s.max_output} {how}"
-        )
-        constraints = {c.type_param_str for c in s.type_constraints}
-        for tag, params in (("I", s.inputs), ("O", s.outputs)):
-            for p in params:
-                type_str = p.typeStr if p.typeStr in constraints else _canonical(p.typeStr)
-                # onnxruntime does not expose min_arity; its schemas keep
-                # onnx's default of 1.
-                lines.append(
-                    f"{tag} {_token(p.name)} {_OPTION[p.option]} 1 {int(p.isHomogeneous)} "
-                    f"{_token(type_str)}"
-                )
-        for c in s.type_constraints:
-            allowed = ";".join(_canonical(t) for t in c.allowed_type_strs)
-            lines.append(f"T {_token(c.type_param_str)} {_token(allowed)}")
-        for name, attr in sorted(s.attributes.items()):
-            default = _default(_Attr(attr._default_value))
-            lines.append(f"A {_token(name)} {int(attr.type.value)} {int(attr.required)} {default}")
+        lines += schema_lines(s, how, params, attributes)
     OUT.write_text("\n".join(lines) + "\n")
     print(f"wrote {len(OPERATORS)} schemas to {OUT}")
 
