@@ -428,13 +428,18 @@ fn beam_search(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
                 plus(ctx, a, minus)
             }
         };
-        let vocab = match ctx.own_int("vocab_size", -1) {
-            v if v > 0 => Dim::Value(v),
-            _ => Dim::Unknown,
-        };
+        let vocab = vocab_size(ctx);
         ctx.set_shape(2, [steps, batch, beams, vocab].into_iter().collect());
     }
     Ok(())
+}
+
+/// A generation loop's `vocab_size` attribute, when given (positive).
+fn vocab_size(ctx: &NodeCtx<'_, '_>) -> Dim {
+    match ctx.own_int("vocab_size", -1) {
+        v if v > 0 => Dim::Value(v),
+        _ => Dim::Unknown,
+    }
 }
 
 /// GreedySearch and Sampling: sequences (B, max_length) int32; Sampling's
@@ -449,10 +454,7 @@ fn greedy_search(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     ctx.set_shape(0, [batch, longest].into_iter().collect());
     if ctx.has_output(1) {
         ctx.set_elem(1, FLOAT);
-        let vocab = match ctx.own_int("vocab_size", -1) {
-            v if v > 0 => Dim::Value(v),
-            _ => Dim::Unknown,
-        };
+        let vocab = vocab_size(ctx);
         ctx.set_shape(1, [batch, vocab].into_iter().collect());
     }
     Ok(())
