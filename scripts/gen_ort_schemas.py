@@ -84,6 +84,20 @@ OPERATORS = [
         "SkipSimplifiedLayerNormalization",
     ]
 ] + [("", "SimplifiedLayerNormalization", 1), ("", "LayerNormalization", 1)]
+# The NCHWc layout of its highest optimization level.
+OPERATORS += [
+    ("com.microsoft.nchwc", name, 1)
+    for name in [
+        "AveragePool",
+        "Conv",
+        "GlobalAveragePool",
+        "GlobalMaxPool",
+        "MaxPool",
+        "ReorderInput",
+        "ReorderOutput",
+        "Upsample",
+    ]
+]
 
 _OPTION = {
     ort_c.schemadef.OpSchema.FormalParameterOption.Single: "S",
@@ -106,7 +120,11 @@ def main() -> None:
     missing = [key for key in OPERATORS if key not in schemas]
     if missing:
         raise SystemExit(f"onnxruntime {onnxruntime.__version__} has no schema for {missing}")
-    lines = [f"# onnxruntime {onnxruntime.__version__}", "D com.microsoft 1 1"]
+    lines = [
+        f"# onnxruntime {onnxruntime.__version__}",
+        "D com.microsoft 1 1",
+        "D com.microsoft.nchwc 1 1",
+    ]
     for key in sorted(OPERATORS):
         s = schemas[key]
         # onnxruntime does not expose min_arity; its schemas keep onnx's

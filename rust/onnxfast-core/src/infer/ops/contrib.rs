@@ -87,6 +87,13 @@ pub fn rule(domain: &str, op: &str, version: i64) -> Option<Rule> {
         // Its NHWC layout transformer's operators.
         ("com.microsoft", "NhwcConv") => super::nn::conv_channels_last,
         ("com.microsoft", "NhwcMaxPool") => nhwc_max_pool,
+        // The NCHWc layout of its highest optimization level (float models).
+        ("com.microsoft.nchwc", "ReorderInput") => nchwc_reorder_input,
+        ("com.microsoft.nchwc", "ReorderOutput") => nchwc_reorder_output,
+        ("com.microsoft.nchwc", "Conv") => super::nn::conv_22,
+        ("com.microsoft.nchwc", "MaxPool" | "AveragePool") => nchwc_pool,
+        ("com.microsoft.nchwc", "GlobalMaxPool" | "GlobalAveragePool") => super::nn::global_pool,
+        ("com.microsoft.nchwc", "Upsample") => nchwc_upsample,
         ("" | "ai.onnx", "SimplifiedLayerNormalization") => simplified_layer_norm,
         // onnx has LayerNormalization from opset 17; onnxruntime serves
         // older opsets with its own, the same operator.
@@ -1156,6 +1163,116 @@ fn qlinear_where(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     };
     let out = crate::infer::util::broadcast(&[c, x, y])
         .map_err(|e| bad_shapes(format!("condition, X and Y do not broadcast: {e}")))?;
+    ctx.set_shape(0, out);
+    Ok(())
+}
+
+// ---- NCHWc layout (com.microsoft.nchwc) --------------------------------------
+//
+// onnxruntime's highest optimization level lays float convolutions out in
+// blocks of channels (8 or 16, as the machine's vector width decides): a
+// tensor (N, C', H, W) whose channels C' are the real ones rounded up to the
+// block. Weights saved in the model are already in blocks, so only
+// ReorderInput's block count depends on the machine that runs the model.
+
+/// ReorderInput (a tensor into blocks of channels; `channels_last`: from
+/// (N, H, W, C)): (N, C', spatial...). C' is C rounded up to the machine's
+/// block of 8 or 16 channels: known when both give the same (C a multiple
+/// of 16).
+fn nchwc_reorder_input(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
+    ctx.propagate_elem(0, 0)?;
+    let Some(x) = ctx.shape(0) else {
+        return Ok(());
+    };
+    if x.len() < 2 {
+        return Err(bad_rank(0, "the input must have rank 2 or more"));
+    }
+    let last = ctx.own_int("channels_last", 0) != 0;
+    let (channels, spatial) = if last {
+        (x[x.len() - 1], &x[1..x.len() - 1])
+    } else {
+        (x[1], &x[2..])
+    };
+    let blocked = match channels {
+        Dim::Value(c) if c % 16 == 0 => Dim::Value(c),
+        _ => Dim::Unknown,
+    };
+    let out: Dims = [x[0], blocked]
+        .into_iter()
+        .chain(spatial.iter().copied())
+        .collect();
+    ctx.set_shape(0, out);
+    Ok(())
+}
+
+/// ReorderOutput (blocks of channels back to a plain tensor of `channels`
+/// channels; `channels_last`: (N, H, W, channels)).
+fn nchwc_reorder_output(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
+    ctx.propagate_elem(0, 0)?;
+    let channels = ctx.own_int("channels", 0);
+    if channels <= 0 {
+        return Err(bad_attr(
+            "channels",
+            format!("the channel count must be positive, it is {channels}"),
+        ));
+    }
+    let Some(x) = ctx.shape(0) else {
+        return Ok(());
+    };
+    if x.len() < 2 {
+        return Err(bad_rank(0, "the input must have rank 2 or more"));
+    }
+    let spatial = x[2..].iter().copied();
+    let out: Dims = if ctx.own_int("channels_last", 0) != 0 {
+        [x[0]]
+            .into_iter()
+            .chain(spatial)
+            .chain([Dim::Value(channels)])
+            .collect()
+    } else {
+        [x[0], Dim::Value(channels)]
+            .into_iter()
+            .chain(spatial)
+            .collect()
+    };
+    ctx.set_shape(0, out);
+    Ok(())
+}
+
+/// MaxPool and AveragePool over blocks of channels: onnx's window rule.
+fn nchwc_pool(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
+    super::nn::pool_in(ctx, true, Layout::ChannelsFirst)
+}
+
+/// Upsample over blocks of channels: each dim times its integer scale.
+fn nchwc_upsample(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
+    ctx.propagate_elem(0, 0)?;
+    let Some(x) = ctx.shape(0) else {
+        return Ok(());
+    };
+    let Some(scales) = ctx.own_ints("scales") else {
+        return Ok(());
+    };
+    if scales.len() != x.len() {
+        return Err(bad_attr(
+            "scales",
+            format!(
+                "'scales' has {} values, the input has rank {}",
+                scales.len(),
+                x.len()
+            ),
+        ));
+    }
+    let mut out = Dims::with_capacity(x.len());
+    for (&d, &k) in x.iter().zip(scales) {
+        if k <= 0 {
+            return Err(bad_attr(
+                "scales",
+                format!("scales must be positive, one is {k}"),
+            ));
+        }
+        out.push(times(ctx, d, k));
+    }
     ctx.set_shape(0, out);
     Ok(())
 }

@@ -866,7 +866,7 @@ fn conv_transpose_11(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
 
 /// GlobalAveragePool, GlobalMaxPool, GlobalLpPool: `(N, C, 1, ..., 1)`
 /// (no shape for inputs of rank below 2).
-fn global_pool(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
+pub(super) fn global_pool(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     ctx.propagate_elem(0, 0)?;
     let Some(x) = ctx.shape(0) else {
         return Ok(());
