@@ -180,13 +180,21 @@ thread_local! {
 
 fn unknown_op_hint<N: NodeFields + ?Sized>(c: &Checker<'_>, n: &N, version: i64) -> Option<String> {
     let (op_type, domain) = (n.node_op_type(), n.node_domain());
-    if crate::infer::ops::contrib::rule(domain, op_type, version).is_some() {
-        return Some(
-            "an operator of onnxruntime's: with contrib_ops=True (--contrib-ops) it is known, \
-             verified against onnxruntime's schema and inferred"
-                .into(),
-        );
+    let onnx = onnx_op_hint(c, op_type, domain, version);
+    if crate::infer::ops::contrib::rule(domain, op_type, version).is_none() {
+        return onnx;
     }
+    let ort = "an operator of onnxruntime's: with contrib_ops=True (--contrib-ops) it is known, \
+               verified against onnxruntime's schema and inferred";
+    Some(match onnx {
+        // onnx has it from a later opset: both are worth saying.
+        Some(h) if !h.starts_with("did you mean") => format!("{h}; {ort}"),
+        _ => ort.to_string(),
+    })
+}
+
+/// What onnx's own operators suggest about an unknown one.
+fn onnx_op_hint(c: &Checker<'_>, op_type: &str, domain: &str, version: i64) -> Option<String> {
     if domain == "ai.onnx" {
         return Some(
             "onnx only finds ai.onnx operators when the node's domain is '' (empty)".into(),
