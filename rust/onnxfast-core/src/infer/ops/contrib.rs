@@ -400,12 +400,14 @@ fn generation_input(ctx: &NodeCtx<'_, '_>, whisper: bool) -> InferResult<Option<
     )
 }
 
-/// BeamSearch (GPT-2, T5 and, model_type 2, Whisper): sequences (B, R,
-/// max_length) int32, sequences_scores (B, R) and scores (max_length - S,
-/// B, num_beams, vocab_size) of length_penalty's element type; R is
-/// num_return_sequences. Its graphs are inferred with their own inputs. onnxruntime's inference gives sequences_scores
-/// no dims (its kernel returns (B, R)) and needs every dim static; here a
-/// symbolic batch is kept.
+/// BeamSearch (GPT-2; model_type 1, T5; 2, Whisper): sequences (B, R,
+/// max_length) int32, sequences_scores (B, R) and scores (steps, B,
+/// num_beams, vocab_size) of length_penalty's element type; R is
+/// num_return_sequences, and the steps max_length - S for GPT-2 (the
+/// others start from a decoder prompt the node does not show: unknown).
+/// Its graphs are inferred with their own inputs. onnxruntime's inference
+/// gives sequences_scores no dims (its kernel returns (B, R)) and needs
+/// every dim static; here a symbolic batch is kept.
 fn beam_search(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     generation_graphs(ctx)?;
     ctx.set_elem(0, INT32);
@@ -414,7 +416,8 @@ fn beam_search(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
             ctx.propagate_elem(5, out)?;
         }
     }
-    let whisper = ctx.own_int("model_type", 0) == 2;
+    let model_type = ctx.own_int("model_type", 0);
+    let whisper = model_type == 2;
     let longest = positive_count(ctx, 1, "max_length")?;
     let beams = positive_count(ctx, 3, "num_beams")?;
     let returned = positive_count(ctx, 4, "num_return_sequences")?;
@@ -427,6 +430,7 @@ fn beam_search(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     }
     if ctx.has_output(2) {
         let steps = match (longest, length) {
+            _ if model_type != 0 => Dim::Unknown,
             (Dim::Unknown, _) | (_, Dim::Unknown) => Dim::Unknown,
             (Dim::Value(a), Dim::Value(b)) => a.checked_sub(b).map_or(Dim::Unknown, Dim::Value),
             // With `symbolic`: max_length - S.
