@@ -321,7 +321,7 @@ pub const DATA_PROPAGATION: Code = error(
 );
 pub const NO_INFERENCE: Code = warning(
     "W790",
-    "An operator of a custom domain has no schema or model-local function: its outputs get no types and inference goes on without them (reported once per operator).",
+    "An operator of a custom domain has no schema or model-local function: its outputs get no types and inference goes on without them (reported once per operator; for an operator of onnxruntime's, the hint names `contrib_ops=True`).",
 );
 pub const MASKED_BY_UNKNOWN_OP: Code = warning(
     "W791",
