@@ -182,33 +182,50 @@ fn unknown_op_hint<N: NodeFields + ?Sized>(c: &Checker<'_>, n: &N, version: i64)
     let (op_type, domain) = (n.node_op_type(), n.node_domain());
     let onnx = onnx_op_hint(c, op_type, domain, version);
     if crate::infer::ops::contrib::rule(domain, op_type, version).is_none() {
-        return onnx;
+        return onnx.map(OnnxHint::text);
     }
     let ort = "an operator of onnxruntime's: with contrib_ops=True (--contrib-ops) it is known, \
                verified against onnxruntime's schema and inferred";
     Some(match onnx {
-        // onnx has it from a later opset: both are worth saying.
-        Some(h) if !h.starts_with("did you mean") => format!("{h}; {ort}"),
+        // A fact about onnx's operator (where it exists) is worth saying
+        // beside onnxruntime's; a guess at a similar name is not.
+        Some(OnnxHint::Fact(h)) => format!("{h}; {ort}"),
         _ => ort.to_string(),
     })
 }
 
-/// What onnx's own operators suggest about an unknown one.
-fn onnx_op_hint(c: &Checker<'_>, op_type: &str, domain: &str, version: i64) -> Option<String> {
-    if domain == "ai.onnx" {
-        return Some(
-            "onnx only finds ai.onnx operators when the node's domain is '' (empty)".into(),
-        );
+/// What onnx's own operators say about an unknown one.
+enum OnnxHint {
+    /// The domain is spelled so onnx does not look it up, or the operator
+    /// exists from a later opset.
+    Fact(String),
+    /// The closest operator name.
+    Guess(String),
+}
+
+impl OnnxHint {
+    fn text(self) -> String {
+        match self {
+            OnnxHint::Fact(t) | OnnxHint::Guess(t) => t,
+        }
     }
-    let versions = c.schemas.versions(op_type, domain);
-    if let Some(first) = versions.first() {
-        return Some(format!(
+}
+
+fn onnx_op_hint(c: &Checker<'_>, op_type: &str, domain: &str, version: i64) -> Option<OnnxHint> {
+    if domain == "ai.onnx" {
+        return Some(OnnxHint::Fact(
+            "onnx only finds ai.onnx operators when the node's domain is '' (empty)".into(),
+        ));
+    }
+    if let Some(first) = c.schemas.versions(op_type, domain).first() {
+        return Some(OnnxHint::Fact(format!(
             "{} exists from opset {} on; this model imports opset {version}",
             q(op_type),
             first.since_version
-        ));
+        )));
     }
-    closest(op_type, c.schemas.op_names(domain)).map(|s| format!("did you mean {}?", q(s)))
+    closest(op_type, c.schemas.op_names(domain))
+        .map(|s| OnnxHint::Guess(format!("did you mean {}?", q(s))))
 }
 
 /// onnx's OpSchema::Verify.

@@ -91,7 +91,8 @@ pub fn rule(domain: &str, op: &str, version: i64) -> Option<Rule> {
         ("com.microsoft.nchwc", "ReorderInput") => nchwc_reorder_input,
         ("com.microsoft.nchwc", "ReorderOutput") => nchwc_reorder_output,
         ("com.microsoft.nchwc", "Conv") => super::nn::conv_22,
-        ("com.microsoft.nchwc", "MaxPool" | "AveragePool") => nchwc_pool,
+        // onnx's window rule (onnxruntime infers them with onnx's).
+        ("com.microsoft.nchwc", "MaxPool" | "AveragePool") => super::nn::pool_22,
         ("com.microsoft.nchwc", "GlobalMaxPool" | "GlobalAveragePool") => super::nn::global_pool,
         ("com.microsoft.nchwc", "Upsample") => nchwc_upsample,
         ("" | "ai.onnx", "SimplifiedLayerNormalization") => simplified_layer_norm,
@@ -1241,11 +1242,6 @@ fn nchwc_reorder_output(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     };
     ctx.set_shape(0, out);
     Ok(())
-}
-
-/// MaxPool and AveragePool over blocks of channels: onnx's window rule.
-fn nchwc_pool(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
-    super::nn::pool_in(ctx, true, Layout::ChannelsFirst)
 }
 
 /// Upsample over blocks of channels: each dim times its integer scale.

@@ -623,7 +623,7 @@ fn pool_dilated(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     pool(ctx, true, Ceil::Exact)
 }
 
-fn pool_22(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
+pub(super) fn pool_22(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     pool(ctx, true, Ceil::Torch)
 }
 
