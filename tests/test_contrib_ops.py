@@ -1503,8 +1503,6 @@ def test_contrib_op_without_a_cpu_kernel_against_symbolic_shape_infer(
     and ranks, and every dim it gives (a number, or an expression of the
     graph's symbols) evaluates to ours at each set of sizes; a fresh
     symbol of its own (RemovePadding's token count) says nothing to compare."""
-    import sympy
-
     node = ms(op, [n for n, _, _ in inputs] + [i.name for i in inits], outputs, **attrs)
     graph_inputs = [i for i in inputs if i[0]]
     model = Case(op, [node], graph_inputs, outputs, lambda s: {}, inits).model()
@@ -1522,7 +1520,7 @@ def test_contrib_op_without_a_cpu_kernel_against_symbolic_shape_infer(
                 assert d == their.dim_value, (name, dims, t.shape)
                 compared += 1
                 continue
-            expr = sympy.sympify(their.dim_param, locals={k: sympy.Symbol(k) for k in SIZES[0]})
+            expr = _sympy_expr(their.dim_param)
             if not {str(x) for x in expr.free_symbols} <= set(SIZES[0]):
                 continue
             for sizes in SIZES:
@@ -1535,10 +1533,17 @@ def test_contrib_op_without_a_cpu_kernel_against_symbolic_shape_infer(
         assert ours["cumulated"] == (I32, ["B + 1"])
 
 
-def _sympy_value(text: str, sizes: dict[str, int]) -> int:
+def _sympy_expr(text: str) -> Any:
+    """A dim of symbolic_shape_infer.py as a SymPy expression, the graph's
+    symbols (B, S, P, T) read as symbols (S is SymPy's singleton registry
+    otherwise)."""
     import sympy
 
-    return int(sympy.sympify(text, locals={k: sympy.Symbol(k) for k in sizes}).subs(sizes))
+    return sympy.sympify(text, locals={k: sympy.Symbol(k) for k in SIZES[0]})
+
+
+def _sympy_value(text: str, sizes: dict[str, int]) -> int:
+    return int(_sympy_expr(text).subs(sizes))
 
 
 @pytest.mark.parametrize("case", MODELS, ids=[c.name for c in MODELS])
