@@ -34,6 +34,7 @@ OPERATORS = [
         "Sampling",
         "GreedySearch",
         "BeamSearch",
+        "WhisperBeamSearch",
         "PackedMultiHeadAttention",
         "PackedAttention",
         "SparseAttention",

@@ -2008,6 +2008,222 @@ def test_check_with_contrib_ops_reaches_inside_a_generation_loops_decoder() -> N
     assert onnxfast.check(model, full=True).ok
 
 
+def _heads(x: str, out: str) -> list[onnx.NodeProto]:
+    """(B, L, N·h) → (B, N, L, h), by the 'split' initializer [0, 0, N, h]."""
+    return [
+        helper.make_node("Reshape", [x, "split"], [out + "_4d"]),
+        helper.make_node("Transpose", [out + "_4d"], [out], perm=[0, 2, 1, 3]),
+    ]
+
+
+def _tiny_encoder_decoder(
+    whisper: bool, vocab: int, heads: int = 2, head: int = 4, mels: int = 6
+) -> tuple[onnx.GraphProto, onnx.GraphProto]:
+    """One-layer encoder and decoder graphs with the interfaces onnxruntime's
+    beam search requires of T5 (encoder: encoder_input_ids, its mask and the
+    decoder's start (B, 1) → logits, encoder_hidden_states, the self then the
+    cross attention caches; decoder: input_ids (B·beams, 1), the mask, the
+    hidden states and the four caches → logits and the grown self caches)
+    and of Whisper (the encoder reads audio features (B, mels, frames) and
+    a decoder prompt (B, L); the decoder only the token and the caches)."""
+    hidden = heads * head
+    vi = helper.make_tensor_value_info
+    inits = [
+        const("emb", rand(vocab, hidden)),
+        const("w", rand(hidden, vocab)),
+        const("split", np.array([0, 0, heads, head], np.int64)),
+    ]
+    enc_nodes = [
+        helper.make_node("Gather", ["emb", "decoder_input_ids"], ["d"]),
+        helper.make_node("MatMul", ["d", "w"], ["logits"]),
+    ]
+    if whisper:
+        inits.append(const("mel", rand(mels, hidden)))
+        enc_nodes += [
+            helper.make_node("Transpose", ["encoder_input_ids"], ["frames"], perm=[0, 2, 1]),
+            helper.make_node("MatMul", ["frames", "mel"], ["encoder_hidden_states"]),
+        ]
+        enc_inputs = [
+            vi("encoder_input_ids", F, ["b", mels, "t"]),
+            vi("decoder_input_ids", I32, ["b", "l"]),
+        ]
+        prompt, memory = "l", "t"
+    else:
+        enc_nodes.append(
+            helper.make_node("Gather", ["emb", "encoder_input_ids"], ["encoder_hidden_states"])
+        )
+        enc_inputs = [
+            vi("encoder_input_ids", I32, ["b", "t"]),
+            vi("encoder_attention_mask", I32, ["b", "t"]),
+            vi("decoder_input_ids", I32, ["b", 1]),
+        ]
+        prompt, memory = 1, "t"
+    caches = [f"present_{kv}_{kind}_0" for kind in ("self", "cross") for kv in ("key", "value")]
+    for name in caches:
+        enc_nodes += _heads("d" if "self" in name else "encoder_hidden_states", name)
+    encoder = helper.make_graph(
+        enc_nodes,
+        "encoder",
+        enc_inputs,
+        [
+            vi("logits", F, ["b", prompt, vocab]),
+            vi("encoder_hidden_states", F, ["b", memory, hidden]),
+            *[vi(n, F, ["b", heads, prompt if "self" in n else memory, head]) for n in caches],
+        ],
+        inits,
+    )
+    dec_nodes = [
+        helper.make_node("Gather", ["emb", "input_ids"], ["x"]),
+        helper.make_node("MatMul", ["x", "w"], ["logits"]),
+        *_heads("x", "kv"),
+        helper.make_node("Concat", ["past_key_self_0", "kv"], ["present_key_self_0"], axis=2),
+        helper.make_node("Concat", ["past_value_self_0", "kv"], ["present_value_self_0"], axis=2),
+    ]
+    dec_inputs = [vi("input_ids", I32, ["bb", 1])]
+    if not whisper:
+        dec_inputs += [
+            vi("encoder_attention_mask", I32, ["bb", "t"]),
+            vi("encoder_hidden_states", F, ["bb", "t", hidden]),
+        ]
+    dec_inputs += [
+        vi(n.replace("present", "past"), F, ["bb", heads, "p" if "self" in n else "t", head])
+        for n in caches
+    ]
+    decoder = helper.make_graph(
+        dec_nodes,
+        "decoder",
+        dec_inputs,
+        [
+            vi("logits", F, ["bb", 1, vocab]),
+            vi("present_key_self_0", F, ["bb", heads, "p1", head]),
+            vi("present_value_self_0", F, ["bb", heads, "p1", head]),
+        ],
+        inits,
+    )
+    return encoder, decoder
+
+
+def _encoder_decoder_search(
+    op: str, whisper: bool, vocab: int, prompt: bool = False, **attrs: Any
+) -> onnx.ModelProto:
+    """`op` (BeamSearch or WhisperBeamSearch: 3 beams, 2 sequences returned,
+    up to 8 tokens, decoding from token 2) around `_tiny_encoder_decoder`'s
+    graphs, on input_ids (B, S) for T5 or features (B, 6, T) for Whisper;
+    `prompt`: Whisper's decoder prompt decoder_input_ids (B, L) is given."""
+    encoder, decoder = _tiny_encoder_decoder(whisper, vocab)
+    inits = [
+        const(name, np.array([value], dtype))
+        for name, value, dtype in (
+            ("max_length", 8, np.int32),
+            ("min_length", 1, np.int32),
+            ("beams", 3, np.int32),
+            ("returned", 2, np.int32),
+            ("penalty", 1.0, np.float32),
+        )
+    ]
+    vi = helper.make_tensor_value_info
+    first = vi("features", F, ["B", 6, "T"]) if whisper else vi("input_ids", I32, ["B", "S"])
+    inputs = [first.name, "max_length", "min_length", "beams", "returned", "penalty"]
+    graph_inputs = [first]
+    if prompt:
+        inputs += ["", "", "", "", "decoder_input_ids"]
+        graph_inputs.append(vi("decoder_input_ids", I32, ["B", "L"]))
+    outputs = ["sequences", "sequences_scores", "scores"]
+    node = helper.make_node(
+        op,
+        inputs,
+        outputs,
+        domain="com.microsoft",
+        encoder=encoder,
+        decoder=decoder,
+        eos_token_id=vocab - 1,
+        pad_token_id=0,
+        decoder_start_token_id=2,
+        vocab_size=vocab,
+        **attrs,
+    )
+    graph = helper.make_graph(
+        [node], "generate", graph_inputs, [onnx.ValueInfoProto(name=o) for o in outputs], inits
+    )
+    model = helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)]
+    )
+    model.ir_version = 8
+    return model
+
+
+_ENCODER_DECODER = [
+    ("BeamSearch", False, False, {"model_type": 1}),
+    ("WhisperBeamSearch", True, False, {}),
+    ("WhisperBeamSearch", True, True, {}),
+    ("BeamSearch", True, True, {"model_type": 2}),
+]
+
+
+@pytest.mark.parametrize(
+    ("op", "whisper", "prompt", "attrs"),
+    _ENCODER_DECODER,
+    ids=["t5", "whisper", "whisper-prompt", "beamsearch-whisper-prompt"],
+)
+def test_encoder_decoder_beam_searches_match_onnxruntime(
+    op: str, whisper: bool, prompt: bool, attrs: dict
+) -> None:
+    """onnxruntime's beam search around T5- and Whisper-shaped encoder and
+    decoder graphs: our output types are those its session infers, and every
+    dim we give evaluates, at two sizes, to the shape of the array it
+    returns. The scores' steps are max_length less the tokens the sequences
+    start with: the decoder's start token (7), or Whisper's decoder prompt
+    (-L + 8)."""
+    vocab = 11
+    model = _encoder_decoder_search(op, whisper, vocab, prompt, **attrs)
+    session = _ort_session(model)
+    names = [o.name for o in session.get_outputs()]
+    theirs = {o.name: o.type for o in session.get_outputs()}
+    ours = _ours(model, symbolic=True, data_prop=True)
+    for name in names:
+        assert ours[name][0] == _ORT_TYPES[theirs[name]], (name, ours[name])
+    assert ours["scores"][1] == ["-L + 8" if prompt else 7, "B", 3, vocab]
+    for batch, length in ((1, 3), (2, 5)):
+        sizes = {"B": batch, "S": length, "T": length + 2, "L": length - 1}
+        if whisper:
+            feeds = {"features": rand(batch, 6, sizes["T"])}
+        else:
+            feeds = {"input_ids": _rng.integers(1, vocab - 1, (batch, length)).astype(np.int32)}
+        if prompt:
+            feeds["decoder_input_ids"] = np.full((batch, sizes["L"]), 3, np.int32)
+        for name, array in zip(names, session.run(names, feeds)):
+            at = [onnxfast.evaluate_dim(d, sizes) for d in ours[name][1]]
+            assert at == list(array.shape), (name, ours[name][1], array.shape)
+    # Declared as inferred, the model checks valid, its graphs inferred.
+    for o in model.graph.output:
+        elem, dims = ours[o.name]
+        o.CopyFrom(helper.make_tensor_value_info(o.name, elem, dims))
+    assert onnxfast.check(model, full=True, contrib_ops=True).ok
+
+
+def test_beam_search_refusals_match_onnxruntime() -> None:
+    """What onnxruntime refuses of a Whisper beam search, we report: a
+    WhisperBeamSearch of another model type (its session refuses to
+    start), and a decoder prompt as long as max_length (its run fails)."""
+    vocab = 11
+    model = _encoder_decoder_search("WhisperBeamSearch", False, vocab, model_type=1)
+    with pytest.raises(OrtFail, match="kModelTypeWhisper"):
+        _ort_session(model)
+    errors = [d for d in onnxfast.check(model, full=True, contrib_ops=True) if d.code != "E203"]
+    assert [(d.code, "model_type" in d.location) for d in errors] == [("E722", True)], errors
+
+    model = _encoder_decoder_search("WhisperBeamSearch", True, vocab, prompt=True)
+    model.graph.input[1].CopyFrom(helper.make_tensor_value_info("decoder_input_ids", I32, [1, 8]))
+    session = _ort_session(model)
+    with pytest.raises(OrtFail, match=r"max_length \(8\) shall be greater"):
+        session.run(
+            None, {"features": rand(1, 6, 5), "decoder_input_ids": np.ones((1, 8), np.int32)}
+        )
+    errors = [d for d in onnxfast.check(model, full=True, contrib_ops=True) if d.code != "E203"]
+    assert [(d.code, d.location.endswith("'max_length'")) for d in errors] == [("E723", True)]
+    assert "must be greater than the length the sequences start with (8)" in errors[0].message
+
+
 def _ort_schemas() -> list:
     from onnxruntime.capi import onnxruntime_pybind11_state as ort_c
 

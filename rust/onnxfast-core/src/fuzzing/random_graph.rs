@@ -358,6 +358,17 @@ const CONTRIB: &[ContribOp] = {
         ),
         (
             "com.microsoft",
+            "WhisperBeamSearch",
+            (5, 13),
+            5,
+            &[
+                ("decoder", Graph),
+                ("encoder", Graph),
+                ("decoder_start_token_id", Int),
+            ],
+        ),
+        (
+            "com.microsoft",
             "GreedySearch",
             (2, 3),
             1,

@@ -51,6 +51,7 @@ pub fn rule(domain: &str, op: &str, version: i64) -> Option<Rule> {
         ("com.microsoft", "GatedRelativePositionBias") => gated_relative_position_bias,
         // Generation loops around a decoder (and an encoder) graph.
         ("com.microsoft", "BeamSearch") => beam_search,
+        ("com.microsoft", "WhisperBeamSearch") => whisper_beam_search,
         ("com.microsoft", "GreedySearch" | "Sampling") => greedy_search,
         ("com.microsoft", "MatMulNBits") => matmul_nbits,
         ("com.microsoft", "GroupQueryAttention") => group_query_attention,
@@ -401,15 +402,62 @@ fn generation_input(ctx: &NodeCtx<'_, '_>, whisper: bool) -> InferResult<Option<
     )
 }
 
-/// BeamSearch (GPT-2; model_type 1, T5; 2, Whisper): sequences (B, R,
-/// max_length) int32, sequences_scores (B, R) and scores (steps, B,
-/// num_beams, vocab_size) of length_penalty's element type; R is
-/// num_return_sequences, and the steps max_length - S for GPT-2 (the
-/// others start from a decoder prompt the node does not show: unknown).
-/// Its graphs are inferred with their own inputs. onnxruntime's inference
-/// gives sequences_scores no dims (its kernel returns (B, R)) and needs
-/// every dim static; here a symbolic batch is kept.
+/// BeamSearch (model_type 0, GPT-2, the default; 1, T5; 2, Whisper).
 fn beam_search(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
+    let model_type = ctx.own_int("model_type", 0);
+    beams(ctx, model_type).map(|_| ())
+}
+
+/// WhisperBeamSearch: BeamSearch of a Whisper model (model_type 2 is its
+/// default), with two outputs of its own: cross_qk, float (B, R, pairs,
+/// T, F), the kept (layer, head) pairs' cross attention (pairs is
+/// cross_qk_layer_head's first dim when given; the decoded length T and
+/// the frames F are not visible in the node); non_speech_probs (B), of
+/// length_penalty's element type. onnxruntime's inference gives cross_qk
+/// six dims; its documentation and kernel five.
+fn whisper_beam_search(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
+    let model_type = ctx.own_int("model_type", 2);
+    if model_type != 2 {
+        return Err(bad_attr(
+            "model_type",
+            format!(
+                "WhisperBeamSearch runs Whisper models only (model_type 2), it is {model_type}"
+            ),
+        ));
+    }
+    let batch = beams(ctx, model_type)?;
+    if ctx.has_output(3) {
+        ctx.set_elem(3, FLOAT);
+    }
+    if ctx.has_output(4) && ctx.has_input(5) {
+        ctx.propagate_elem(5, 4)?;
+    }
+    let Some((batch, returned)) = batch else {
+        return Ok(());
+    };
+    if ctx.has_output(3) {
+        let pairs = match ctx.has_input(12) {
+            true => ranked(ctx, 12, &[2], "cross_qk_layer_head")?.map_or(Dim::Unknown, |d| d[0]),
+            false => Dim::Unknown,
+        };
+        let dims = [batch, returned, pairs, Dim::Unknown, Dim::Unknown];
+        ctx.set_shape(3, dims.into_iter().collect());
+    }
+    if ctx.has_output(4) {
+        ctx.set_shape(4, [batch].into_iter().collect());
+    }
+    Ok(())
+}
+
+/// A beam search of `model_type`: sequences (B, R, max_length) int32,
+/// sequences_scores (B, R) and scores (steps, B, num_beams, vocab_size) of
+/// length_penalty's element type, R being num_return_sequences; the steps
+/// are max_length less the tokens the sequences start with
+/// ([`prompt_length`]). Its graphs are inferred with their own inputs.
+/// onnxruntime's inference gives sequences_scores no dims (its kernel
+/// returns (B, R)) and needs every dim static; here a symbolic batch is
+/// kept. Gives (B, R) when input 0 has a shape.
+fn beams(ctx: &mut NodeCtx<'_, '_>, model_type: i64) -> InferResult<Option<(Dim, Dim)>> {
     generation_graphs(ctx)?;
     ctx.set_elem(0, INT32);
     for out in [1, 2] {
@@ -417,33 +465,57 @@ fn beam_search(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
             ctx.propagate_elem(5, out)?;
         }
     }
-    let model_type = ctx.own_int("model_type", 0);
-    let whisper = model_type == 2;
     let longest = positive_count(ctx, 1, "max_length")?;
     let beams = positive_count(ctx, 3, "num_beams")?;
     let returned = positive_count(ctx, 4, "num_return_sequences")?;
-    let Some((batch, length)) = generation_input(ctx, whisper)? else {
-        return Ok(());
+    let Some((batch, length)) = generation_input(ctx, model_type == 2)? else {
+        return Ok(None);
+    };
+    let prompt = prompt_length(ctx, model_type, length)?;
+    let steps = match (longest, prompt) {
+        (Dim::Unknown, _) | (_, Dim::Unknown) => Dim::Unknown,
+        (Dim::Value(a), Dim::Value(b)) if a <= b => {
+            return Err(bad_const(
+                1,
+                format!(
+                    "max_length ({a}) must be greater than the length the sequences start \
+                     with ({b})"
+                ),
+            ))
+        }
+        (Dim::Value(a), Dim::Value(b)) => Dim::Value(a - b),
+        // With `symbolic`: max_length - S.
+        (a, b) => {
+            let minus = times(ctx, b, -1);
+            plus(ctx, a, minus)
+        }
     };
     ctx.set_shape(0, [batch, returned, longest].into_iter().collect());
     if ctx.has_output(1) {
         ctx.set_shape(1, [batch, returned].into_iter().collect());
     }
     if ctx.has_output(2) {
-        let steps = match (longest, length) {
-            _ if model_type != 0 => Dim::Unknown,
-            (Dim::Unknown, _) | (_, Dim::Unknown) => Dim::Unknown,
-            (Dim::Value(a), Dim::Value(b)) => a.checked_sub(b).map_or(Dim::Unknown, Dim::Value),
-            // With `symbolic`: max_length - S.
-            (a, b) => {
-                let minus = times(ctx, b, -1);
-                plus(ctx, a, minus)
-            }
-        };
         let vocab = vocab_size(ctx);
         ctx.set_shape(2, [steps, batch, beams, vocab].into_iter().collect());
     }
-    Ok(())
+    Ok(Some((batch, returned)))
+}
+
+/// How many tokens a beam search's sequences start with, as onnxruntime's
+/// kernels count them: GPT-2's prompt (input_ids' S); for T5 the decoder
+/// start token (`decoder_start_token_id`; unset, the encoder graph gives
+/// the start, which the node does not show); for Whisper the decoder
+/// prompt (decoder_input_ids, input 10: its length), else the start token.
+fn prompt_length(ctx: &NodeCtx<'_, '_>, model_type: i64, length: Dim) -> InferResult<Dim> {
+    let start_token = ctx.own_int("decoder_start_token_id", -1) >= 0;
+    Ok(match model_type {
+        0 => length,
+        2 if ctx.has_input(10) => {
+            ranked(ctx, 10, &[2], "decoder_input_ids")?.map_or(Dim::Unknown, |d| d[1])
+        }
+        _ if start_token => Dim::Value(1),
+        _ => Dim::Unknown,
+    })
 }
 
 /// A generation loop's `vocab_size` attribute, when given (positive).
