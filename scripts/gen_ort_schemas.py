@@ -83,8 +83,50 @@ OPERATORS = [
         "SkipGroupNorm",
         "SkipLayerNormalization",
         "SkipSimplifiedLayerNormalization",
+        # contrib_extra.rs
+        "GridSample",
+        "Inverse",
+        "Trilu",
+        "ExpandDims",
+        "GatherND",
+        "Pad",
+        "Range",
+        "Unique",
+        "CDist",
+        "CropAndResize",
+        "UnfoldTensor",
+        "MaxpoolWithMask",
+        "DynamicQuantizeLSTM",
+        "MatMulInteger16",
+        "MatMulBnb4",
+        "TransposeMatMul",
+        "NGramRepeatBlock",
+        "MurmurHash3",
+        "WordConvEmbedding",
+        "GatedRMSNorm",
+        "GatedAdd",
+        "ScaledSiLU",
+        "BranchwiseRMSNorm",
+        "MRotaryEmbedding",
+        "SampleOp",
+        "LinearAttentionGate",
     ]
 ] + [("", "SimplifiedLayerNormalization", 1), ("", "LayerNormalization", 1)]
+# onnx's experimental operators of its first opsets, which onnxruntime keeps
+# to opset 9 and deprecates at 10 (both schemas: the checker reports E406).
+OPERATORS += [
+    ("", name, version)
+    for name in [
+        "Affine",
+        "Crop",
+        "DynamicSlice",
+        "ImageScaler",
+        "ParametricSoftplus",
+        "Scale",
+        "ScaledTanh",
+    ]
+    for version in (1, 10)
+]
 # The NCHWc layout of its highest optimization level.
 OPERATORS += [
     ("com.microsoft.nchwc", name, 1)

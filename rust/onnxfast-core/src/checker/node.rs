@@ -119,7 +119,24 @@ pub(crate) fn check_node_local<N: NodeFields + ?Sized>(
     let Some(version) = version else {
         return;
     };
-    if is_experimental(n) || n.node_op_type().is_empty() {
+    if n.node_op_type().is_empty() {
+        return;
+    }
+    if is_experimental(n) {
+        // onnx checks nothing of them. onnxruntime knows most of them to
+        // opset 9, without verifying their nodes against its schemas (an
+        // undeclared attribute or input passes), and refuses them from
+        // opset 10 (deprecated).
+        let (op, domain) = (n.node_op_type(), n.node_domain());
+        if let Some(s) = c
+            .options
+            .contrib_ops
+            .then(|| crate::opset::SchemaRegistry::contrib().get(op, version, domain))
+            .flatten()
+            .filter(|s| s.deprecated)
+        {
+            deprecated(c, n, s, version, loc);
+        }
         return;
     }
     let schema = RECENT.with(|recent| {
@@ -157,18 +174,29 @@ pub(crate) fn check_node_local<N: NodeFields + ?Sized>(
         return;
     };
     if schema.deprecated {
-        c.emit(
-            codes::DEPRECATED_OPERATOR,
-            &loc(),
-            format!(
-                "operator {} is deprecated at opset version {version} (since version {})",
-                q(n.node_op_type()),
-                schema.since_version
-            ),
-        );
+        deprecated(c, n, schema, version, loc);
         return;
     }
     verify(c, n, schema, loc);
+}
+
+/// E406: the operator's schema at `version` is deprecated.
+fn deprecated<N: NodeFields + ?Sized>(
+    c: &mut Checker<'_>,
+    n: &N,
+    schema: &OpSchema,
+    version: i64,
+    loc: &dyn Fn() -> Location,
+) {
+    c.emit(
+        codes::DEPRECATED_OPERATOR,
+        &loc(),
+        format!(
+            "operator {} is deprecated at opset version {version} (since version {})",
+            q(n.node_op_type()),
+            schema.since_version
+        ),
+    );
 }
 
 thread_local! {

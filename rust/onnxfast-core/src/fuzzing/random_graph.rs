@@ -259,7 +259,7 @@ type ContribOp = (
 );
 
 const CONTRIB: &[ContribOp] = {
-    use AttributeType::{Float, Graph, Int, Ints};
+    use AttributeType::{Float, Floats, Graph, Int, Ints, String};
     &[
         (
             "com.microsoft",
@@ -609,6 +609,155 @@ const CONTRIB: &[ContribOp] = {
             ],
         ),
         ("com.microsoft", "QLinearWhere", (9, 9), 1, &[]),
+        // contrib_extra.rs: legacy default-domain operators (opset 9 when
+        // the graph imports the domain first), tensor utilities, integer
+        // matmuls, LLM building blocks.
+        (
+            "",
+            "ImageScaler",
+            (1, 1),
+            1,
+            &[("bias", Floats), ("scale", Float)],
+        ),
+        ("", "Scale", (1, 1), 1, &[("scale", Float)]),
+        (
+            "",
+            "Affine",
+            (1, 1),
+            1,
+            &[("alpha", Float), ("beta", Float)],
+        ),
+        (
+            "",
+            "ScaledTanh",
+            (1, 1),
+            1,
+            &[("alpha", Float), ("beta", Float)],
+        ),
+        (
+            "",
+            "ParametricSoftplus",
+            (1, 1),
+            1,
+            &[("alpha", Float), ("beta", Float)],
+        ),
+        ("", "Crop", (1, 1), 1, &[("border", Ints), ("scale", Ints)]),
+        ("", "DynamicSlice", (3, 4), 1, &[]),
+        (
+            "com.microsoft",
+            "GridSample",
+            (2, 2),
+            1,
+            &[("mode", String), ("align_corners", Int)],
+        ),
+        ("com.microsoft", "Inverse", (1, 1), 1, &[]),
+        ("com.microsoft", "Trilu", (1, 2), 1, &[("upper", Int)]),
+        ("com.microsoft", "ExpandDims", (2, 2), 1, &[]),
+        ("com.microsoft", "GatherND", (2, 2), 1, &[]),
+        ("com.microsoft", "Pad", (2, 3), 1, &[("mode", String)]),
+        ("com.microsoft", "Range", (2, 3), 1, &[]),
+        ("com.microsoft", "Unique", (1, 1), 3, &[]),
+        ("com.microsoft", "CDist", (2, 2), 1, &[("metric", String)]),
+        (
+            "com.microsoft",
+            "CropAndResize",
+            (4, 4),
+            1,
+            &[("mode", String)],
+        ),
+        (
+            "com.microsoft",
+            "UnfoldTensor",
+            (1, 1),
+            1,
+            &[("dim", Int), ("size", Int), ("step", Int)],
+        ),
+        (
+            "com.microsoft",
+            "MaxpoolWithMask",
+            (2, 2),
+            1,
+            &[("kernel_shape", Ints), ("strides", Ints), ("pads", Ints)],
+        ),
+        (
+            "com.microsoft",
+            "DynamicQuantizeLSTM",
+            (12, 12),
+            3,
+            &[("hidden_size", Int), ("direction", String)],
+        ),
+        ("com.microsoft", "MatMulInteger16", (2, 2), 1, &[]),
+        (
+            "com.microsoft",
+            "MatMulBnb4",
+            (3, 3),
+            1,
+            &[
+                ("K", Int),
+                ("N", Int),
+                ("block_size", Int),
+                ("quant_type", Int),
+            ],
+        ),
+        (
+            "com.microsoft",
+            "TransposeMatMul",
+            (2, 2),
+            1,
+            &[("transA", Int), ("transB", Int)],
+        ),
+        (
+            "com.microsoft",
+            "NGramRepeatBlock",
+            (2, 2),
+            1,
+            &[("ngram_size", Int)],
+        ),
+        (
+            "com.microsoft",
+            "MurmurHash3",
+            (1, 1),
+            1,
+            &[("positive", Int), ("seed", Int)],
+        ),
+        (
+            "com.microsoft",
+            "WordConvEmbedding",
+            (4, 4),
+            1,
+            &[("embedding_size", Int)],
+        ),
+        (
+            "com.microsoft",
+            "GatedRMSNorm",
+            (3, 3),
+            1,
+            &[("epsilon", Float)],
+        ),
+        ("com.microsoft", "GatedAdd", (3, 4), 1, &[]),
+        (
+            "com.microsoft",
+            "ScaledSiLU",
+            (1, 2),
+            1,
+            &[("alpha", Float)],
+        ),
+        (
+            "com.microsoft",
+            "BranchwiseRMSNorm",
+            (1, 2),
+            1,
+            &[("num_branches", Int)],
+        ),
+        (
+            "com.microsoft",
+            "MRotaryEmbedding",
+            (4, 4),
+            1,
+            &[("mrope_section", Ints), ("num_heads", Int)],
+        ),
+        ("com.microsoft", "SampleOp", (1, 1), 1, &[]),
+        ("com.microsoft", "LinearAttentionGate", (3, 4), 2, &[]),
         (
             "",
             "SimplifiedLayerNormalization",
@@ -626,6 +775,17 @@ const CONTRIB: &[ContribOp] = {
     ]
 };
 
+/// onnxruntime's default-domain operators deprecated at opset 10.
+const LEGACY: &[&str] = &[
+    "ImageScaler",
+    "Scale",
+    "Affine",
+    "ScaledTanh",
+    "ParametricSoftplus",
+    "Crop",
+    "DynamicSlice",
+];
+
 /// A node of one of onnxruntime's operators, inputs picked from `values`.
 fn contrib_node(
     c: &mut Choices<'_>,
@@ -640,7 +800,13 @@ fn contrib_node(
     if !opsets.iter().any(|o| o.domain() == domain) {
         opsets.push(OperatorSetIdProto {
             domain: Some(domain.into()),
-            version: Some(if domain.is_empty() { 14 } else { 1 }),
+            // onnxruntime keeps its experimental default-domain operators
+            // to opset 9.
+            version: Some(match domain {
+                "" if LEGACY.contains(&op) => 9,
+                "" => 14,
+                _ => 1,
+            }),
         });
     }
     let mut n = NodeProto {
@@ -924,8 +1090,11 @@ mod tests {
         let schemas = SchemaRegistry::contrib();
         let mut named = 0;
         for s in schemas.all() {
-            assert!(
+            // Deprecated schemas (opset 10 of the legacy operators) have
+            // no rule: they are refused.
+            assert_eq!(
                 contrib::rule(&s.domain, &s.name, s.since_version).is_some(),
+                !s.deprecated,
                 "a schema without a rule: {}",
                 s.name
             );

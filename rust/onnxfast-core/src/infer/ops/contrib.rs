@@ -100,13 +100,13 @@ pub fn rule(domain: &str, op: &str, version: i64) -> Option<Rule> {
         // onnx has LayerNormalization from opset 17; onnxruntime serves
         // older opsets with its own, the same operator.
         ("" | "ai.onnx", "LayerNormalization") if version < 17 => super::nn::layer_norm,
-        _ => return None,
+        _ => return super::contrib_extra::rule(domain, op, version),
     };
     Some(r)
 }
 
 /// `a + b`: the value when both are known, an expression with `symbolic`.
-fn plus(ctx: &mut NodeCtx<'_, '_>, a: Dim, b: Dim) -> Dim {
+pub(super) fn plus(ctx: &mut NodeCtx<'_, '_>, a: Dim, b: Dim) -> Dim {
     match (a, b) {
         (Dim::Value(x), Dim::Value(y)) => x.checked_add(y).map_or(Dim::Unknown, Dim::Value),
         _ => ctx.sym_add(a, b).unwrap_or(Dim::Unknown),
@@ -222,7 +222,7 @@ fn fused_operand(dims: &[Dim], trans: bool, trans_batch: bool) -> Dims {
 /// `transB`: their matrices transposed; `transBatchA`, `transBatchB`: their
 /// first dim taken as the matrix's rows, see [`fused_operand`]); the
 /// matrix product's shape, A's element type.
-fn fused_matmul(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
+pub(super) fn fused_matmul(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     ctx.propagate_elem(0, 0)?;
     let (Some(a), Some(b)) = (ctx.shape(0), ctx.shape(1)) else {
         return Ok(());

@@ -375,7 +375,7 @@ fn multinomial(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
 
 /// A 1-D tensor of input 0's type; its length when start, limit and delta
 /// are constants of a type onnx computes with.
-fn range(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
+pub(super) fn range(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     ctx.propagate_elem(0, 0)?;
     ctx.set_shape(0, [Dim::Unknown].into_iter().collect());
     let (Some(start), Some(limit), Some(delta)) =

@@ -17,6 +17,7 @@ use super::context::{InferResult, NodeCtx};
 use crate::opset::{OpSchema, SchemaRegistry};
 
 pub mod contrib;
+pub mod contrib_extra;
 pub mod controlflow;
 pub mod generator;
 pub mod image;

@@ -111,7 +111,7 @@ fn rnn_outputs(ctx: &mut NodeCtx<'_, '_>, has_layout: bool) -> InferResult {
     Ok(())
 }
 
-fn rnn_v7(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
+pub(super) fn rnn_v7(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     rnn_outputs(ctx, false)
 }
 

@@ -289,7 +289,7 @@ fn where_rule(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     util::broadcast_inputs(ctx, 0..3)
 }
 
-fn trilu(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
+pub(super) fn trilu(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     ctx.propagate_elem(0, 0)?;
     if let Some(s) = ctx.shape(0) {
         if s.len() < 2 {
@@ -1051,7 +1051,7 @@ fn slice_of_values(
     Some(out)
 }
 
-fn slice_v10(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
+pub(super) fn slice_v10(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     slice_inputs(ctx, 10)
 }
 
@@ -1191,7 +1191,7 @@ fn gather_nd_shape(ctx: &mut NodeCtx<'_, '_>, batch: bool) -> InferResult {
     Ok(())
 }
 
-fn gather_nd_v11(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
+pub(super) fn gather_nd_v11(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     gather_nd_shape(ctx, false)
 }
 
@@ -1662,7 +1662,7 @@ fn pads_input(ctx: &mut NodeCtx<'_, '_>) -> InferResult<Vec<i64>> {
 }
 
 /// Pad 11 and 13: `pads` input, read when constant.
-fn pad_v11(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
+pub(super) fn pad_v11(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     ctx.propagate_elem(0, 0)?;
     let Some(shape) = ctx.shape(0) else {
         return Ok(());
@@ -2291,7 +2291,7 @@ fn resize(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     resize_shape(ctx, true)
 }
 
-fn grid_sample(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
+pub(super) fn grid_sample(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     ctx.propagate_elem(0, 0)?;
     let (Some(x), Some(grid)) = (ctx.shape(0), ctx.shape(1)) else {
         return Ok(());
