@@ -683,6 +683,15 @@ def _extra_cases() -> list[Case]:
         ),
         one("SampleOp", [("x", F, ["B", 4])], lambda s: {"x": rand(s["B"], 4)}),
         one(
+            "WordConvEmbedding",
+            [("seq", I32, ["S", 6]), ("w", F, [5, 1, 3, 4]), ("b", F, [5]), ("c", F, [20, 4])],
+            lambda s: {"seq": np.ones((s["S"], 6), i32)},
+            [const("w", rand(5, 1, 3, 4)), const("b", rand(5)), const("c", rand(20, 4))],
+            embedding_size=5,
+            conv_window_size=3,
+            char_embedding_size=4,
+        ),
+        one(
             "LinearAttentionGate",
             [("a", F, ["B", "S", 4]), ("dt", F, [4]), ("ds", F, [4]), ("b", F, ["B", "S", 4])],
             lambda s: {"a": rand(s["B"], s["S"], 4), "b": rand(s["B"], s["S"], 4)},
@@ -1601,6 +1610,30 @@ def _extra_refused() -> list[tuple[str, Case, str, str]]:
         ["B", 3, 4, 4],
         "2 biases for the 3 channels",
         r"Bias size \(2\) does not match the number of channels \(3\)",
+    )
+    legacy(
+        "image_scaler_rank",
+        "ImageScaler",
+        {"bias": [0.0, 0.0, 0.0]},
+        [3, 4, 4],
+        "must be (N, C, H, W)",
+        "four dimensions",
+    )
+    legacy(
+        "crop_negative_border",
+        "Crop",
+        {"border": [-1, 0, 0, 0]},
+        ["B", 3, 6, 8],
+        "borders cannot be negative",
+        "non-negative",
+    )
+    legacy(
+        "crop_scale",
+        "Crop",
+        {"border": [1, 1, 1, 1], "scale": [6, 3]},
+        ["B", 3, 6, 8],
+        "height 6 is less than its border and scale (1 + 6)",
+        "scale",
     )
     legacy("scaled_tanh_alpha", "ScaledTanh", {"beta": 1.0}, ["B"], "needs its 'alpha'", "'alpha'")
     legacy(
