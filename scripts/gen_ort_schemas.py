@@ -110,6 +110,9 @@ OPERATORS = [
         "MRotaryEmbedding",
         "SampleOp",
         "LinearAttentionGate",
+        "LinearAttention",
+        "CausalConvWithState",
+        "QEmbedLayerNormalization",
     ]
 ] + [("", "SimplifiedLayerNormalization", 1), ("", "LayerNormalization", 1)]
 # onnx's experimental operators of its first opsets, which onnxruntime keeps

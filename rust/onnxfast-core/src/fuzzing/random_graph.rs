@@ -759,6 +759,27 @@ const CONTRIB: &[ContribOp] = {
         ("com.microsoft", "SampleOp", (1, 1), 1, &[]),
         ("com.microsoft", "LinearAttentionGate", (3, 4), 2, &[]),
         (
+            "com.microsoft",
+            "LinearAttention",
+            (3, 6),
+            2,
+            &[("q_num_heads", Int), ("kv_num_heads", Int)],
+        ),
+        (
+            "com.microsoft",
+            "CausalConvWithState",
+            (2, 4),
+            2,
+            &[("dilation", Int), ("channels_last", Int)],
+        ),
+        (
+            "com.microsoft",
+            "QEmbedLayerNormalization",
+            (13, 18),
+            2,
+            &[],
+        ),
+        (
             "",
             "SimplifiedLayerNormalization",
             (2, 2),

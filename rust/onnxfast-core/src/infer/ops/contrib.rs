@@ -949,7 +949,7 @@ fn attention_of(ctx: &mut NodeCtx<'_, '_>, elem: usize, past: usize) -> InferRes
 /// EmbedLayerNormalization: input_ids (B, S) → output (B, S, D) of the word
 /// embedding's element type, D its hidden size (a known value);
 /// `mask_index` int32 (B); `embedding_sum` as the output.
-fn embed_layer_norm(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
+pub(super) fn embed_layer_norm(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     ctx.propagate_elem(2, 0)?;
     if ctx.has_output(1) {
         ctx.set_tensor(1, INT32, None);

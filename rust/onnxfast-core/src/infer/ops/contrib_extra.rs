@@ -13,7 +13,8 @@
 //!   default domain until opset 9;
 //! - building blocks of recent LLMs (`GatedRMSNorm`, `GatedAdd`,
 //!   `ScaledSiLU`, `BranchwiseRMSNorm`, `MRotaryEmbedding`,
-//!   `LinearAttentionGate`).
+//!   `LinearAttention`, `LinearAttentionGate`, `CausalConvWithState`), and
+//!   the quantized `QEmbedLayerNormalization`.
 //!
 //! As in `contrib.rs`, each rule gives what onnxruntime's inference gives,
 //! and where it gives nothing or its kernel returns another shape, what
@@ -73,6 +74,9 @@ pub fn rule(domain: &str, op: &str, version: i64) -> Option<Rule> {
             | "SampleOp",
         ) => same_as_input,
         ("com.microsoft", "LinearAttentionGate") => linear_attention_gate,
+        ("com.microsoft", "LinearAttention") => linear_attention,
+        ("com.microsoft", "CausalConvWithState") => causal_conv_with_state,
+        ("com.microsoft", "QEmbedLayerNormalization") => quantized_embed_layer_norm,
         _ => return None,
     };
     Some(r)
@@ -537,5 +541,109 @@ fn linear_attention_gate(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
         let dims: Dims = b.iter().copied().collect();
         ctx.set_shape(1, dims);
     }
+    Ok(())
+}
+
+/// LinearAttention of query (B, S, Hq·dk), key and value (B, S, Hkv·dv):
+/// output (B, S, max(Hq, Hkv)·dv) and present_state (B, Hkv, dk, dv) (of
+/// past_state's type when given); with a `state_window` the state has a
+/// leading window dim this rule leaves unknown.
+fn linear_attention(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
+    ctx.propagate_elem(0, 0)?;
+    if ctx.has_output(1) {
+        ctx.propagate_elem(if ctx.has_input(3) { 3 } else { 0 }, 1)?;
+    }
+    let (hq, hkv) = (
+        ctx.own_int("q_num_heads", 0),
+        ctx.own_int("kv_num_heads", 0),
+    );
+    if hq <= 0 || hkv <= 0 {
+        let name = if hq <= 0 {
+            "q_num_heads"
+        } else {
+            "kv_num_heads"
+        };
+        return Err(bad_attr(name, format!("{name} must be positive")));
+    }
+    let (Some(q), Some(v)) = (
+        rank_of(ctx, 0, 3, "the query")?,
+        rank_of(ctx, 2, 3, "the value")?,
+    ) else {
+        return Ok(());
+    };
+    for (i, x, heads, what) in [(0, q, hq, "q_num_heads"), (2, v, hkv, "kv_num_heads")] {
+        if let Dim::Value(d) = x[2] {
+            if d % heads != 0 {
+                return Err(bad_shapes(format!(
+                    "input {i}'s hidden size {d} is not a multiple of {what} ({heads})"
+                )));
+            }
+        }
+    }
+    let dk = super::nn::divided(ctx, q[2], hq)?;
+    let dv = super::nn::divided(ctx, v[2], hkv)?;
+    let hidden = super::nn::times(ctx, dv, hq.max(hkv))?;
+    ctx.set_shape(0, [q[0], q[1], hidden].into_iter().collect());
+    if ctx.has_output(1) && ctx.own_int("state_window", 0) == 0 {
+        ctx.set_shape(1, [q[0], Dim::Value(hkv), dk, dv].into_iter().collect());
+    }
+    Ok(())
+}
+
+/// CausalConvWithState (depthwise causal 1-D convolution of (B, C, L), or
+/// (B, L, C) with `channels_last`, weights (C, 1, K)): the output is the
+/// input's shape; the present state holds the last (K - 1)·dilation steps,
+/// (B, C, (K - 1)·dilation) or (B, (K - 1)·dilation, C). Its newer layout
+/// attributes (`state_length`, `state_channels_last`, `input_channels`, a
+/// state window or update capacity) leave the state's shape unknown.
+fn causal_conv_with_state(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
+    ctx.propagate_type(0, 0)?;
+    for out in [1, 2] {
+        if ctx.has_output(out) {
+            ctx.propagate_elem(0, out)?;
+        }
+    }
+    let dilation = ctx.own_int("dilation", 1);
+    if dilation < 1 {
+        return Err(bad_attr(
+            "dilation",
+            format!("dilation must be 1 or more, it is {dilation}"),
+        ));
+    }
+    let layout = [
+        "state_length",
+        "state_channels_last",
+        "input_channels",
+        "input_channel_offset",
+        "state_window",
+        "state_update_capacity",
+    ];
+    if ctx.own_int("ndim", 1) != 1 || layout.iter().any(|a| ctx.own_int(a, 0) != 0) {
+        return Ok(());
+    }
+    let (Some(x), Some(w)) = (
+        rank_of(ctx, 0, 3, "the input")?,
+        rank_of(ctx, 1, 3, "the weights")?,
+    ) else {
+        return Ok(());
+    };
+    let steps = match w[2] {
+        Dim::Value(k) if k >= 1 => Dim::Value((k - 1).saturating_mul(dilation)),
+        Dim::Value(k) => return Err(bad_shapes(format!("a kernel of {k} steps"))),
+        _ => Dim::Unknown,
+    };
+    let state = match ctx.own_int("channels_last", 0) {
+        0 => [x[0], x[1], steps],
+        _ => [x[0], steps, x[2]],
+    };
+    ctx.set_shape(1, state.into_iter().collect());
+    Ok(())
+}
+
+/// QEmbedLayerNormalization: EmbedLayerNormalization of quantized tables,
+/// whose output is float.
+fn quantized_embed_layer_norm(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
+    super::contrib::embed_layer_norm(ctx)?;
+    ctx.set_elem(0, FLOAT);
     Ok(())
 }
