@@ -106,6 +106,21 @@ fn rank_of<'a>(
     }
 }
 
+/// Input 0 as (N, C, H, W), when its shape is known: the image operators'
+/// kernels refuse fewer dims.
+fn image<'a>(ctx: &NodeCtx<'a, '_>) -> InferResult<Option<&'a [Dim]>> {
+    match ctx.shape(0) {
+        Some(x) if x.len() < 4 => Err(bad_rank(
+            0,
+            format!(
+                "the input must be (N, C, H, W), it has shape {}",
+                ctx.show_dims(x)
+            ),
+        )),
+        x => Ok(x),
+    }
+}
+
 /// An attribute the kernel cannot start without.
 fn required(ctx: &NodeCtx<'_, '_>, name: &str, what: &str) -> InferResult {
     match ctx.attr(name) {
@@ -126,18 +141,9 @@ fn required(ctx: &NodeCtx<'_, '_>, name: &str, what: &str) -> InferResult {
 fn image_scaler(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     ctx.propagate_type(0, 0)?;
     required(ctx, "bias", "one value per channel")?;
-    let Some(x) = ctx.shape(0) else {
+    let Some(x) = image(ctx)? else {
         return Ok(());
     };
-    if x.len() < 4 {
-        return Err(bad_rank(
-            0,
-            format!(
-                "the input must be (N, C, H, W), it has shape {}",
-                ctx.show_dims(x)
-            ),
-        ));
-    }
     let biases = ctx.attr("bias").map_or(0, |a| a.floats.len());
     if let Dim::Value(c) = x[1] {
         if i64::try_from(biases).ok() != Some(c) {
@@ -190,18 +196,9 @@ fn crop(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
             format!("a border of {v}: borders cannot be negative"),
         ));
     }
-    let Some(x) = ctx.shape(0) else {
+    let Some(x) = image(ctx)? else {
         return Ok(());
     };
-    if x.len() < 4 {
-        return Err(bad_rank(
-            0,
-            format!(
-                "the input must be (N, C, H, W), it has shape {}",
-                ctx.show_dims(x)
-            ),
-        ));
-    }
     if x.len() > 4 {
         return Ok(());
     }
