@@ -113,6 +113,11 @@ OPERATORS = [
         "LinearAttention",
         "CausalConvWithState",
         "QEmbedLayerNormalization",
+        "HyperConnectionPreMix",
+        "HyperConnectionPostMix",
+        "EngramGate",
+        "NGramHashMapping",
+        "BifurcationDetector",
     ]
 ] + [("", "SimplifiedLayerNormalization", 1), ("", "LayerNormalization", 1)]
 # onnx's experimental operators of its first opsets, which onnxruntime keeps

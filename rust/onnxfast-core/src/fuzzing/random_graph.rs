@@ -780,6 +780,33 @@ const CONTRIB: &[ContribOp] = {
             &[],
         ),
         (
+            "com.microsoft",
+            "HyperConnectionPreMix",
+            (2, 2),
+            1,
+            &[("num_branches", Int)],
+        ),
+        ("com.microsoft", "HyperConnectionPostMix", (3, 4), 1, &[]),
+        (
+            "com.microsoft",
+            "EngramGate",
+            (5, 6),
+            2,
+            &[("epsilon", Float)],
+        ),
+        (
+            "com.microsoft",
+            "NGramHashMapping",
+            (3, 7),
+            2,
+            &[
+                ("max_ngram_size", Int),
+                ("n_head_per_ngram", Int),
+                ("pad_id", Int),
+            ],
+        ),
+        ("com.microsoft", "BifurcationDetector", (3, 4), 2, &[]),
+        (
             "",
             "SimplifiedLayerNormalization",
             (2, 2),

@@ -13,8 +13,10 @@
 //!   default domain until opset 9;
 //! - building blocks of recent LLMs (`GatedRMSNorm`, `GatedAdd`,
 //!   `ScaledSiLU`, `BranchwiseRMSNorm`, `MRotaryEmbedding`,
-//!   `LinearAttention`, `LinearAttentionGate`, `CausalConvWithState`), and
-//!   the quantized `QEmbedLayerNormalization`.
+//!   `LinearAttention`, `LinearAttentionGate`, `CausalConvWithState`,
+//!   hyper-connections, `EngramGate`, `NGramHashMapping`), speculative
+//!   decoding's `BifurcationDetector`, and the quantized
+//!   `QEmbedLayerNormalization`.
 //!
 //! As in `contrib.rs`, each rule gives what onnxruntime's inference gives,
 //! and where it gives nothing or its kernel returns another shape, what
@@ -77,6 +79,11 @@ pub fn rule(domain: &str, op: &str, version: i64) -> Option<Rule> {
         ("com.microsoft", "LinearAttention") => linear_attention,
         ("com.microsoft", "CausalConvWithState") => causal_conv_with_state,
         ("com.microsoft", "QEmbedLayerNormalization") => quantized_embed_layer_norm,
+        ("com.microsoft", "HyperConnectionPreMix") => hyper_connection_pre_mix,
+        ("com.microsoft", "HyperConnectionPostMix") => same_as_input,
+        ("com.microsoft", "EngramGate") => engram_gate,
+        ("com.microsoft", "NGramHashMapping") => ngram_hash_mapping,
+        ("com.microsoft", "BifurcationDetector") => bifurcation_detector,
         _ => return None,
     };
     Some(r)
@@ -642,5 +649,106 @@ fn causal_conv_with_state(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
 fn quantized_embed_layer_norm(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     super::contrib::embed_layer_norm(ctx)?;
     ctx.set_elem(0, FLOAT);
+    Ok(())
+}
+
+/// HyperConnectionPreMix: the C streams of (..., C, H) (or flattened
+/// (..., C·H) with `num_branches` = C) mixed into one (..., H).
+fn hyper_connection_pre_mix(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
+    ctx.propagate_elem(0, 0)?;
+    let Some(x) = ctx.shape(0) else {
+        return Ok(());
+    };
+    let branches = ctx.own_int("num_branches", 0);
+    let (keep, hidden) = match (x, branches) {
+        ([rest @ .., _, h], 0) => (rest, *h),
+        ([rest @ .., flat], c) if c > 0 => {
+            if let Dim::Value(v) = flat {
+                if v % c != 0 {
+                    return Err(bad_shapes(format!(
+                        "the flattened streams {} do not split into {c} branches",
+                        ctx.show_dims(x)
+                    )));
+                }
+            }
+            (rest, super::nn::divided(ctx, *flat, c)?)
+        }
+        _ => {
+            return Err(bad_rank(
+                0,
+                format!("the streams {} have too few dims", ctx.show_dims(x)),
+            ))
+        }
+    };
+    let out: Dims = keep.iter().copied().chain([hidden]).collect();
+    ctx.set_shape(0, out);
+    Ok(())
+}
+
+/// EngramGate: the output and the gated, normalized value have the key's
+/// shape (rank 4).
+fn engram_gate(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
+    let key = rank_of(ctx, 0, 4, "the key")?.map(|k| k.iter().copied().collect::<Dims>());
+    for out in [0, 1] {
+        if ctx.has_output(out) {
+            ctx.propagate_elem(0, out)?;
+            if let Some(k) = &key {
+                ctx.set_shape(out, k.clone());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// NGramHashMapping of input_ids (B, S): hash ids (B, S, (n - 1)·heads)
+/// for n-grams up to `max_ngram_size` = n with `n_head_per_ngram` heads
+/// each, and the present ids (B, n - 1) carried to the next call.
+fn ngram_hash_mapping(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
+    let (n, heads) = (
+        ctx.own_int("max_ngram_size", 0),
+        ctx.own_int("n_head_per_ngram", 0),
+    );
+    if n < 2 {
+        return Err(bad_attr(
+            "max_ngram_size",
+            "max_ngram_size must be at least 2",
+        ));
+    }
+    if heads <= 0 {
+        return Err(bad_attr(
+            "n_head_per_ngram",
+            "n_head_per_ngram must be positive",
+        ));
+    }
+    let per = (n - 1).checked_mul(heads).ok_or_else(|| {
+        bad_attr(
+            "n_head_per_ngram",
+            "(max_ngram_size - 1) · n_head_per_ngram overflows",
+        )
+    })?;
+    for out in [0, 1] {
+        if ctx.has_output(out) {
+            ctx.propagate_elem(0, out)?;
+        }
+    }
+    let Some(ids) = rank_of(ctx, 0, 2, "input_ids")? else {
+        return Ok(());
+    };
+    ctx.set_shape(0, [ids[0], ids[1], Dim::Value(per)].into_iter().collect());
+    if ctx.has_output(1) {
+        ctx.set_shape(1, [ids[0], Dim::Value(n - 1)].into_iter().collect());
+    }
+    Ok(())
+}
+
+/// BifurcationDetector: the tokens (1-D, of cur_tokens' type; their
+/// length depends on the values) and the suffix match index (as
+/// prev_suffix_match_idx).
+fn bifurcation_detector(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
+    ctx.propagate_elem(1, 0)?;
+    ctx.set_shape(0, [Dim::Unknown].into_iter().collect());
+    if ctx.has_output(1) {
+        ctx.propagate_type(2, 1)?;
+    }
     Ok(())
 }
