@@ -128,6 +128,24 @@ fn image<'a>(ctx: &NodeCtx<'a, '_>) -> InferResult<Option<&'a [Dim]>> {
     }
 }
 
+/// Dim `i` of `a` and dim `j` of `b` (each with how to name it) must be
+/// one `what` when both are known.
+fn same_dim(
+    ctx: &NodeCtx<'_, '_>,
+    (a, i, a_name): (&[Dim], usize, &str),
+    (b, j, b_name): (&[Dim], usize, &str),
+    what: &str,
+) -> InferResult {
+    match (a[i], b[j]) {
+        (Dim::Value(x), Dim::Value(y)) if x != y => Err(bad_shapes(format!(
+            "{a_name} {} and {b_name} {} must have one {what}",
+            ctx.show_dims(a),
+            ctx.show_dims(b)
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// An attribute the kernel cannot start without.
 fn required(ctx: &NodeCtx<'_, '_>, name: &str, what: &str) -> InferResult {
     match ctx.attr(name) {
@@ -360,15 +378,7 @@ fn cdist(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     let (Some(a), Some(b)) = (rank_of(ctx, 0, 2, "A")?, rank_of(ctx, 1, 2, "B")?) else {
         return Ok(());
     };
-    if let (Dim::Value(k), Dim::Value(l)) = (a[1], b[1]) {
-        if k != l {
-            return Err(bad_shapes(format!(
-                "the rows of A {} and of B {} must have one length",
-                ctx.show_dims(a),
-                ctx.show_dims(b)
-            )));
-        }
-    }
+    same_dim(ctx, (a, 1, "the rows of A"), (b, 1, "of B"), "length")?;
     ctx.set_shape(0, [a[0], b[0]].into_iter().collect());
     Ok(())
 }
@@ -493,15 +503,12 @@ fn ngram_repeat_block(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     ) else {
         return Ok(());
     };
-    if let (Dim::Value(a), Dim::Value(b)) = (ids[0], scores[0]) {
-        if a != b {
-            return Err(bad_shapes(format!(
-                "input_ids {} and scores {} must have one batch size",
-                ctx.show_dims(ids),
-                ctx.show_dims(scores)
-            )));
-        }
-    }
+    same_dim(
+        ctx,
+        (ids, 0, "input_ids"),
+        (scores, 0, "scores"),
+        "batch size",
+    )?;
     Ok(())
 }
 
