@@ -213,3 +213,65 @@ def test_unknown_custom_operator_keeps_onnx_verdict_and_warns() -> None:
     report = onnxfast.check(model, full=True)
     assert [d.code for d in report] == ["E720"]
     assert _onnx_full_verdict(model.SerializeToString()) is not None
+
+
+@pytest.mark.parametrize("hidden_by", ["Mystery", None])
+def test_defects_inside_a_subgraph_after_an_unknown_operator_are_hidden_as_onnx_hides_them(
+    hidden_by,
+) -> None:
+    """A subgraph's failure reaches onnx as an inference error of its node
+    (If), which an unknown operator earlier in the node's graph hides: even a
+    defect onnx raises at once inside the subgraph (a type its operator does
+    not allow). onnxfast warns (W791) where onnx is silent; without the
+    unknown operator both refuse the model. (Found by
+    scripts/diff_random_models.py.)"""
+    vi = helper.make_tensor_value_info
+    then_branch = helper.make_graph(
+        [helper.make_node("Add", ["s", "s"], ["o"], name="string_add")],
+        "then",
+        [],
+        [vi("o", TensorProto.STRING, None)],
+    )
+    else_branch = helper.make_graph(
+        [helper.make_node("Identity", ["s"], ["o"])],
+        "else",
+        [],
+        [vi("o", TensorProto.STRING, None)],
+    )
+    nodes = [
+        helper.make_node(
+            "If", ["c"], ["y"], name="if", then_branch=then_branch, else_branch=else_branch
+        )
+    ]
+    if hidden_by:
+        nodes.insert(0, helper.make_node(hidden_by, ["c"], ["m"], domain="com.example"))
+    graph = helper.make_graph(
+        nodes,
+        "main",
+        [vi("c", TensorProto.BOOL, []), vi("s", TensorProto.STRING, [2])],
+        [vi("y", TensorProto.STRING, [2])],
+    )
+    model = helper.make_model(
+        graph,
+        opset_imports=[helper.make_opsetid("", 21), helper.make_opsetid("com.example", 1)],
+    )
+    data = model.SerializeToString()
+    infer = onnx.shape_inference.infer_shapes
+    if not hidden_by:
+        with pytest.raises(onnx.shape_inference.InferenceError, match="unsupported type"):
+            infer(model, check_type=True, strict_mode=True)
+        with pytest.raises(onnxfast.InferenceError, match="E701"):
+            onnxfast.infer_shapes(data, strict=True)
+        assert _onnx_full_verdict(data) is not None
+        assert [d.code for d in onnxfast.check(data, full=True)] == ["E701"]
+        return
+    theirs = infer(model, check_type=True, strict_mode=True)
+    ours = onnxfast.infer_shapes(data, strict=True).to_onnx()
+    assert ours.graph.output == theirs.graph.output
+    assert _onnx_full_verdict(data) is None
+    report = onnxfast.check(data, full=True)
+    assert report.ok
+    hidden = [d for d in report if d.code == "W791"]
+    assert len(hidden) == 1, list(report)
+    assert "[E701;" in hidden[0].message
+    assert "graph 'then' › node[0] 'string_add' (Add)" in hidden[0].location

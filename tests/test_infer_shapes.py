@@ -348,6 +348,92 @@ def test_strict_raises_with_every_defect_and_non_strict_annotates() -> None:
     assert [d.dim_value for d in out.shape.dim] == [2, 3]
 
 
+@pytest.mark.parametrize(
+    ("op", "opset", "inputs", "initializers", "attrs"),
+    [
+        ("Upsample", 10, ["x", "s"], [("s", TensorProto.FLOAT, [4], [1, 1, 2, 2])], {}),
+        # `scales` of the wrong type: onnx's rule refuses it.
+        ("Upsample", 10, ["x", "s"], [("s", TensorProto.INT64, [4], [1, 1, 2, 2])], {}),
+        (
+            "Scatter",
+            11,
+            ["x", "i", "u"],
+            [
+                ("i", TensorProto.INT64, [1, 1, 1, 1], [0]),
+                ("u", TensorProto.FLOAT, [1, 1, 1, 1], [0]),
+            ],
+            {},
+        ),
+        (
+            "GroupNormalization",
+            18,
+            ["x", "sc", "b"],
+            [("sc", TensorProto.FLOAT, [2], [1, 1]), ("b", TensorProto.FLOAT, [2], [0, 0])],
+            {"num_groups": 1},
+        ),
+    ],
+)
+def test_deprecated_operators_are_inferred_as_onnx_infers_them(
+    op, opset, inputs, initializers, attrs
+) -> None:
+    """A schema onnx deprecates at a version (Upsample 10, Scatter 11,
+    GroupNormalization 18) still has its inference rule or type check in
+    onnx's infer_shapes; the checker, not inference, refuses it (E406).
+    (Found by scripts/diff_random_models.py: onnxfast left such outputs
+    untyped.)"""
+    vi = helper.make_tensor_value_info
+    graph = helper.make_graph(
+        [helper.make_node(op, inputs, ["y"], **attrs)],
+        "g",
+        [vi("x", TensorProto.FLOAT, [1, 2, 3, 4])],
+        [vi("y", TensorProto.FLOAT, None)],
+        [helper.make_tensor(n, t, dims, vals) for n, t, dims, vals in initializers],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    data = model.SerializeToString()
+    try:
+        theirs = onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True)
+    except onnx.shape_inference.InferenceError:
+        with pytest.raises(onnxfast.InferenceError):
+            onnxfast.infer_shapes(data, strict=True)
+        return
+    ours = onnxfast.infer_shapes(data, strict=True).to_onnx()
+    assert ours.graph.output[0] == theirs.graph.output[0]
+    assert ours.graph.output[0].type.tensor_type.elem_type == TensorProto.FLOAT
+    assert "E406" in [d.code for d in onnxfast.check(data, full=True)]
+
+
+@pytest.mark.parametrize("ir_version", [3, 4])
+@pytest.mark.parametrize("declared", [False, True])
+def test_before_ir_4_an_undeclared_initializer_has_no_type(ir_version, declared) -> None:
+    """Before IR version 4 onnx's inference types only initializers that are
+    declared (as a graph input or value_info): an operator reading an
+    undeclared one fails as on an untyped input, where onnxfast skipped the
+    node quietly. (Found by scripts/diff_random_models.py.)"""
+    vi = helper.make_tensor_value_info
+    graph = helper.make_graph(
+        [helper.make_node("Sub", ["k", "x"], ["y"])],
+        "g",
+        [vi("x", TensorProto.FLOAT, [3])] + ([vi("k", TensorProto.FLOAT, [3])] if declared else []),
+        [vi("y", TensorProto.FLOAT, [3])],
+        [helper.make_tensor("k", TensorProto.FLOAT, [3], [1, 2, 3])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 7)])
+    model.ir_version = ir_version
+    data = model.SerializeToString()
+    if ir_version < 4 and not declared:
+        with pytest.raises(onnx.shape_inference.InferenceError, match="Input 0 expected"):
+            onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True)
+        with pytest.raises(onnxfast.InferenceError) as info:
+            onnxfast.infer_shapes(data, strict=True)
+        assert [d.code for d in info.value.report.errors] == ["E724"]
+        assert "input[0] 'k'" in info.value.report.errors[0].location
+        return
+    theirs = onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True)
+    ours = onnxfast.infer_shapes(data, strict=True).to_onnx()
+    assert ours.graph == theirs.graph
+
+
 # ---- check_type=False (onnx's default for infer_shapes) -----------------------
 
 # An element type a graph input is changed to: one its operator is unlikely

@@ -325,7 +325,7 @@ pub const NO_INFERENCE: Code = warning(
 );
 pub const MASKED_BY_UNKNOWN_OP: Code = warning(
     "W791",
-    "A type or shape defect onnx does not report, because an earlier node of the same graph is an operator it cannot infer (onnx stops reporting inference errors there); a warning, to keep onnx's verdict. The message names the defect's code.",
+    "A type or shape defect onnx does not report, because an earlier node of the same graph is an operator it cannot infer (onnx stops reporting inference errors there), or because the defect is inside a subgraph or function body of a node after such an operator (whatever its kind: onnx sees it as that node's inference error); a warning, to keep onnx's verdict. The message names the defect's code.",
 );
 pub const INFERENCE_BUDGET: Code = warning(
     "W792",

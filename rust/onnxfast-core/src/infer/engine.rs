@@ -291,6 +291,10 @@ pub(crate) struct Run<'m, 'o> {
     /// An unknown operator was met (onnx's `has_unsupported_op`), or the
     /// caller's graph was in that state when this run started.
     masked: bool,
+    /// A subgraph or function body run for a node of a masked graph: any
+    /// failure in it surfaces in onnx as that node's inference error,
+    /// which the masked graph hides, whatever its kind.
+    hidden: bool,
     /// A finding that makes this run fail (onnx throws at its end).
     failed: bool,
     loc: Location,
@@ -333,6 +337,7 @@ impl<'m, 'o> Run<'m, 'o> {
             unbound: NameSet::default(),
             bindings: None,
             masked: false,
+            hidden: false,
             failed: false,
             loc,
             path,
@@ -745,7 +750,8 @@ impl<'m> Engine<'m> {
 
     /// Records a defect of a run. `maskable`: onnx collects it as an
     /// inference error (hidden after an unknown operator); otherwise onnx
-    /// fails at once, whatever came before.
+    /// fails at once, whatever came before, unless the run is a subgraph or
+    /// function body of a node the caller's graph hides (`Run::hidden`).
     fn report(
         &mut self,
         run: &mut Run<'m, '_>,
@@ -754,15 +760,16 @@ impl<'m> Engine<'m> {
         message: String,
         maskable: bool,
     ) {
-        if maskable && run.masked {
+        if run.hidden || (maskable && run.masked) {
+            let before = if run.hidden {
+                "this subgraph or function body belongs to a node after an operator it cannot infer"
+            } else {
+                "an earlier node of this graph is an operator it cannot infer"
+            };
             self.push(Diagnostic {
                 code: codes::MASKED_BY_UNKNOWN_OP.id,
                 severity: Severity::Warning,
-                message: format!(
-                    "{message} [{}; onnx does not report it: an earlier node of this graph is \
-                     an operator it cannot infer]",
-                    code.id
-                ),
+                message: format!("{message} [{}; onnx does not report it: {before}]", code.id),
                 location: loc,
                 suggestion: None,
             });
@@ -1159,6 +1166,10 @@ impl<'m> Engine<'m> {
             None => {
                 if sets_type {
                     slot.ty = arena.intern(ty);
+                } else {
+                    // Before IR 4 onnx types no undeclared initializer: a
+                    // rule needing its type fails, as for an untyped input.
+                    slot.ty = UNTYPED;
                 }
                 None
             }
@@ -1208,6 +1219,8 @@ impl<'m> Engine<'m> {
             None => {
                 if self.initializer_sets_type(run) {
                     run.set_type(name, ty);
+                } else {
+                    run.set_untyped(name);
                 }
             }
         }
@@ -1333,10 +1346,8 @@ impl<'m> Engine<'m> {
             }
             return;
         };
-        if schema.deprecated {
-            Self::poison_outputs(run, node);
-            return;
-        }
+        // A deprecated schema is inferred as any other (onnx's inference
+        // runs its rule; the checker reports the deprecation, E406).
         if self.refuse_unfit(run, index, node, &attrs, schema) {
             return;
         }
@@ -1934,6 +1945,7 @@ impl<'m> Engine<'m> {
         });
         run.opsets = parent.opsets.clone();
         run.masked = parent.masked;
+        run.hidden = parent.masked;
         if self.collected.is_some() {
             run.given = given.iter().map(Option::is_some).collect();
         }
@@ -2040,6 +2052,7 @@ impl<'m> Engine<'m> {
         run.opsets = opsets_of(&f.opset_import);
         run.bindings = Some(&bindings);
         run.masked = caller.masked;
+        run.hidden = caller.masked;
         for (i, formal) in f.input.iter().enumerate() {
             match inputs.get(i) {
                 Some(InputType::Known(t)) => {
