@@ -215,6 +215,40 @@ def test_unknown_custom_operator_keeps_onnx_verdict_and_warns() -> None:
     assert _onnx_full_verdict(model.SerializeToString()) is not None
 
 
+@pytest.mark.parametrize("unknown_first", [True, False])
+def test_a_failed_function_body_after_an_unknown_operator_fails_its_node_quietly(
+    unknown_first,
+) -> None:
+    """A function body that fails (MeanVarianceNormalization of bool: its
+    ReduceMean refuses the type) fails its node in onnx before the node's
+    own type check; after an unknown operator that failure is hidden, and
+    so is the type check it skipped. Found by scripts/diff_random_models.py:
+    onnxfast ran the node's type check after the body and reported E701."""
+    vi = helper.make_tensor_value_info
+    nodes = [helper.make_node("MeanVarianceNormalization", ["x"], ["y"], name="mvn", axes=[0])]
+    if unknown_first:
+        nodes.insert(0, helper.make_node("Mystery", ["x"], ["m"], domain="com.example"))
+    graph = helper.make_graph(
+        nodes, "g", [vi("x", TensorProto.BOOL, [2, 3])], [vi("y", TensorProto.BOOL, [2, 3])]
+    )
+    model = helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid("com.example", 1)]
+    )
+    data = model.SerializeToString()
+    report = onnxfast.check(data, full=True)
+    if not unknown_first:
+        assert _onnx_full_verdict(data) is not None
+        assert not report.ok
+        assert {d.code for d in report.errors} == {"E701"}
+        return
+    assert _onnx_full_verdict(data) is None
+    assert report.ok, list(report)
+    hidden = [d for d in report if d.code == "W791"]
+    assert hidden
+    assert all("› function 'MeanVarianceNormalization' ›" in d.location for d in hidden)
+    assert all("[E701;" in d.message for d in hidden)
+
+
 @pytest.mark.parametrize("hidden_by", ["Mystery", None])
 def test_defects_inside_a_subgraph_after_an_unknown_operator_are_hidden_as_onnx_hides_them(
     hidden_by,

@@ -288,12 +288,14 @@ pub(crate) struct Run<'m, 'o> {
     unbound: NameSet<'m>,
     /// A function call's attributes, by the function's attribute names.
     bindings: Option<&'o [(&'m str, &'m AttributeProto)]>,
-    /// An unknown operator was met (onnx's `has_unsupported_op`), or the
-    /// caller's graph was in that state when this run started.
+    /// An unknown operator was met in this graph (onnx's
+    /// `has_unsupported_op`): later inference errors of its nodes are
+    /// hidden.
     masked: bool,
-    /// A subgraph or function body run for a node of a masked graph: any
-    /// failure in it surfaces in onnx as that node's inference error,
-    /// which the masked graph hides, whatever its kind.
+    /// A subgraph or function body run for a node of a masked (or hidden)
+    /// graph: a failure here fails that node, as in onnx, where it surfaces
+    /// as the node's inference error, which the masked graph hides,
+    /// whatever its kind; so it is reported as a warning.
     hidden: bool,
     /// A finding that makes this run fail (onnx throws at its end).
     failed: bool,
@@ -597,25 +599,33 @@ fn function_id(domain: &str, name: &str, overload: &str) -> String {
 /// Why a node does not fit its schema well enough for inference (input and
 /// output counts, attribute types, required attributes), or `None` when it
 /// fits: a node that does not is reported by the structural checker, and
-/// skipped here.
-fn unfit(node: &NodeHead<'_>, attrs: &Attrs<'_, '_>, s: &OpSchema) -> Option<String> {
+/// skipped here. The flag: the misfit is in the counts, which onnx's type
+/// check verifies (and fails at once on) after the rule.
+fn unfit(node: &NodeHead<'_>, attrs: &Attrs<'_, '_>, s: &OpSchema) -> Option<(String, bool)> {
     let (n_in, n_out) = (node.input.len(), node.output.len());
     if n_in < s.min_input as usize || n_in > s.max_input as usize {
-        return Some(format!(
-            "it has {n_in} inputs, the schema takes {} to {}",
-            s.min_input, s.max_input
+        return Some((
+            format!(
+                "it has {n_in} inputs, the schema takes {} to {}",
+                s.min_input, s.max_input
+            ),
+            true,
         ));
     }
     if n_out < s.min_output as usize || n_out > s.max_output as usize {
-        return Some(format!(
-            "it has {n_out} outputs, the schema gives {} to {}",
-            s.min_output, s.max_output
+        return Some((
+            format!(
+                "it has {n_out} outputs, the schema gives {} to {}",
+                s.min_output, s.max_output
+            ),
+            true,
         ));
     }
     if let Some(allowed) = crate::checker::node::allowed_outputs(s) {
         if !allowed.contains(&n_out) {
-            return Some(format!(
-                "it has {n_out} outputs, the schema gives {allowed:?} (no other count)"
+            return Some((
+                format!("it has {n_out} outputs, the schema gives {allowed:?} (no other count)"),
+                true,
             ));
         }
     }
@@ -626,7 +636,7 @@ fn unfit(node: &NodeHead<'_>, attrs: &Attrs<'_, '_>, s: &OpSchema) -> Option<Str
         for (i, name) in names.iter().enumerate() {
             match params.get(i) {
                 Some(p) if p.option == ParamOption::Single && name.is_empty() => {
-                    return Some(format!("its {kind} {i} is required but empty"));
+                    return Some((format!("its {kind} {i} is required but empty"), false));
                 }
                 _ => {}
             }
@@ -635,14 +645,20 @@ fn unfit(node: &NodeHead<'_>, attrs: &Attrs<'_, '_>, s: &OpSchema) -> Option<Str
     for (name, a) in attrs.iter() {
         if let Some(spec) = s.attribute(name) {
             if a.r#type != Some(spec.attr_type) {
-                return Some(format!("its attribute {} has the wrong type", q(name)));
+                return Some((
+                    format!("its attribute {} has the wrong type", q(name)),
+                    false,
+                ));
             }
         }
     }
     s.attributes
         .iter()
         .find(|a| a.required && attrs.get(&a.name).is_none())
-        .map(|a| format!("it lacks the required attribute {}", q(&a.name)))
+        .map(|a| {
+            let why = format!("it lacks the required attribute {}", q(&a.name));
+            (why, false)
+        })
 }
 
 /// A node's attributes in a run: references to a function's attributes
@@ -760,11 +776,14 @@ impl<'m> Engine<'m> {
         message: String,
         maskable: bool,
     ) {
-        if run.hidden || (maskable && run.masked) {
-            let before = if run.hidden {
-                "this subgraph or function body belongs to a node after an operator it cannot infer"
-            } else {
+        let masked_here = maskable && run.masked;
+        if run.hidden || masked_here {
+            let before = if masked_here {
                 "an earlier node of this graph is an operator it cannot infer"
+            } else {
+                // This graph fails, which fails its node: hidden there.
+                run.failed = true;
+                "this subgraph or function body belongs to a node after an operator it cannot infer"
             };
             self.push(Diagnostic {
                 code: codes::MASKED_BY_UNKNOWN_OP.id,
@@ -1365,17 +1384,20 @@ impl<'m> Engine<'m> {
         attrs: &Attrs<'_, 'm>,
         schema: &OpSchema,
     ) -> bool {
-        let Some(why) = unfit(node, attrs, schema) else {
+        let Some((why, counts)) = unfit(node, attrs, schema) else {
             return false;
         };
         if self.report_unfit {
             let loc = run.loc.child(node_step(index, node));
+            // onnx's type check fails at once on a count (after the rule,
+            // which seldom fails first): not hidden by an unknown operator.
+            let maskable = !(counts && self.check_type);
             self.report(
                 run,
                 codes::UNFIT_NODE,
                 loc,
                 format!("the node is not inferred: {why}"),
-                true,
+                maskable,
             );
         }
         Self::poison_outputs(run, node);
@@ -1944,8 +1966,7 @@ impl<'m> Engine<'m> {
             s
         });
         run.opsets = parent.opsets.clone();
-        run.masked = parent.masked;
-        run.hidden = parent.masked;
+        run.hidden = parent.masked || parent.hidden;
         if self.collected.is_some() {
             run.given = given.iter().map(Option::is_some).collect();
         }
@@ -2051,8 +2072,7 @@ impl<'m> Engine<'m> {
         run.steps = None;
         run.opsets = opsets_of(&f.opset_import);
         run.bindings = Some(&bindings);
-        run.masked = caller.masked;
-        run.hidden = caller.masked;
+        run.hidden = caller.masked || caller.hidden;
         for (i, formal) in f.input.iter().enumerate() {
             match inputs.get(i) {
                 Some(InputType::Known(t)) => {
