@@ -217,7 +217,7 @@ def test_values_match_the_model_on_every_corpus_wheel_and_case_model() -> None:
         blob = stripped.SerializeToString()
         diffs = _compare(onnxfast.load(blob), stripped, f"{path.name} (stripped)", counts)
         if diffs and _bad_node_spec(model):
-            continue  # documented: a node unfit for its schema is not inferred (E731)
+            continue  # documented: a node unfit for its schema's counts is not inferred (E731)
         found += diffs
         compared += 1
         graphs += sum(1 for _ in _walk(model.graph, model.graph, None, [], ""))

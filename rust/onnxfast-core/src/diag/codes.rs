@@ -313,7 +313,7 @@ pub const SUBGRAPH_SIGNATURE: Code = error(
 );
 pub const UNFIT_NODE: Code = error(
     "E731",
-    "Standalone inference (`infer_shapes`) met a node that does not fit its operator's schema (input or output count, a required input left empty, an attribute's type, a missing required attribute) and did not infer it; the structural check reports the details (E4xx). The full check does not raise this code.",
+    "Standalone inference (`infer_shapes`) met a node whose input or output count does not fit its operator's schema and did not infer it (a node that fits in counts but not otherwise, such as an empty required input or a missing required attribute, is inferred, as onnx infers it); the structural check reports the details (E4xx). The full check does not raise this code.",
 );
 pub const DATA_PROPAGATION: Code = error(
     "E732",

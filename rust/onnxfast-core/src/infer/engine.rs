@@ -1348,7 +1348,8 @@ impl<'m> Engine<'m> {
             {
                 let typing = SchemaRegistry::contrib().get(node.op_type(), version, domain);
                 if let Some(s) = typing {
-                    if self.refuse_unfit(run, index, node, &attrs, s) {
+                    // onnxruntime refuses any misfit at load.
+                    if self.refuse_unfit(run, index, node, &attrs, s, false) {
                         return;
                     }
                 }
@@ -1367,15 +1368,21 @@ impl<'m> Engine<'m> {
         };
         // A deprecated schema is inferred as any other (onnx's inference
         // runs its rule; the checker reports the deprecation, E406).
-        if self.refuse_unfit(run, index, node, &attrs, schema) {
+        if self.refuse_unfit(run, index, node, &attrs, schema, true) {
             return;
         }
         self.call_node(run, index, node, attrs, version, Callee::Schema(schema));
     }
 
     /// A node its schema does not fit (counts, required inputs and
-    /// attributes: the checker's findings) is not inferred: its outputs are
-    /// poisoned (and the misfit reported where the checker does not run).
+    /// attributes: the checker's findings) is not inferred in the full
+    /// check, where the checker reports it: its outputs are poisoned. In
+    /// standalone inference (`report_unfit`), where nothing else reports
+    /// it, a node whose counts fit is inferred as onnx infers it (its rule
+    /// reads what is there: an empty required input is absent, a missing
+    /// or mistyped attribute is not read); one whose counts do not is
+    /// refused (E731). `as_onnx`: false for onnxruntime's operators, which
+    /// it refuses at load whatever the misfit.
     fn refuse_unfit(
         &mut self,
         run: &mut Run<'m, '_>,
@@ -1383,10 +1390,14 @@ impl<'m> Engine<'m> {
         node: &NodeHead<'m>,
         attrs: &Attrs<'_, 'm>,
         schema: &OpSchema,
+        as_onnx: bool,
     ) -> bool {
         let Some((why, counts)) = unfit(node, attrs, schema) else {
             return false;
         };
+        if self.report_unfit && as_onnx && !counts {
+            return false;
+        }
         if self.report_unfit {
             let loc = run.loc.child(node_step(index, node));
             // onnx's type check fails at once on a count (after the rule,

@@ -52,9 +52,11 @@ pub struct InferOptions<'m> {
     /// type id per node output, for [`annotate::annotate_lazy`]) instead of
     /// (name, type) pairs, which cost an allocation or three per value.
     pub compact_main: bool,
-    /// Report a node that does not fit its operator's schema (E731), which
-    /// inference skips. The full check leaves it to the structural checks
-    /// it runs beside inference; standalone inference sets this.
+    /// Standalone inference (which sets this): a node that does not fit
+    /// its operator's schema but in its input and output counts is inferred,
+    /// as onnx infers it, and one whose counts do not fit is skipped and
+    /// reported (E731). The full check skips both quietly, leaving them to
+    /// the structural checks it runs beside inference.
     pub report_unfit: bool,
     /// Follow the values of shape computations (onnx's `data_prop=True`,
     /// see [`propagate`]).
