@@ -39,7 +39,7 @@ use crate::proto::{
 use smallvec::SmallVec;
 
 use super::constant::Const;
-use super::context::{defect, At, Attrs, InferError, InferResult, InputType, NodeCtx};
+use super::context::{defect, fatal, At, Attrs, InferError, InferResult, InputType, NodeCtx};
 use super::merge;
 use super::ops;
 use super::propagate;
@@ -94,6 +94,10 @@ pub(crate) struct Engine<'m> {
     /// [`Engine::infer_call`] to the calling node (onnx's
     /// BindValuesOnReturn).
     returned_data: Vec<(usize, Dims)>,
+    /// Why the node about to be inferred does not fit its schema's input
+    /// or output counts, when it is inferred anyway (after an unknown
+    /// operator, as onnx does: its rule first, then the count check).
+    count_misfit: Option<String>,
     /// Values data propagation may still keep in this run (a hostile graph
     /// of many long shape values stays bounded in memory).
     data_left: usize,
@@ -733,6 +737,7 @@ impl<'m> Engine<'m> {
             symbolic: options.symbolic,
             contrib_ops: options.contrib_ops,
             returned_data: Vec::new(),
+            count_misfit: None,
             data_left: propagate::MAX_DATA_TOTAL,
         }
     }
@@ -1398,6 +1403,13 @@ impl<'m> Engine<'m> {
         if self.report_unfit && as_onnx && !counts {
             return false;
         }
+        if self.report_unfit && as_onnx && self.check_type && (run.masked || run.hidden) {
+            // onnx runs the rule, then its type check verifies the counts:
+            // which fails first decides whether the unknown operator
+            // hides the failure (call_node).
+            self.count_misfit = Some(why);
+            return false;
+        }
         if self.report_unfit {
             let loc = run.loc.child(node_step(index, node));
             // onnx's type check fails at once on a count (after the rule,
@@ -1525,6 +1537,25 @@ impl<'m> Engine<'m> {
                 Callee::Local(f) => ctx.call_function(f),
                 Callee::Contrib(rule, _) => rule(&mut ctx),
             };
+            if let Some(why) = ctx.engine.count_misfit.take() {
+                result = match result {
+                    // The rule passed: the count check fails, at once.
+                    Ok(()) => Err(fatal(
+                        codes::UNFIT_NODE,
+                        At::Node,
+                        format!("the node is not inferred: {why}"),
+                    )),
+                    // An input the node lacks: onnx's read of it fails at
+                    // once too ("out of bounds").
+                    Err(InferError::Defect(mut d)) => {
+                        if matches!(d.at, At::Input(i) if i >= node.input.len()) {
+                            d.fatal = true;
+                        }
+                        Err(InferError::Defect(d))
+                    }
+                    other => other,
+                };
+            }
             if result.is_ok() && ctx.engine.check_type {
                 if let Some(s) = typing {
                     // The check depends only on the schema and the type
