@@ -6,21 +6,13 @@ use onnxfast_core::fuzzing::random_model;
 use onnxfast_core::infer::{infer_model, InferOptions};
 
 fn main() {
-    let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
-    let mut next = move || {
-        state ^= state >> 12;
-        state ^= state << 25;
-        state ^= state >> 27;
-        state.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    };
     let n: usize = std::env::args()
         .nth(1)
         .and_then(|v| v.parse().ok())
         .unwrap_or(2000);
     let (mut outputs, mut typed) = (0usize, 0usize);
     let mut codes: BTreeMap<&str, usize> = BTreeMap::new();
-    for _ in 0..n {
-        let data: Vec<u8> = (0..512).map(|_| (next() >> 56) as u8).collect();
+    for data in onnxfast_core::fuzzing::seeded_choices(1).take(n) {
         let m = random_model(&data);
         let inferred = infer_model(
             &m,

@@ -8,6 +8,23 @@
 mod random_graph;
 pub use random_graph::{infer_random_model, random_model, write_back_agrees};
 
+/// The choice bytes of seeded random graphs ([`random_model`]'s input), 512
+/// a graph, from an xorshift64* stream: the same seed gives the same graphs
+/// (seed 1 is the stream `tests/fuzz_regressions.rs` replays).
+pub fn seeded_choices(seed: u64) -> impl Iterator<Item = Vec<u8>> {
+    let mut state: u64 = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    std::iter::repeat_with(move || {
+        (0..512)
+            .map(|_| {
+                state ^= state >> 12;
+                state ^= state << 25;
+                state ^= state >> 27;
+                (state.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 56) as u8
+            })
+            .collect()
+    })
+}
+
 use std::path::{Path, PathBuf};
 
 use bytes::Bytes;

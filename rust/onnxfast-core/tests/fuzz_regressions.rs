@@ -85,16 +85,7 @@ fn random_graphs_infer_without_panics() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(4000);
-    let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
-    let mut next = move || {
-        // xorshift64*
-        state ^= state >> 12;
-        state ^= state << 25;
-        state ^= state >> 27;
-        state.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    };
-    for case in 0..count {
-        let data: Vec<u8> = (0..512).map(|_| (next() >> 56) as u8).collect();
+    for (case, data) in fuzzing::seeded_choices(1).take(count).enumerate() {
         let result = std::panic::catch_unwind(|| fuzzing::infer_random_model(&data));
         if result.is_err() {
             let hex: String = data.iter().map(|b| format!("{b:02x}")).collect();
