@@ -602,9 +602,10 @@ fn function_id(domain: &str, name: &str, overload: &str) -> String {
 
 /// Why a node does not fit its schema well enough for inference (input and
 /// output counts, attribute types, required attributes), or `None` when it
-/// fits: a node that does not is reported by the structural checker, and
-/// skipped here. The flag: the misfit is in the counts, which onnx's type
-/// check verifies (and fails at once on) after the rule.
+/// fits: a node that does not is reported by the structural checker (see
+/// [`Engine::refuse_unfit`] for what inference does with it). The flag: the
+/// misfit is in the counts, which onnx's type check verifies (and fails at
+/// once on) after the rule.
 fn unfit(node: &NodeHead<'_>, attrs: &Attrs<'_, '_>, s: &OpSchema) -> Option<(String, bool)> {
     let (n_in, n_out) = (node.input.len(), node.output.len());
     if n_in < s.min_input as usize || n_in > s.max_input as usize {
@@ -1386,8 +1387,9 @@ impl<'m> Engine<'m> {
     /// it, a node whose counts fit is inferred as onnx infers it (its rule
     /// reads what is there: an empty required input is absent, a missing
     /// or mistyped attribute is not read); one whose counts do not is
-    /// refused (E731). `as_onnx`: false for onnxruntime's operators, which
-    /// it refuses at load whatever the misfit.
+    /// refused (E731), after an unknown operator only once its rule has
+    /// passed, as in onnx. `as_onnx`: false for onnxruntime's operators,
+    /// which it refuses at load whatever the misfit.
     fn refuse_unfit(
         &mut self,
         run: &mut Run<'m, '_>,
