@@ -16,8 +16,9 @@ model (it never raises for a model's defects).
 
 Models with a node onnx's structural checker refuses against its schema
 (counts, attribute types, required attributes) are counted apart: onnxfast
-does not infer such a node where onnx may run its rule anyway (the
-documented difference, README "Inferred shapes"). Each model runs in a child
+does not infer a node whose input or output count misfits, where onnx may
+run its rule anyway (the documented difference, README "Inferred shapes").
+Each model runs in a child
 process, so a crash of either library is reported as such, with the file.
 """
 
@@ -47,7 +48,7 @@ def _verdict(f, *args, **kwargs):
 
 
 def compare(path: str) -> dict:
-    """One model's comparison: {"file", "kind", "detail"} per difference."""
+    """One model's comparison: {"file", "unfit", "found": [(kind, detail), ...]}."""
     import onnx
     from test_infer_shapes import _bad_node_spec, _first_difference, _forget_fresh, _gen
 
