@@ -36,7 +36,7 @@ import traceback
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "tests"))
+sys.path.insert(0, str(HERE))
 
 
 def _verdict(f, *args, **kwargs):
@@ -50,21 +50,22 @@ def _verdict(f, *args, **kwargs):
 def compare(path: str) -> dict:
     """One model's comparison: {"file", "unfit", "found": [(kind, detail), ...]}."""
     import onnx
-    from test_infer_shapes import _bad_node_spec, _first_difference, _forget_fresh, _gen
+    from _onnx_compare import bad_node_spec, first_difference, forget_fresh
+    from gen_infer_expected import model_symbols
 
     import onnxfast
 
     data = Path(path).read_bytes()
     model = onnx.load_from_string(data)
-    unfit = _bad_node_spec(model)
+    unfit = bad_node_spec(model)
     found: list[tuple[str, str]] = []
     infer = onnx.shape_inference.infer_shapes
-    given = _gen.model_symbols(model)
+    given = model_symbols(model)
 
     def same_values(ours, theirs, what: str) -> None:
-        a, b = _forget_fresh(ours, given), _forget_fresh(theirs, given)
+        a, b = forget_fresh(ours, given), forget_fresh(theirs, given)
         if a != b:
-            found.append((what, _first_difference(a.graph, b.graph, "main")[:500]))
+            found.append((what, first_difference(a.graph, b.graph, "main")[:500]))
 
     # infer_shapes, strict.
     ok_onnx, theirs, why_onnx = _verdict(infer, model, check_type=True, strict_mode=True)

@@ -13,13 +13,14 @@ import copy
 import onnx
 import pytest
 from onnx import TensorProto, helper
-from test_infer_shapes import _bad_node_spec, _dims
+from test_infer_shapes import _dims
 
 import onnxfast
 
 from conftest import _script_module, corpus_models, infer_case_dir, wheel_models
 
 _gen = _script_module("gen_infer_expected")
+_cmp = _script_module("_onnx_compare")
 
 
 # The model as onnx reads it: what each graph defines, reads and uses.
@@ -216,7 +217,7 @@ def test_values_match_the_model_on_every_corpus_wheel_and_case_model() -> None:
         _gen.strip(stripped.graph)
         blob = stripped.SerializeToString()
         diffs = _compare(onnxfast.load(blob), stripped, f"{path.name} (stripped)", counts)
-        if diffs and _bad_node_spec(model):
+        if diffs and _cmp.bad_node_spec(model):
             continue  # documented: a node unfit for its schema's counts is not inferred (E731)
         found += diffs
         compared += 1
@@ -407,7 +408,7 @@ def test_memory_plan_matches_onnx_on_every_corpus_wheel_and_case_model() -> None
     found, compared, onnx_typed = [], 0, 0
     for path in _models():
         model = onnx.load(str(path))
-        if _bad_node_spec(model):
+        if _cmp.bad_node_spec(model):
             continue
         stripped = copy.deepcopy(model)
         _gen.strip(stripped.graph)

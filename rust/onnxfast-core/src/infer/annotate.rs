@@ -156,6 +156,9 @@ pub(super) fn write_back(
         names.name_unknown(existing);
         done.merged += 1;
     }
+    if types.inputs_only {
+        return;
+    }
     // Declared entries by name (later kinds win, as in onnx's lookup).
     let declared = value_info.len() + input.len() + output.len();
     let mut typed: HashMap<CompactString, Slot> =

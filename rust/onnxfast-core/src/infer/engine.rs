@@ -94,10 +94,6 @@ pub(crate) struct Engine<'m> {
     /// [`Engine::infer_call`] to the calling node (onnx's
     /// BindValuesOnReturn).
     returned_data: Vec<(usize, Dims)>,
-    /// Why the node about to be inferred does not fit its schema's input
-    /// or output counts, when it is inferred anyway (after an unknown
-    /// operator, as onnx does: its rule first, then the count check).
-    count_misfit: Option<String>,
     /// Values data propagation may still keep in this run (a hostile graph
     /// of many long shape values stays bounded in memory).
     data_left: usize,
@@ -738,7 +734,6 @@ impl<'m> Engine<'m> {
             symbolic: options.symbolic,
             contrib_ops: options.contrib_ops,
             returned_data: Vec::new(),
-            count_misfit: None,
             data_left: propagate::MAX_DATA_TOTAL,
         }
     }
@@ -1023,6 +1018,7 @@ impl<'m> Engine<'m> {
                     steps: Some(Vec::new()),
                     given: Vec::new(),
                     values: Vec::new(),
+                    inputs_only: false,
                 });
             }
             self.collect_declared_subgraphs(&run.path.clone(), &mut holders);
@@ -1062,6 +1058,7 @@ impl<'m> Engine<'m> {
                 steps: run.steps.clone(),
                 given: std::mem::take(&mut run.given),
                 values,
+                inputs_only: false,
             });
             self.collect_declared_subgraphs(&run.path, &mut holders);
         }
@@ -1126,7 +1123,13 @@ impl<'m> Engine<'m> {
                 let Some(collected) = &mut self.collected else {
                     return;
                 };
-                if collected.iter().any(|c| c.path == sub_path) {
+                if let Some(c) = collected.iter().find(|c| c.path == sub_path) {
+                    if c.inputs_only {
+                        // Its own nodes were not inferred: the graphs they
+                        // hold are listed as declared.
+                        let mut nodes = sub.node.iter().map(|n| &n.attribute[..]).enumerate();
+                        self.collect_declared_subgraphs(&sub_path, &mut nodes);
+                    }
                     continue;
                 }
                 let mut values = Vec::new();
@@ -1150,6 +1153,7 @@ impl<'m> Engine<'m> {
                         steps: None,
                         given: Vec::new(),
                         values,
+                        inputs_only: false,
                     });
                 }
                 let mut nodes = sub.node.iter().map(|n| &n.attribute[..]).enumerate();
@@ -1346,7 +1350,7 @@ impl<'m> Engine<'m> {
         let Some(schema) = schema else {
             let id = function_id(domain, node.op_type(), node.overload());
             if let Some(&f) = self.functions.get(&id) {
-                self.call_node(run, index, node, attrs, version, Callee::Local(f));
+                self.call_node(run, index, node, attrs, version, Callee::Local(f), None);
             } else if let Some(rule) = self
                 .contrib_ops
                 .then(|| ops::contrib::rule(domain, node.op_type(), version))
@@ -1355,7 +1359,7 @@ impl<'m> Engine<'m> {
                 let typing = SchemaRegistry::contrib().get(node.op_type(), version, domain);
                 if let Some(s) = typing {
                     // onnxruntime refuses any misfit at load.
-                    if self.refuse_unfit(run, index, node, &attrs, s, false) {
+                    if let Fit::Refused = self.refuse_unfit(run, index, node, &attrs, s, false) {
                         return;
                     }
                 }
@@ -1366,6 +1370,7 @@ impl<'m> Engine<'m> {
                     attrs,
                     version,
                     Callee::Contrib(rule, typing),
+                    None,
                 );
             } else {
                 self.unsupported(run, index, node);
@@ -1374,10 +1379,12 @@ impl<'m> Engine<'m> {
         };
         // A deprecated schema is inferred as any other (onnx's inference
         // runs its rule; the checker reports the deprecation, E406).
-        if self.refuse_unfit(run, index, node, &attrs, schema, true) {
+        let Fit::Infer(count_misfit) = self.refuse_unfit(run, index, node, &attrs, schema, true)
+        else {
             return;
-        }
-        self.call_node(run, index, node, attrs, version, Callee::Schema(schema));
+        };
+        let callee = Callee::Schema(schema);
+        self.call_node(run, index, node, attrs, version, callee, count_misfit);
     }
 
     /// A node its schema does not fit (counts, required inputs and
@@ -1388,8 +1395,9 @@ impl<'m> Engine<'m> {
     /// reads what is there: an empty required input is absent, a missing
     /// or mistyped attribute is not read); one whose counts do not is
     /// refused (E731), after an unknown operator only once its rule has
-    /// passed, as in onnx. `as_onnx`: false for onnxruntime's operators,
-    /// which it refuses at load whatever the misfit.
+    /// passed, as in onnx (the count misfit [`Fit::Infer`] hands to
+    /// [`Engine::call_node`]). `as_onnx`: false for onnxruntime's
+    /// operators, which it refuses at load whatever the misfit.
     fn refuse_unfit(
         &mut self,
         run: &mut Run<'m, '_>,
@@ -1398,19 +1406,18 @@ impl<'m> Engine<'m> {
         attrs: &Attrs<'_, 'm>,
         schema: &OpSchema,
         as_onnx: bool,
-    ) -> bool {
+    ) -> Fit {
         let Some((why, counts)) = unfit(node, attrs, schema) else {
-            return false;
+            return Fit::Infer(None);
         };
         if self.report_unfit && as_onnx && !counts {
-            return false;
+            return Fit::Infer(None);
         }
         if self.report_unfit && as_onnx && self.check_type && (run.masked || run.hidden) {
             // onnx runs the rule, then its type check verifies the counts:
             // which fails first decides whether the unknown operator
             // hides the failure (call_node).
-            self.count_misfit = Some(why);
-            return false;
+            return Fit::Infer(Some(why));
         }
         if self.report_unfit {
             let loc = run.loc.child(node_step(index, node));
@@ -1426,7 +1433,7 @@ impl<'m> Engine<'m> {
             );
         }
         Self::poison_outputs(run, node);
-        true
+        Fit::Refused
     }
 
     /// Whether a node's attributes must outlive its inference: a function
@@ -1480,6 +1487,11 @@ impl<'m> Engine<'m> {
         }
     }
 
+    /// Infers `node` by `callee`. `count_misfit`: why its input or output
+    /// counts misfit its schema, when it is inferred anyway (after an
+    /// unknown operator, as onnx does: its rule first, then the count
+    /// check; see [`Engine::refuse_unfit`]).
+    #[allow(clippy::too_many_arguments)]
     fn call_node(
         &mut self,
         run: &mut Run<'m, '_>,
@@ -1488,6 +1500,7 @@ impl<'m> Engine<'m> {
         attrs: Attrs<'_, 'm>,
         version: i64,
         callee: Callee<'m>,
+        count_misfit: Option<String>,
     ) {
         let schema = match callee {
             Callee::Schema(s) => Some(s),
@@ -1539,7 +1552,7 @@ impl<'m> Engine<'m> {
                 Callee::Local(f) => ctx.call_function(f),
                 Callee::Contrib(rule, _) => rule(&mut ctx),
             };
-            if let Some(why) = ctx.engine.count_misfit.take() {
+            if let Some(why) = count_misfit {
                 result = match result {
                     // The rule passed: the count check fails, at once.
                     Ok(()) => Err(fatal(
@@ -1981,6 +1994,7 @@ impl<'m> Engine<'m> {
                 continue;
             };
             if let Err(c) = merge::check(t, &declared, &self.symbols) {
+                self.collect_merged_inputs(g, given, i, parent, index, attr);
                 return Err(defect(
                     c.code,
                     at(),
@@ -2020,6 +2034,61 @@ impl<'m> Engine<'m> {
             return Err(InferError::Reported);
         }
         Ok(Self::output_types(&run, GraphView::whole(g)))
+    }
+
+    /// With `collect_types`: a subgraph whose inference stops at input
+    /// `failed` (the node's type for it contradicts its declaration) keeps
+    /// its inputs before that one merged with the node's types, as onnx's
+    /// graph inferencer leaves them (it merges them one by one, in place).
+    fn collect_merged_inputs(
+        &mut self,
+        g: &'m GraphProto,
+        given: &[Option<Type>],
+        failed: usize,
+        parent: &Run<'m, '_>,
+        index: usize,
+        attr: &str,
+    ) {
+        if self.collected.is_none() {
+            return;
+        }
+        // (A graph inside a function body is not written back.)
+        let Some(mut steps) = parent.steps.clone() else {
+            return;
+        };
+        steps.push((index, attr.to_string()));
+        let mut flags = vec![false; g.input.len()];
+        let mut values = Vec::new();
+        for (j, (vi, t)) in g.input.iter().zip(given).enumerate().take(failed) {
+            let Some(t) = t else {
+                continue;
+            };
+            let declared = vi
+                .r#type
+                .as_ref()
+                .and_then(|d| self.symbols.type_from_proto(d));
+            let mut merged = match declared {
+                Some(mut declared) => {
+                    merge::merge_into(t, &mut declared);
+                    declared
+                }
+                None => t.clone(),
+            };
+            merge::materialize(&mut merged, &mut self.symbols);
+            if let Some(flag) = flags.get_mut(j) {
+                *flag = true;
+            }
+            values.push((vi.name().to_string(), merged));
+        }
+        if let Some(collected) = &mut self.collected {
+            collected.push(GraphTypes {
+                path: format!("{}/{index}.{attr}", parent.path),
+                steps: Some(steps),
+                given: flags,
+                values,
+                inputs_only: true,
+            });
+        }
     }
 
     /// The types of a graph's outputs after inference, as onnx gives them:
@@ -2191,7 +2260,16 @@ pub(crate) fn q(name: &str) -> String {
     format!("'{}'", crate::diag::clean(name))
 }
 
-/// The schema a model-local function call runs under (no rule, no checks).
+/// What [`Engine::refuse_unfit`] decides for a node.
+enum Fit {
+    /// Not inferred: its outputs are poisoned (reported, or left to the
+    /// checker).
+    Refused,
+    /// Inferred; with why its counts misfit when onnx checks them only
+    /// after its rule (after an unknown operator).
+    Infer(Option<String>),
+}
+
 /// What infers a node: its operator's schema (and the rule or function
 /// body that serves it), a model-local function, or a rule for one of
 /// onnxruntime's operators, which have no schema here.
@@ -2204,6 +2282,7 @@ enum Callee<'m> {
     Contrib(ops::Rule, Option<&'static OpSchema>),
 }
 
+/// The schema a model-local function call runs under (no rule, no checks).
 fn placeholder_schema() -> &'static OpSchema {
     static EMPTY: std::sync::OnceLock<OpSchema> = std::sync::OnceLock::new();
     EMPTY.get_or_init(|| OpSchema {

@@ -111,6 +111,11 @@ pub struct GraphTypes {
     /// (value name, type) for inputs, `value_info` names, node outputs and
     /// outputs that have a type, in that order, each name once.
     pub values: Vec<(String, Type)>,
+    /// The subgraph's inference stopped while its inputs were merged with
+    /// the types the node gave (one contradicts its declaration): `values`
+    /// holds the inputs merged before it, the only change onnx leaves in
+    /// such a graph (it merges input by input, in place).
+    pub inputs_only: bool,
 }
 
 /// The main graph's types after inference, compactly (with

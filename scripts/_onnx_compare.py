@@ -1,0 +1,80 @@
+"""How the scripts and tests compare onnxfast's inferred models with onnx's
+(diff_random_models.py, tests/test_infer_shapes.py, tests/test_values.py):
+fresh dim names forgotten, the first difference named, and whether onnx's
+structural checker refuses a node against its schema."""
+
+from __future__ import annotations
+
+import copy
+import re
+
+import onnx
+
+UNK = re.compile(r"unk__\d+")
+
+
+def forget_fresh(model: onnx.ModelProto, given: set[str]) -> onnx.ModelProto:
+    """`model` with every dim named by inference (a dim_param not in `given`,
+    the input model's symbols, in the unk__N style) made "?": both sides name
+    them, each in its own order."""
+    model = copy.deepcopy(model)
+
+    def fix_type(t: onnx.TypeProto) -> None:
+        kind = t.WhichOneof("value")
+        if kind in ("tensor_type", "sparse_tensor_type"):
+            tt = getattr(t, kind)
+            for d in tt.shape.dim:
+                if (
+                    d.HasField("dim_param")
+                    and d.dim_param not in given
+                    and UNK.fullmatch(d.dim_param)
+                ):
+                    d.dim_param = "?"
+        elif kind in ("sequence_type", "optional_type"):
+            fix_type(getattr(t, kind).elem_type)
+        elif kind == "map_type":
+            fix_type(t.map_type.value_type)
+
+    def fix_graph(g: onnx.GraphProto) -> None:
+        for vi in [*g.input, *g.output, *g.value_info]:
+            fix_type(vi.type)
+        for n in g.node:
+            for a in n.attribute:
+                if a.HasField("g"):
+                    fix_graph(a.g)
+                for sub in a.graphs:
+                    fix_graph(sub)
+
+    fix_graph(model.graph)
+    return model
+
+
+def first_difference(ours: onnx.GraphProto, theirs: onnx.GraphProto, where: str) -> str:
+    for field in ("input", "output", "value_info"):
+        a, b = getattr(ours, field), getattr(theirs, field)
+        if len(a) != len(b):
+            names_a, names_b = [v.name for v in a], [v.name for v in b]
+            return f"{where}.{field}: {len(a)} entries, onnx {len(b)}: {names_a} vs {names_b}"
+        for x, y in zip(a, b):
+            if x != y:
+                return f"{where}.{field} {x.name!r}: ours {x.type} onnx {y.type}"
+    for i, (n, m) in enumerate(zip(ours.node, theirs.node)):
+        for a, b in zip(n.attribute, m.attribute):
+            if a.HasField("g") and a.g != b.g:
+                return first_difference(a.g, b.g, f"{where}/{i}.{a.name}")
+    return f"{where}: other fields differ"
+
+
+def bad_node_spec(model: onnx.ModelProto) -> bool:
+    """onnx's structural checker rejects a node of `model` against its schema
+    (counts, attribute types, required attributes)."""
+    ctx = onnx.checker.C.CheckerContext()
+    ctx.ir_version = model.ir_version
+    ctx.opset_imports = {o.domain: o.version for o in model.opset_import}
+    lex = onnx.checker.C.LexicalScopeContext()
+    for node in model.graph.node:
+        try:
+            onnx.checker.check_node(node, ctx, lex)
+        except onnx.checker.ValidationError:
+            return True
+    return False
