@@ -11,6 +11,7 @@ use crate::proto::{AttributeProto, GraphProto, NodeHead};
 
 use super::constant::{self, Const};
 use super::engine::{Engine, Run};
+use super::ops::controlflow::{elem_type_from_input, has_shape};
 
 /// Where in the node a defect is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -145,6 +146,12 @@ pub struct NodeCtx<'a, 'm> {
     pub(crate) node_index: usize,
     pub(crate) engine: &'a mut Engine<'m>,
     pub(crate) run: &'a Run<'m, 'a>,
+    /// Where onnx's helpers would first have failed on a sequence, map or
+    /// optional value (`(is an output, index)`), kept only where onnx hides
+    /// the node's inference errors (after an unknown operator): there its
+    /// rule stops at that point, before the type check that would refuse
+    /// the value (see [`NodeCtx::note_container_fault`]).
+    pub(crate) container_fault: std::cell::Cell<Option<(bool, usize)>>,
 }
 
 impl<'a, 'm> NodeCtx<'a, 'm> {
@@ -238,12 +245,95 @@ impl<'a, 'm> NodeCtx<'a, 'm> {
         Ok(t.elem)
     }
 
-    /// The dims of input `i`, when it is a tensor of known rank.
+    /// The dims of input `i`, when it is a tensor of known rank, read as
+    /// onnx's rules mostly read them (`hasInputShape`, then
+    /// `tensor_type().shape()`): a sequence or optional of a shaped tensor
+    /// has a shape for the former and no dims for the latter, so it reads
+    /// as a scalar, which the rule may refuse (hidden after an unknown
+    /// operator, as in onnx). See [`NodeCtx::input_shape`] for rules that
+    /// read it by `getInputShape`.
     pub fn shape(&self, i: usize) -> Option<&'a [Dim]> {
+        match self.ty(i)? {
+            Type::Tensor(t) | Type::SparseTensor(t) => t.shape.as_deref(),
+            other if has_shape(other) && self.run.errors_hidden() => Some(&[]),
+            _ => None,
+        }
+    }
+
+    /// [`NodeCtx::shape`] for a rule that reads it as onnx's
+    /// `tensor_type().has_shape()` and `shape()`, without `hasInputShape`:
+    /// a sequence, map or optional has none.
+    pub fn tensor_shape(&self, i: usize) -> Option<&'a [Dim]> {
         match self.ty(i)? {
             Type::Tensor(t) | Type::SparseTensor(t) => t.shape.as_deref(),
             _ => None,
         }
+    }
+
+    /// [`NodeCtx::shape`] for a rule that reads it as onnx's
+    /// `hasInputShape` then `getInputShape` do: on a sequence or optional
+    /// of a shaped tensor the latter fails (`note_container_fault`).
+    pub fn input_shape(&self, i: usize) -> Option<&'a [Dim]> {
+        match self.ty(i)? {
+            Type::Tensor(t) | Type::SparseTensor(t) => t.shape.as_deref(),
+            other => {
+                if has_shape(other) {
+                    self.note_container_fault(false, i);
+                }
+                None
+            }
+        }
+    }
+
+    /// onnx's `hasNInputShapes(N)` then `getInputShape` of each input in
+    /// order: the first `N` inputs' dims when every one has a shape (see
+    /// [`NodeCtx::input_shape`]).
+    pub fn input_shapes<const N: usize>(&self) -> Option<[&'a [Dim]; N]> {
+        if !(0..N).all(|i| self.ty(i).is_some_and(has_shape)) {
+            return None;
+        }
+        let mut out: [&'a [Dim]; N] = [&[]; N];
+        for (i, slot) in out.iter_mut().enumerate() {
+            *slot = self.input_shape(i)?;
+        }
+        Some(out)
+    }
+
+    /// Notes where onnx's helpers fail on a sequence, map or optional value
+    /// (input `k`, or output `k` when `output`), where onnx hides the
+    /// node's inference errors (after an unknown operator); the first
+    /// point is kept. A rule of tensors reads such a value where onnx's
+    /// does: `getInputShape` on one with a shape ([`NodeCtx::input_shape`]),
+    /// `propagateShape` from one into an output of another kind
+    /// ([`NodeCtx::propagate_shape`]), a tensor's shape or element type
+    /// set on an output that `propagateElemTypeFromInputToOutput` made a
+    /// container ([`NodeCtx::propagate_elem`]). Whether onnx's rule fails
+    /// there or lets the value through to its type check (which refuses
+    /// it, and which no unknown operator hides) decides onnx's verdict.
+    pub(crate) fn note_container_fault(&self, output: bool, k: usize) {
+        if self.run.errors_hidden() && self.container_fault.get().is_none() {
+            self.container_fault.set(Some((output, k)));
+        }
+    }
+
+    /// The point [`NodeCtx::note_container_fault`] kept, as the hidden
+    /// inference error onnx raises there.
+    pub(crate) fn take_container_fault(&self) -> Option<InferError> {
+        let (output, k) = self.container_fault.take()?;
+        let (at, what) = match output {
+            true => (At::Output(k), format!("output {k}")),
+            false => (At::Input(k), format!("input {k}")),
+        };
+        let kind = match output {
+            true => self.outputs.get(k).and_then(Option::as_ref),
+            false => self.ty(k),
+        }
+        .map_or("value", Type::kind_name);
+        Some(defect(
+            codes::INPUT_KIND,
+            at,
+            format!("{what} is a {kind}, which this operator's inference reads as a tensor"),
+        ))
     }
 
     /// The rank of input `i`, when known.
@@ -428,8 +518,23 @@ impl<'a, 'm> NodeCtx<'a, 'm> {
         self.set(i, Type::tensor(elem, shape));
     }
 
+    /// [`NodeCtx::set_shape`] for a rule that writes it as onnx's
+    /// `mutable_tensor_type()->mutable_shape()`, not by getOutputShape: an
+    /// output a container input made a container silently becomes a tensor.
+    pub fn set_tensor_shape(&mut self, i: usize, dims: Dims) {
+        if let Some(slot) = self.outputs.get_mut(i) {
+            match slot {
+                Some(Type::Tensor(t)) => t.shape = Some(dims),
+                _ => *slot = Some(Type::tensor(0, Some(dims))),
+            }
+        }
+    }
+
     /// Sets output `i`'s element type (keeping a shape already set).
     pub fn set_elem(&mut self, i: usize, elem: i32) {
+        if matches!(self.outputs.get(i), Some(Some(t)) if is_container(t)) {
+            self.note_container_fault(true, i);
+        }
         if let Some(slot) = self.outputs.get_mut(i) {
             match slot {
                 Some(Type::Tensor(t)) => t.elem = elem,
@@ -440,6 +545,9 @@ impl<'a, 'm> NodeCtx<'a, 'm> {
 
     /// Sets output `i`'s shape (keeping an element type already set).
     pub fn set_shape(&mut self, i: usize, dims: Dims) {
+        if matches!(self.outputs.get(i), Some(Some(t)) if is_container(t)) {
+            self.note_container_fault(true, i);
+        }
         if let Some(slot) = self.outputs.get_mut(i) {
             match slot {
                 Some(Type::Tensor(t)) => t.shape = Some(dims),
@@ -456,8 +564,19 @@ impl<'a, 'm> NodeCtx<'a, 'm> {
         }
     }
 
-    /// Output `i` gets input `j`'s element type (input needed).
+    /// Output `i` gets input `j`'s element type (input needed). Where onnx
+    /// hides the node's inference errors, a sequence, map or optional input
+    /// is copied as onnx's propagateElemTypeFromInputToOutput copies it
+    /// (its type check then refuses it, unless the rule fails on it first:
+    /// `note_container_fault`); elsewhere it is a defect here.
     pub fn propagate_elem(&mut self, j: usize, i: usize) -> InferResult {
+        if self.run.errors_hidden() && self.ty(j).is_some_and(is_container) {
+            let t = elem_type_from_input(self, j)?;
+            if let Some(slot) = self.outputs.get_mut(i) {
+                *slot = t;
+            }
+            return Ok(());
+        }
         let elem = self.elem(j)?;
         self.set_elem(i, elem);
         Ok(())
@@ -479,8 +598,23 @@ impl<'a, 'm> NodeCtx<'a, 'm> {
         Ok(())
     }
 
-    /// Output `i` gets input `j`'s shape, when known.
+    /// Output `i` gets input `j`'s shape, when known. (onnx's
+    /// propagateShape from a sequence or optional with a shape into an
+    /// output of another kind fails: `note_container_fault`.)
     pub fn propagate_shape(&mut self, j: usize, i: usize) {
+        if let Some(t) = self.ty(j).filter(|t| is_container(t)) {
+            // Into the same kind (made by propagate_elem), onnx copies the
+            // element's shape, which that copy already holds.
+            let same = matches!(
+                (t, self.outputs.get(i)),
+                (Type::Sequence(_), Some(Some(Type::Sequence(_))))
+                    | (Type::Optional(_), Some(Some(Type::Optional(_))))
+            );
+            if has_shape(t) && !same {
+                self.note_container_fault(false, j);
+            }
+            return;
+        }
         if let Some(s) = self.shape(j) {
             let dims: Dims = s.iter().copied().collect();
             self.set_shape(i, dims);
@@ -705,4 +839,9 @@ fn set_copy(outputs: &mut [Option<Type>], i: usize, t: &Type) {
             .get_or_insert_with(Dims::new)
             .extend_from_slice(dims);
     }
+}
+
+/// A sequence, map or optional type (what a rule of tensors cannot read).
+fn is_container(t: &Type) -> bool {
+    matches!(t, Type::Sequence(_) | Type::Optional(_) | Type::Map(..))
 }

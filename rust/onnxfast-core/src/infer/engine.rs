@@ -403,6 +403,13 @@ impl<'m, 'o> Run<'m, 'o> {
         None
     }
 
+    /// Whether onnx hides the inference errors of this run's nodes: an
+    /// unknown operator came before in this graph, or in the graph of a
+    /// node this run is inferred for.
+    pub(crate) fn errors_hidden(&self) -> bool {
+        self.masked || self.hidden
+    }
+
     /// The model's main graph (not a subgraph, not a function body).
     fn is_main(&self) -> bool {
         // Subgraphs have steps, function bodies (and what is below them) none.
@@ -1540,6 +1547,7 @@ impl<'m> Engine<'m> {
                 node_index: index,
                 engine: self,
                 run: run_ref,
+                container_fault: std::cell::Cell::new(None),
             };
             let mut result = match callee {
                 Callee::Schema(s) => match ops::rule(s) {
@@ -1552,6 +1560,12 @@ impl<'m> Engine<'m> {
                 Callee::Local(f) => ctx.call_function(f),
                 Callee::Contrib(rule, _) => rule(&mut ctx),
             };
+            // onnx's rule failed on a sequence, map or optional value
+            // there (hidden after an unknown operator), before anything the
+            // rule found later and before the type check.
+            if let Some(fault) = ctx.take_container_fault() {
+                result = Err(fault);
+            }
             if let Some(why) = count_misfit {
                 result = match result {
                     // The rule passed: the count check fails, at once.

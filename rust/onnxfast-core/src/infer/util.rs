@@ -76,9 +76,15 @@ fn broadcast_dims(shapes: &[&[Dim]]) -> Result<Dims, String> {
 pub fn broadcast_inputs(ctx: &mut NodeCtx<'_, '_>, inputs: std::ops::Range<usize>) -> InferResult {
     let mut shapes: smallvec::SmallVec<[&[Dim]; 4]> = smallvec::SmallVec::new();
     for i in inputs {
-        match ctx.shape(i) {
-            Some(s) => shapes.push(s),
-            None => return Ok(()),
+        // onnx reads these shapes as `tensor_type().shape()`, not by
+        // getInputShape: a sequence, map or optional input fails nothing
+        // here (its type check refuses it).
+        match ctx.ty(i) {
+            Some(Type::Tensor(t) | Type::SparseTensor(t)) => match t.shape.as_deref() {
+                Some(s) => shapes.push(s),
+                None => return Ok(()),
+            },
+            _ => return Ok(()),
         }
     }
     let dims = broadcast(&shapes).map_err(|e| {

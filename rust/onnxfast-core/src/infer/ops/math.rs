@@ -280,7 +280,7 @@ fn flag32(ctx: &NodeCtx<'_, '_>, name: &str) -> bool {
 /// Gemm up to opset 11: with both shapes, A and B must be matrices and the
 /// output is (M, N).
 fn gemm_matrices(ctx: &mut NodeCtx<'_, '_>) -> InferResult<bool> {
-    let (Some(a), Some(b)) = (ctx.shape(0), ctx.shape(1)) else {
+    let Some([a, b]) = ctx.input_shapes::<2>() else {
         return Ok(false);
     };
     for (i, s) in [(0, a), (1, b)] {
@@ -329,7 +329,10 @@ pub(super) fn gemm13(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     let (mut m, mut n, mut k) = (Dim::Unknown, Dim::Unknown, Dim::Unknown);
     let trans = [flag32(ctx, "transA"), flag32(ctx, "transB")];
     for (i, t) in trans.into_iter().enumerate() {
-        let Some(s) = ctx.shape(i) else { continue };
+        // (onnx's unifyInputShape: hasInputShape, then getInputShape.)
+        let Some(s) = ctx.input_shape(i) else {
+            continue;
+        };
         if s.len() != 2 {
             return Err(bad_rank(
                 i,

@@ -80,7 +80,8 @@ fn reduce(ctx: &mut NodeCtx<'_, '_>, mode: Axes) -> InferResult {
         normalized.push(usize::try_from(a).unwrap_or(usize::MAX));
     }
     let out = reduced(shape, &normalized, keep);
-    ctx.set_shape(0, out);
+    // (onnx writes it as `mutable_tensor_type()->mutable_shape()`.)
+    ctx.set_tensor_shape(0, out);
     Ok(())
 }
 

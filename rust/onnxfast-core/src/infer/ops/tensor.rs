@@ -156,7 +156,16 @@ fn elem_and_shape(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
 
 /// Output `out`'s element type from attribute `name` (onnx's
 /// propagateElemTypeFromAttributeToOutput, which needs the attribute).
-fn elem_from_attr(ctx: &mut NodeCtx<'_, '_>, name: &str, out: usize) -> InferResult {
+/// `Ok(Some(error))` for 0 (UNDEFINED): onnx takes it for a type, goes on
+/// with its rule, then fails outside its inference errors when it checks
+/// the output against the type constraints; the caller returns `error`
+/// after the rest of its rule (which may fail first, hidden after an
+/// unknown operator).
+fn elem_from_attr(
+    ctx: &mut NodeCtx<'_, '_>,
+    name: &str,
+    out: usize,
+) -> InferResult<Option<InferError>> {
     let Some(a) = ctx.attr(name) else {
         return Err(bad_attr(name, format!("attribute '{name}' is needed")));
     };
@@ -166,15 +175,18 @@ fn elem_from_attr(ctx: &mut NodeCtx<'_, '_>, name: &str, out: usize) -> InferRes
             format!("attribute '{name}' must hold an integer element type"),
         ));
     };
+    // onnx casts the int64 to its enum of int32 values (2^32 is 0).
     let code = v as i32;
     if code == 0 {
-        // onnx takes UNDEFINED for a type, then fails outside its inference
-        // errors when it checks the output against the type constraints.
-        return Err(fatal(
+        let read = match v {
+            0 => "",
+            _ => ", read as its low 32 bits: 0",
+        };
+        return Ok(Some(fatal(
             codes::BAD_ATTRIBUTE,
             At::Attribute(name.to_string()),
-            format!("attribute '{name}' is 0 (UNDEFINED), not a tensor element type"),
-        ));
+            format!("attribute '{name}' is {v}{read} (UNDEFINED), not a tensor element type"),
+        )));
     }
     if elem_name(code).is_none() {
         return Err(bad_attr(
@@ -183,13 +195,13 @@ fn elem_from_attr(ctx: &mut NodeCtx<'_, '_>, name: &str, out: usize) -> InferRes
         ));
     }
     ctx.set_elem(out, code);
-    Ok(())
+    Ok(None)
 }
 
 fn cast(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
-    elem_from_attr(ctx, "to", 0)?;
+    let undefined = elem_from_attr(ctx, "to", 0)?;
     ctx.propagate_shape(0, 0);
-    Ok(())
+    undefined.map_or(Ok(()), Err)
 }
 
 fn cast_like(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
@@ -227,9 +239,9 @@ fn bit_cast(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
             ));
         }
     }
-    elem_from_attr(ctx, "to", 0)?;
+    let undefined = elem_from_attr(ctx, "to", 0)?;
     ctx.propagate_shape(0, 0);
-    Ok(())
+    undefined.map_or(Ok(()), Err)
 }
 
 fn identity(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
@@ -1812,7 +1824,10 @@ fn reshape_shape(ctx: &mut NodeCtx<'_, '_>, dynamic: bool) -> InferResult {
         return Ok(());
     };
     let allow_zero = dynamic && narrow(ctx.own_int("allowzero", 0)) != 0;
-    let data = ctx.shape(0);
+    // onnx reads the data's shape and writes the output's as
+    // `tensor_type().shape()`: a sequence or optional gives none and fails
+    // nothing (its type check refuses it).
+    let data = ctx.tensor_shape(0);
     let overflow = || failed("the product of the Reshape dimensions overflows");
     let mut out = Dims::with_capacity(target.len());
     let mut unresolved = vec![false; target.len()];
@@ -1932,7 +1947,9 @@ fn reshape_shape(ctx: &mut NodeCtx<'_, '_>, dynamic: bool) -> InferResult {
             }
         }
     }
-    set_dims(ctx, 0, out);
+    if out.len() <= MAX_RANK {
+        ctx.set_tensor_shape(0, out);
+    }
     Ok(())
 }
 
@@ -2497,11 +2514,13 @@ fn unique(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     for i in 1..ctx.n_outputs().min(4) {
         ctx.set_tensor(i, 7, Some([Dim::Unknown].into_iter().collect()));
     }
+    // onnx reads and writes these shapes as `tensor_type().shape()` (no
+    // failure on a sequence or optional: its type check refuses it).
     let Some(a) = ctx.attr("axis") else {
-        ctx.set_shape(0, [Dim::Unknown].into_iter().collect());
+        ctx.set_tensor_shape(0, [Dim::Unknown].into_iter().collect());
         return Ok(());
     };
-    let Some(shape) = ctx.shape(0) else {
+    let Some(shape) = ctx.tensor_shape(0) else {
         return Ok(());
     };
     let axis = narrow(a.i.unwrap_or(0));
@@ -2518,7 +2537,7 @@ fn unique(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     };
     let mut out: Dims = shape.iter().copied().collect();
     out[axis] = Dim::Unknown;
-    set_dims(ctx, 0, out);
+    ctx.set_tensor_shape(0, out);
     Ok(())
 }
 
