@@ -542,6 +542,7 @@ _CONTAINER_INTO_TENSOR_OP = {
     ),
     "Unique, sequence": (helper.make_node("Unique", ["a"], ["y"], axis=0), [_seq("a", [2])]),
     "Unique flattened, sequence": (helper.make_node("Unique", ["a"], ["y"]), [_seq("a", [2])]),
+    "Squeeze, sequence": (helper.make_node("Squeeze", ["a"], ["y"]), [_seq("a", [1, 2])]),
 }
 
 

@@ -147,11 +147,12 @@ pub struct NodeCtx<'a, 'm> {
     pub(crate) engine: &'a mut Engine<'m>,
     pub(crate) run: &'a Run<'m, 'a>,
     /// Where onnx's helpers would first have failed on a sequence, map or
-    /// optional value (`(is an output, index)`), kept only where onnx hides
+    /// optional value (is an output, index, the value's kind), kept only
+    /// where onnx hides
     /// the node's inference errors (after an unknown operator): there its
     /// rule stops at that point, before the type check that would refuse
     /// the value (see [`NodeCtx::note_container_fault`]).
-    pub(crate) container_fault: std::cell::Cell<Option<(bool, usize)>>,
+    pub(crate) container_fault: std::cell::Cell<Option<(bool, usize, &'static str)>>,
 }
 
 impl<'a, 'm> NodeCtx<'a, 'm> {
@@ -278,7 +279,7 @@ impl<'a, 'm> NodeCtx<'a, 'm> {
             Type::Tensor(t) | Type::SparseTensor(t) => t.shape.as_deref(),
             other => {
                 if has_shape(other) {
-                    self.note_container_fault(false, i);
+                    self.note_container_fault(false, i, other.kind_name());
                 }
                 None
             }
@@ -310,25 +311,20 @@ impl<'a, 'm> NodeCtx<'a, 'm> {
     /// container ([`NodeCtx::propagate_elem`]). Whether onnx's rule fails
     /// there or lets the value through to its type check (which refuses
     /// it, and which no unknown operator hides) decides onnx's verdict.
-    pub(crate) fn note_container_fault(&self, output: bool, k: usize) {
+    pub(crate) fn note_container_fault(&self, output: bool, k: usize, kind: &'static str) {
         if self.run.errors_hidden() && self.container_fault.get().is_none() {
-            self.container_fault.set(Some((output, k)));
+            self.container_fault.set(Some((output, k, kind)));
         }
     }
 
     /// The point [`NodeCtx::note_container_fault`] kept, as the hidden
     /// inference error onnx raises there.
     pub(crate) fn take_container_fault(&self) -> Option<InferError> {
-        let (output, k) = self.container_fault.take()?;
+        let (output, k, kind) = self.container_fault.take()?;
         let (at, what) = match output {
             true => (At::Output(k), format!("output {k}")),
             false => (At::Input(k), format!("input {k}")),
         };
-        let kind = match output {
-            true => self.outputs.get(k).and_then(Option::as_ref),
-            false => self.ty(k),
-        }
-        .map_or("value", Type::kind_name);
         Some(defect(
             codes::INPUT_KIND,
             at,
@@ -532,8 +528,10 @@ impl<'a, 'm> NodeCtx<'a, 'm> {
 
     /// Sets output `i`'s element type (keeping a shape already set).
     pub fn set_elem(&mut self, i: usize, elem: i32) {
-        if matches!(self.outputs.get(i), Some(Some(t)) if is_container(t)) {
-            self.note_container_fault(true, i);
+        if let Some(Some(t)) = self.outputs.get(i) {
+            if is_container(t) {
+                self.note_container_fault(true, i, t.kind_name());
+            }
         }
         if let Some(slot) = self.outputs.get_mut(i) {
             match slot {
@@ -545,8 +543,10 @@ impl<'a, 'm> NodeCtx<'a, 'm> {
 
     /// Sets output `i`'s shape (keeping an element type already set).
     pub fn set_shape(&mut self, i: usize, dims: Dims) {
-        if matches!(self.outputs.get(i), Some(Some(t)) if is_container(t)) {
-            self.note_container_fault(true, i);
+        if let Some(Some(t)) = self.outputs.get(i) {
+            if is_container(t) {
+                self.note_container_fault(true, i, t.kind_name());
+            }
         }
         if let Some(slot) = self.outputs.get_mut(i) {
             match slot {
@@ -611,7 +611,7 @@ impl<'a, 'm> NodeCtx<'a, 'm> {
                     | (Type::Optional(_), Some(Some(Type::Optional(_))))
             );
             if has_shape(t) && !same {
-                self.note_container_fault(false, j);
+                self.note_container_fault(false, j, t.kind_name());
             }
             return;
         }

@@ -45,6 +45,15 @@ fn set_dims(ctx: &mut NodeCtx<'_, '_>, i: usize, dims: Dims) {
     }
 }
 
+/// [`set_dims`] for a rule that writes the shape in place, as onnx's
+/// `mutable_tensor_type()->mutable_shape()` (Squeeze, Reshape, Unique): an
+/// output `propagate_elem` made a container fails nothing there.
+fn set_dims_in_place(ctx: &mut NodeCtx<'_, '_>, i: usize, dims: Dims) {
+    if dims.len() <= MAX_RANK {
+        ctx.set_tensor_shape(i, dims);
+    }
+}
+
 /// A defect onnx does not report as an inference error because it crashes
 /// (an assertion in its C++): nothing before it hides it.
 fn crash(message: impl Into<String>) -> InferError {
@@ -1304,7 +1313,7 @@ fn squeeze_v1(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
             out.push(d);
         }
     }
-    set_dims(ctx, 0, out);
+    set_dims_in_place(ctx, 0, out);
     Ok(())
 }
 
@@ -1361,7 +1370,7 @@ fn squeeze_listed(ctx: &mut NodeCtx<'_, '_>, shape: &[Dim], axes: &[i64]) -> Inf
             out.push(d);
         }
     }
-    set_dims(ctx, 0, out);
+    set_dims_in_place(ctx, 0, out);
     Ok(())
 }
 
@@ -1947,9 +1956,7 @@ fn reshape_shape(ctx: &mut NodeCtx<'_, '_>, dynamic: bool) -> InferResult {
             }
         }
     }
-    if out.len() <= MAX_RANK {
-        ctx.set_tensor_shape(0, out);
-    }
+    set_dims_in_place(ctx, 0, out);
     Ok(())
 }
 
@@ -2537,7 +2544,7 @@ fn unique(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     };
     let mut out: Dims = shape.iter().copied().collect();
     out[axis] = Dim::Unknown;
-    ctx.set_tensor_shape(0, out);
+    set_dims_in_place(ctx, 0, out);
     Ok(())
 }
 
