@@ -1,7 +1,9 @@
 """How the scripts and tests compare onnxfast's inferred models with onnx's
 (diff_random_models.py, tests/test_infer_shapes.py, tests/test_values.py):
-fresh dim names forgotten, the first difference named, and whether onnx's
-structural checker refuses a node against its schema."""
+fresh dim names forgotten, the first difference named, whether onnx's
+structural checker refuses a node against its schema, and each value's type
+as (kind, element type, dims) for data propagation, where onnxfast may know
+more than onnx (`refines`)."""
 
 from __future__ import annotations
 
@@ -78,3 +80,64 @@ def bad_node_spec(model: onnx.ModelProto) -> bool:
         except onnx.checker.ValidationError:
             return True
     return False
+
+
+def dims(t: onnx.TypeProto, given: set[str]) -> tuple | None:
+    """(kind, element type, dims) with fresh dim names as None."""
+    kind = t.WhichOneof("value")
+    if kind not in ("tensor_type", "sparse_tensor_type"):
+        return (kind, str(t))
+    tt = getattr(t, kind)
+    if not tt.HasField("shape"):
+        return (kind, tt.elem_type, None)
+    shown: list = []
+    for d in tt.shape.dim:
+        if d.HasField("dim_value"):
+            shown.append(d.dim_value)
+        elif d.HasField("dim_param") and not (
+            d.dim_param not in given and UNK.fullmatch(d.dim_param)
+        ):
+            shown.append(d.dim_param)
+        else:
+            shown.append(None)
+    return (kind, tt.elem_type, shown)
+
+
+def refines(ours: tuple | None, theirs: tuple | None) -> bool:
+    """`ours` says what `theirs` says, and maybe more: a dim onnx leaves
+    unknown may be known."""
+    if ours == theirs:
+        return True
+    if ours is None or theirs is None or ours[:2] != theirs[:2] or len(ours) != 3:
+        return False
+    if theirs[2] is None:
+        return True
+    if ours[2] is None or len(ours[2]) != len(theirs[2]):
+        return False
+    return all(t is None or o == t for o, t in zip(ours[2], theirs[2]))
+
+
+def typed_values(g: onnx.GraphProto, given: set[str], at: str = "main") -> dict:
+    """Every typed entry of `g` and its subgraphs, by (graph path, field,
+    name), as `dims` gives it (None: declared without a type)."""
+    out = {}
+    for field in ("input", "output", "value_info"):
+        for v in getattr(g, field):
+            out[(at, field, v.name)] = dims(v.type, given) if v.HasField("type") else None
+    for i, n in enumerate(g.node):
+        for a in n.attribute:
+            if a.HasField("g"):
+                out.update(typed_values(a.g, given, f"{at}/{i}.{a.name}"))
+    return out
+
+
+def first_unrefined(ours: onnx.GraphProto, theirs: onnx.GraphProto, given: set[str]) -> str | None:
+    """None when every value's type in `ours` is onnx's or refines it (see
+    `refines`), else the first that does not."""
+    a, b = typed_values(ours, given), typed_values(theirs, given)
+    if a.keys() != b.keys():
+        return f"values {sorted(set(a) ^ set(b))[:5]}"
+    for k in a:
+        if not refines(a[k], b[k]):
+            return f"{k} ours {a[k]} onnx {b[k]}"
+    return None

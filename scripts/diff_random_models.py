@@ -10,6 +10,8 @@ wrong values, subgraphs, onnxruntime's operators):
 For each model it compares, with onnx 1.23's answers:
 - the verdict of `infer_shapes(strict)` (onnx: `check_type=True, strict_mode=True`)
   and, when both infer it, every value's type (fresh dim names aside);
+- the same with data propagation (`data_prop=True`), where every value's type
+  must be onnx's or refine it (a dim onnx leaves unknown may be known);
 - the verdict of the full check (`onnx.checker.check_model(full_check=True)`).
 It also checks that onnxfast's `infer_shapes` without strict mode returns a
 model (it never raises for a model's defects).
@@ -50,7 +52,7 @@ def _verdict(f, *args, **kwargs):
 def compare(path: str) -> dict:
     """One model's comparison: {"file", "unfit", "found": [(kind, detail), ...]}."""
     import onnx
-    from _onnx_compare import bad_node_spec, first_difference, forget_fresh
+    from _onnx_compare import bad_node_spec, first_difference, first_unrefined, forget_fresh
     from gen_infer_expected import model_symbols
 
     import onnxfast
@@ -75,6 +77,21 @@ def compare(path: str) -> dict:
         found.append(("strict verdict", verdicts))
     elif ok_onnx:
         same_values(ours.to_onnx(), theirs, "strict values")
+
+    # With data propagation, strict: onnx's verdict, and every value's type
+    # onnx's or a refinement of it (onnxfast follows values where onnx's
+    # data propagation gives up).
+    ok_onnx, theirs, why_onnx = _verdict(
+        infer, model, check_type=True, strict_mode=True, data_prop=True
+    )
+    ok_ours, ours, why_ours = _verdict(onnxfast.infer_shapes, data, strict=True, data_prop=True)
+    if ok_onnx != ok_ours:
+        verdicts = f"onnx {ok_onnx} {why_onnx} | onnxfast {ok_ours} {why_ours}"
+        found.append(("data_prop verdict", verdicts))
+    elif ok_onnx:
+        unrefined = first_unrefined(ours.to_onnx().graph, theirs.graph, given)
+        if unrefined is not None:
+            found.append(("data_prop values", unrefined[:500]))
 
     # Without strict mode onnx types more values of a model with defects (a
     # failed function body's outputs get their type constraints' types);
@@ -139,6 +156,8 @@ def _onnxfast_only(path: str) -> None:
     data = Path(path).read_bytes()
     with contextlib.suppress(onnxfast.InferenceError):
         onnxfast.infer_shapes(data, strict=True)
+    with contextlib.suppress(onnxfast.InferenceError):
+        onnxfast.infer_shapes(data, strict=True, data_prop=True)
     onnxfast.infer_shapes(data)
     onnxfast.check(data, full=True)
 

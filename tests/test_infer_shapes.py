@@ -764,53 +764,6 @@ def test_onnx_shape_inference_tests_pass_through_the_adapter(
 # ---- data propagation (data_prop=True) ----------------------------------------
 
 
-def _dims(t: onnx.TypeProto, given: set[str]) -> tuple | None:
-    """(kind, element type, dims) with fresh dim names as None."""
-    kind = t.WhichOneof("value")
-    if kind not in ("tensor_type", "sparse_tensor_type"):
-        return (kind, str(t))
-    tt = getattr(t, kind)
-    if not tt.HasField("shape"):
-        return (kind, tt.elem_type, None)
-    dims: list = []
-    for d in tt.shape.dim:
-        if d.HasField("dim_value"):
-            dims.append(d.dim_value)
-        elif d.HasField("dim_param") and not (
-            d.dim_param not in given and _cmp.UNK.fullmatch(d.dim_param)
-        ):
-            dims.append(d.dim_param)
-        else:
-            dims.append(None)
-    return (kind, tt.elem_type, dims)
-
-
-def _refines(ours: tuple | None, theirs: tuple | None) -> bool:
-    """`ours` says what `theirs` says, and maybe more: a dim onnx leaves
-    unknown may be known."""
-    if ours == theirs:
-        return True
-    if ours is None or theirs is None or ours[:2] != theirs[:2] or len(ours) != 3:
-        return False
-    if theirs[2] is None:
-        return True
-    if ours[2] is None or len(ours[2]) != len(theirs[2]):
-        return False
-    return all(t is None or o == t for o, t in zip(ours[2], theirs[2]))
-
-
-def _typed_values(g: onnx.GraphProto, given: set[str], at: str = "main") -> dict:
-    out = {}
-    for field in ("input", "output", "value_info"):
-        for v in getattr(g, field):
-            out[(at, field, v.name)] = _dims(v.type, given) if v.HasField("type") else None
-    for i, n in enumerate(g.node):
-        for a in n.attribute:
-            if a.HasField("g"):
-                out.update(_typed_values(a.g, given, f"{at}/{i}.{a.name}"))
-    return out
-
-
 def _compare_data_prop(blob: bytes, label: str) -> tuple[str, str | None]:
     """("equal" | "refined" | "refused", None), or (class, difference)."""
     m = onnx.load_from_string(blob)
@@ -829,12 +782,10 @@ def _compare_data_prop(blob: bytes, label: str) -> tuple[str, str | None]:
     except onnxfast.InferenceError as e:
         return "we refuse", f"{label}: onnx infers it, onnxfast refuses: {e.report.errors[0]}"
     given = _gen.model_symbols(m)
-    a, b = _typed_values(ours.graph, given), _typed_values(theirs.graph, given)
-    if a.keys() != b.keys():
-        return "differ", f"{label}: values {sorted(set(a) ^ set(b))[:5]}"
-    for k in a:
-        if not _refines(a[k], b[k]):
-            return "differ", f"{label}: {k} ours {a[k]} onnx {b[k]}"
+    unrefined = _cmp.first_unrefined(ours.graph, theirs.graph, given)
+    if unrefined is not None:
+        return "differ", f"{label}: {unrefined}"
+    a, b = _cmp.typed_values(ours.graph, given), _cmp.typed_values(theirs.graph, given)
     return ("equal" if a == b else "refined"), None
 
 
@@ -974,7 +925,7 @@ def test_data_prop_flows_into_subgraphs_and_through_functions() -> None:
     theirs = onnx.shape_inference.infer_shapes(model, strict_mode=True, data_prop=True)
     ours = onnxfast.infer_shapes(model, strict=True, data_prop=True).to_onnx()
     given = _gen.model_symbols(model)
-    assert _typed_values(ours.graph, given) == _typed_values(theirs.graph, given)
+    assert _cmp.typed_values(ours.graph, given) == _cmp.typed_values(theirs.graph, given)
     assert _out_dims(ours, "out") == ["N", 12]
     assert _out_dims(ours, "e") == [3, 4]
 

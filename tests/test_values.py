@@ -13,7 +13,6 @@ import copy
 import onnx
 import pytest
 from onnx import TensorProto, helper
-from test_infer_shapes import _dims
 
 import onnxfast
 
@@ -168,8 +167,8 @@ def _check_graph(where, ours, theirs, inferred, chain, given, counts) -> list[st
         if inferred is not None and name in defs:
             t = _onnx_type(inferred, name)
             ot = v.type
-            a = _dims(ot.to_onnx(), given) if ot is not None else None
-            b = _dims(t, given) if t is not None else None
+            a = _cmp.dims(ot.to_onnx(), given) if ot is not None else None
+            b = _cmp.dims(t, given) if t is not None else None
             if a != b:
                 found.append(f"{where} {name!r}: type {a} vs onnx {b}")
             shape = v.shape
@@ -609,7 +608,7 @@ def test_types_of_a_graph_decoded_on_touch_are_what_infer_shapes_writes() -> Non
             assert got == helper.make_tensor_type_proto(TensorProto.FLOAT, [4]), name
             continue
         assert got == written[name], name
-        assert _dims(got, given) == _dims(expected[name], given), name
+        assert _cmp.dims(got, given) == _cmp.dims(expected[name], given), name
         compared += 1
     assert compared == len(values) - n
     assert sum(1 for v in written.values() if "unk__" in str(v)) >= 30
