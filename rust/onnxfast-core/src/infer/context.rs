@@ -276,13 +276,11 @@ impl<'a, 'm> NodeCtx<'a, 'm> {
     /// of a shaped tensor the latter fails (`note_container_fault`).
     pub fn input_shape(&self, i: usize) -> Option<&'a [Dim]> {
         match self.ty(i)? {
-            Type::Tensor(t) | Type::SparseTensor(t) => t.shape.as_deref(),
-            other => {
-                if has_shape(other) {
-                    self.note_container_fault(false, i, other.kind_name());
-                }
+            other if is_container(other) && has_shape(other) => {
+                self.note_container_fault(false, i, other.kind_name());
                 None
             }
+            _ => self.tensor_shape(i),
         }
     }
 
@@ -548,12 +546,7 @@ impl<'a, 'm> NodeCtx<'a, 'm> {
                 self.note_container_fault(true, i, t.kind_name());
             }
         }
-        if let Some(slot) = self.outputs.get_mut(i) {
-            match slot {
-                Some(Type::Tensor(t)) => t.shape = Some(dims),
-                _ => *slot = Some(Type::tensor(0, Some(dims))),
-            }
-        }
+        self.set_tensor_shape(i, dims);
     }
 
     /// The element type set for output `i` so far (0 when none).
