@@ -543,6 +543,16 @@ _CONTAINER_INTO_TENSOR_OP = {
     "Unique, sequence": (helper.make_node("Unique", ["a"], ["y"], axis=0), [_seq("a", [2])]),
     "Unique flattened, sequence": (helper.make_node("Unique", ["a"], ["y"]), [_seq("a", [2])]),
     "Squeeze, sequence": (helper.make_node("Squeeze", ["a"], ["y"]), [_seq("a", [1, 2])]),
+    # onnx's propagateElemTypeFromInputToOutput copies a sequence's element
+    # without looking into it; its type check then fails on the UNDEFINED.
+    "Relu, sequence of undefined tensors": (
+        helper.make_node("Relu", ["a"], ["y"]),
+        [_seq("a", [2], TensorProto.UNDEFINED)],
+    ),
+    "Add, sequence of undefined tensors first": (
+        helper.make_node("Add", ["a", "b"], ["y"]),
+        [_seq("a", [2], TensorProto.UNDEFINED), _T("b", TensorProto.FLOAT, [2])],
+    ),
 }
 
 
@@ -579,6 +589,44 @@ def test_a_container_into_an_operator_of_tensors_has_onnxs_verdict(case, after_u
     except onnxfast.InferenceError as e:
         report, ours = e.report, False
     assert ours == theirs, report
+
+
+@pytest.mark.parametrize("query", [TensorProto.INT64, TensorProto.FLOAT])
+def test_flex_attention_with_an_input_from_an_unknown_operator_is_type_checked(query) -> None:
+    """FlexAttention's rule returns when an input has no type (here the
+    key, an unknown operator's output) and onnx's type check then runs on
+    the others: a query of integers is refused, not hidden; a float query
+    types the output. (Found by scripts/diff_random_models.py.)"""
+    vi = helper.make_tensor_value_info
+    graph = helper.make_graph(
+        [
+            helper.make_node("Mystery", ["k"], ["k2"], domain="com.example"),
+            helper.make_node("FlexAttention", ["q", "k2", "v"], ["y"], domain="ai.onnx.preview"),
+        ],
+        "g",
+        [vi(n, query if n == "q" else TensorProto.FLOAT, [1, 2, 3, 4]) for n in "qkv"],
+        [vi("y", TensorProto.FLOAT, None)],
+    )
+    model = helper.make_model(
+        graph,
+        opset_imports=[
+            helper.make_opsetid("", 24),
+            helper.make_opsetid("ai.onnx.preview", 1),
+            helper.make_opsetid("com.example", 1),
+        ],
+    )
+    data = model.SerializeToString()
+    if query == TensorProto.INT64:
+        with pytest.raises(onnx.shape_inference.InferenceError, match="Q typestr: T1"):
+            onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True)
+        with pytest.raises(onnxfast.InferenceError) as info:
+            onnxfast.infer_shapes(data, strict=True, check_type=True)
+        assert [d.code for d in info.value.report.errors] == ["E701"]
+        assert "input[0] 'q'" in info.value.report.errors[0].location
+        return
+    theirs = onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True)
+    ours = onnxfast.infer_shapes(data, strict=True, check_type=True).to_onnx()
+    assert ours.graph == theirs.graph
 
 
 @pytest.mark.parametrize("ir_version", [3, 4])

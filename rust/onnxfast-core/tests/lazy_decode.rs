@@ -1157,26 +1157,36 @@ fn fed_heads_lend_what_node_heads_lend() {
         // (What the producer did not gather, finish does.)
         assert_eq!(gathering.finish().expect("outputs"), outputs);
     }
-    // A producer ahead of a slow reader does its other work meanwhile.
+    // A producer ahead of a slow reader does its other work meanwhile: the
+    // reader stops at node 256 until it has (not a race against the clock:
+    // a stopped reader leaves the producer ahead however they are
+    // scheduled; the bound only ends a broken run).
     let lazy = fresh();
     let feed = HeadFeed::new(Seq::Kept(&lazy.lists.node));
-    let mut idle_steps = 0;
+    let idle_steps = std::sync::atomic::AtomicUsize::new(0);
     std::thread::scope(|s| {
-        let (steps, feed) = (&mut idle_steps, &feed);
+        let (steps, feed) = (&idle_steps, &feed);
         s.spawn(move || {
             feed.produce_with(|| {
-                *steps += 1;
-                *steps < 1000
+                steps.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1 < 1000
             })
         });
         let mut reader = feed.reader(4);
         while let Some(n) = reader.next_head() {
-            if n.index % 256 == 0 {
-                std::thread::sleep(std::time::Duration::from_millis(1));
+            if n.index == 256 {
+                for _ in 0..60_000 {
+                    if idle_steps.load(std::sync::atomic::Ordering::Relaxed) > 0 {
+                        break;
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                }
             }
         }
     });
-    assert!(idle_steps > 0, "the producer worked while ahead");
+    assert!(
+        idle_steps.into_inner() > 0,
+        "the producer worked while ahead"
+    );
     // A reader gone after 700 nodes: the producer returns.
     let lazy = fresh();
     let feed = HeadFeed::new(Seq::Kept(&lazy.lists.node));

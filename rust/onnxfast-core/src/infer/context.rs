@@ -575,18 +575,14 @@ impl<'a, 'm> NodeCtx<'a, 'm> {
         Ok(())
     }
 
-    /// Output `i` gets input `j`'s whole type (element types checked known,
-    /// shapes included): onnx's propagateShapeAndTypeFromFirstInput for any
-    /// kind of value.
+    /// Output `i` gets input `j`'s whole type (shapes included): onnx's
+    /// propagateShapeAndTypeFromFirstInput for any kind of value. Its
+    /// element type must be known at the top, as onnx's helper checks it
+    /// (a sequence's element is copied as it is: onnx's type check
+    /// refuses an unknown element type inside).
     pub fn propagate_type(&mut self, j: usize, i: usize) -> InferResult {
         let t = self.need(j)?;
-        check_elem_known(t).map_err(|what| {
-            defect(
-                codes::MISSING_INPUT_TYPE,
-                At::Input(j),
-                format!("the {what} of input {j} is unknown"),
-            )
-        })?;
+        elem_type_from_input(self, j)?;
         set_copy(&mut self.outputs, i, t);
         Ok(())
     }
@@ -786,28 +782,6 @@ impl<'a, 'm> NodeCtx<'a, 'm> {
                 super::engine::q(name.copied().unwrap_or(""))
             },
         )
-    }
-}
-
-/// `Err(what)` when a type's element type (or a container's) is unknown.
-fn check_elem_known(t: &Type) -> Result<(), &'static str> {
-    match t {
-        Type::Tensor(x) | Type::SparseTensor(x) => {
-            if x.elem == 0 {
-                Err("element type")
-            } else {
-                Ok(())
-            }
-        }
-        Type::Sequence(e) | Type::Optional(e) => match e {
-            Some(e) => check_elem_known(e),
-            None => Err("element type"),
-        },
-        Type::Map(k, v) => match v {
-            Some(v) if *k != 0 => check_elem_known(v),
-            _ => Err("key or value type"),
-        },
-        Type::Opaque { .. } => Ok(()),
     }
 }
 
