@@ -492,9 +492,11 @@ fn split_shape(ctx: &mut NodeCtx<'_, '_>, how: SplitSizes) -> InferResult {
     let count = i64::try_from(n_out).unwrap_or(i64::MAX);
     let split_input = match how {
         SplitSizes::Attribute => false,
-        SplitSizes::Input => ctx.n_inputs() == 2 && ctx.typed(1)?.is_some(),
+        SplitSizes::Input => ctx.n_inputs() == 2 && ctx.ty(1).is_some(),
         SplitSizes::InputOrCount => {
-            let given = ctx.typed(1)?.is_some();
+            // onnx's Split-18 asks whether the input is given (hasInput),
+            // not whether it has a type.
+            let given = ctx.has_input(1);
             if given && ctx.attr("num_outputs").is_some() {
                 return Err(failed(
                     "both the 'split' input and the 'num_outputs' attribute are given",
@@ -588,7 +590,7 @@ fn symbolic_split(ctx: &mut NodeCtx<'_, '_>, d: Dim, how: SplitSizes, n_out: usi
     }
     let listed = match how {
         SplitSizes::Attribute => ctx.own_ints("split").map(<[i64]>::to_vec),
-        _ if ctx.typed(1).ok().flatten().is_some() => match const_i64(ctx, 1) {
+        _ if ctx.ty(1).is_some() => match const_i64(ctx, 1) {
             Ok(Some(v)) => Some(v),
             _ => return Vec::new(),
         },
@@ -1380,7 +1382,7 @@ fn squeeze(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     let Some(shape) = ctx.shape(0) else {
         return Ok(());
     };
-    if ctx.n_inputs() == 2 && ctx.typed(1)?.is_some() {
+    if ctx.n_inputs() == 2 && ctx.ty(1).is_some() {
         let Some(values) = const_i64(ctx, 1)? else {
             return Ok(());
         };
@@ -2171,8 +2173,9 @@ fn resize_shape(ctx: &mut NodeCtx<'_, '_>, one_of: bool) -> InferResult {
         return Ok(());
     };
     let rank = shape.len();
-    let mut has_scales = ctx.typed(2)?.is_some();
-    let mut has_sizes = ctx.typed(3)?.is_some();
+    // Given or not (onnx's hasInput), whatever their types.
+    let mut has_scales = ctx.has_input(2);
+    let mut has_sizes = ctx.has_input(3);
     let mut sizes: Vec<i64> = Vec::new();
     let mut size_dims = Dims::new();
     if ctx.n_inputs() > 3 {
