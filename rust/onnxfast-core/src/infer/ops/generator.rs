@@ -377,12 +377,12 @@ fn multinomial(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
 /// are constants of a type onnx computes with.
 pub(super) fn range(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     ctx.propagate_elem(0, 0)?;
-    ctx.set_shape(0, [Dim::Unknown].into_iter().collect());
+    ctx.set_tensor_shape(0, [Dim::Unknown].into_iter().collect());
     let (Some(start), Some(limit), Some(delta)) =
         (ctx.constant(0), ctx.constant(1), ctx.constant(2))
     else {
         if let Some(len) = symbolic_range_len(ctx) {
-            ctx.set_shape(0, [len].into_iter().collect());
+            ctx.set_tensor_shape(0, [len].into_iter().collect());
         }
         return Ok(());
     };
@@ -436,7 +436,7 @@ pub(super) fn range(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
             (l - s) / d
         }
     };
-    ctx.set_shape(
+    ctx.set_tensor_shape(
         0,
         [Dim::Value(range_length(quotient))].into_iter().collect(),
     );

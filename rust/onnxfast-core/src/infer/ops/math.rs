@@ -119,6 +119,12 @@ fn swiglu(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     let (Some(a), Some(b)) = (ctx.shape(0), ctx.shape(1)) else {
         return Ok(());
     };
+    // onnx writes A's shape in place, then merges B's `tensor_type()`: a
+    // sequence or optional B (after an unknown operator) merges nothing.
+    if ctx.tensor_shape(1).is_none() {
+        ctx.set_tensor_shape(0, dims_of(a));
+        return Ok(());
+    }
     if a.len() != b.len() {
         return Err(bad_shapes(format!(
             "the gate {} and the value {} must have the same shape, their ranks differ",
@@ -136,7 +142,7 @@ fn swiglu(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
             ))
         })?;
     }
-    ctx.set_shape(0, out);
+    ctx.set_tensor_shape(0, out);
     Ok(())
 }
 
@@ -177,7 +183,8 @@ pub fn matmul_shape(ctx: &mut NodeCtx<'_, '_>, a: usize, b: usize) -> InferResul
         return Ok(());
     };
     let out = matmul_dims(ctx, s0, s1, (a, b))?;
-    ctx.set_shape(0, out);
+    // In place, as onnx's matmulShapeInference writes it.
+    ctx.set_tensor_shape(0, out);
     Ok(())
 }
 

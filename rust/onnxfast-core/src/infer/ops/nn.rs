@@ -570,9 +570,9 @@ fn conv_pool_shape_in(
         }
     }
     if ctx.n_outputs() > 1 {
-        ctx.set_shape(1, out.clone());
+        ctx.set_tensor_shape(1, out.clone());
     }
-    ctx.set_shape(0, out);
+    ctx.set_tensor_shape(0, out);
     Ok(())
 }
 
@@ -1251,8 +1251,9 @@ fn dropout_10(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
 fn dropout_12(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     ctx.propagate_elem(0, 0)?;
     ctx.propagate_shape(0, 0);
+    // onnx reads these shapes by getInputShape.
     for (i, name) in [(1, "ratio"), (2, "training_mode")] {
-        if let Some(s) = ctx.shape(i) {
+        if let Some(s) = ctx.input_shape(i) {
             if !s.is_empty() {
                 return Err(bad_rank(
                     i,
@@ -1340,7 +1341,8 @@ pub(super) fn layer_norm(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     for i in 1..outputs.min(3) {
         ctx.set_elem(i, stash);
     }
-    let Some(x) = ctx.shape(0) else {
+    // Read by getInputShape in onnx.
+    let Some(x) = ctx.input_shape(0) else {
         return Ok(());
     };
     let axis = normalized_axis(ctx, x.len())?;

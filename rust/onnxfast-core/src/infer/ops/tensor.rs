@@ -265,8 +265,9 @@ fn bool_like_input(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
 }
 
 fn non_zero(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
-    let rank = ctx.rank(0).map_or(Dim::Unknown, |r| {
-        Dim::Value(i64::try_from(r).unwrap_or(i64::MAX))
+    // onnx reads the rank by getInputShape.
+    let rank = ctx.input_shape(0).map_or(Dim::Unknown, |s| {
+        Dim::Value(i64::try_from(s.len()).unwrap_or(i64::MAX))
     });
     ctx.set_tensor(0, 7, Some([rank, Dim::Unknown].into_iter().collect()));
     Ok(())
@@ -873,7 +874,7 @@ fn slice_inputs(ctx: &mut NodeCtx<'_, '_>, version: i64) -> InferResult {
     {
         let dims = slice_of_values(ctx, shape, version, axes_given, steps_given)
             .unwrap_or_else(|| unknown_dims(rank));
-        set_dims(ctx, 0, dims);
+        set_dims_in_place(ctx, 0, dims);
         return Ok(());
     }
     if !const_has_data_type(ctx, 1) {
@@ -1006,7 +1007,7 @@ fn slice_inputs(ctx: &mut NodeCtx<'_, '_>, version: i64) -> InferResult {
         };
         *slot = Dim::Value(slice_len(start, end, step));
     }
-    set_dims(ctx, 0, out);
+    set_dims_in_place(ctx, 0, out);
     Ok(())
 }
 
@@ -1579,7 +1580,7 @@ fn tile(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
             }
             None => unknown_dims(rank),
         };
-        set_dims(ctx, 0, dims);
+        set_dims_in_place(ctx, 0, dims);
         return Ok(());
     };
     if rs.len() != 1 || c.elem() != 7 {
@@ -1618,7 +1619,7 @@ fn tile(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
             _ => ctx.sym_mul(d, Dim::Value(r)).unwrap_or(Dim::Unknown),
         });
     }
-    set_dims(ctx, 0, out);
+    set_dims_in_place(ctx, 0, out);
     Ok(())
 }
 
@@ -1664,7 +1665,7 @@ fn pad_v2(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
         ));
     }
     let out = pad_all(ctx, shape, pads)?;
-    set_dims(ctx, 0, out);
+    set_dims_in_place(ctx, 0, out);
     Ok(())
 }
 
@@ -1694,7 +1695,7 @@ pub(super) fn pad_v11(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     if constant(ctx, 1).is_none() {
         let all: Vec<usize> = (0..rank).collect();
         let out = padded_by_values(ctx, shape, &all).unwrap_or_else(|| unknown_dims(rank));
-        set_dims(ctx, 0, out);
+        set_dims_in_place(ctx, 0, out);
         return Ok(());
     }
     let pads = pads_input(ctx)?;
@@ -1708,7 +1709,7 @@ pub(super) fn pad_v11(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
         ));
     }
     let out = pad_all(ctx, shape, &pads)?;
-    set_dims(ctx, 0, out);
+    set_dims_in_place(ctx, 0, out);
     Ok(())
 }
 
@@ -1763,7 +1764,7 @@ fn pad(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
             }
         }
     }
-    set_dims(ctx, 0, out);
+    set_dims_in_place(ctx, 0, out);
     Ok(())
 }
 
@@ -2387,7 +2388,7 @@ fn affine_grid(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
             ))
         }
     };
-    set_dims(ctx, 0, out);
+    set_dims_in_place(ctx, 0, out);
     Ok(())
 }
 
@@ -2419,7 +2420,8 @@ fn one_hot_shape(ctx: &mut NodeCtx<'_, '_>, v9: bool) -> InferResult {
         check_indices_not_negative(ctx)?;
     }
     let mut depth: Option<i64> = None;
-    if let Some(ds) = ctx.shape(1) {
+    // onnx reads depth and values by getInputShape, indices in place.
+    if let Some(ds) = ctx.input_shape(1) {
         if ds.len() > 1 {
             return Err(bad_rank(
                 1,
@@ -2452,7 +2454,7 @@ fn one_hot_shape(ctx: &mut NodeCtx<'_, '_>, v9: bool) -> InferResult {
             ));
         }
     }
-    if let Some(vs) = ctx.shape(2) {
+    if let Some(vs) = ctx.input_shape(2) {
         if vs.len() != 1 {
             return Err(bad_rank(
                 2,

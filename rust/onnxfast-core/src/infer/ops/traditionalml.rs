@@ -141,14 +141,15 @@ fn array_feature_extractor(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     }
     let mut out = dims(&x[..x.len().saturating_sub(1)]);
     out.push(index_count(ctx)?);
-    ctx.set_shape(0, out);
+    ctx.set_tensor_shape(0, out);
     Ok(())
 }
 
 /// The number of indices of input 1: the product of its dims, which may
 /// hold one symbol when every other dim is 1.
 fn index_count(ctx: &NodeCtx<'_, '_>) -> InferResult<Dim> {
-    let Some(indices) = ctx.shape(1) else {
+    // Read by getInputShape in onnx (the data in place).
+    let Some(indices) = ctx.input_shape(1) else {
         return Ok(Dim::Unknown);
     };
     if indices.is_empty() {
