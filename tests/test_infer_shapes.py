@@ -549,6 +549,17 @@ _CONTAINER_INTO_TENSOR_OP = {
         helper.make_node("Relu", ["a"], ["y"]),
         [_seq("a", [2], TensorProto.UNDEFINED)],
     ),
+    # onnx's Slice rule checks its input count before anything else: after
+    # an unknown operator that failure is hidden, before the type check
+    # (and before onnxfast's own count check, E731).
+    "Slice with one input, sequence": (
+        helper.make_node("Slice", ["a"], ["y"]),
+        [_seq("a", [2, 3])],
+    ),
+    "Slice with one input, tensor": (
+        helper.make_node("Slice", ["a"], ["y"]),
+        [_T("a", TensorProto.FLOAT, [2, 3])],
+    ),
     "Add, sequence of undefined tensors first": (
         helper.make_node("Add", ["a", "b"], ["y"]),
         [_seq("a", [2], TensorProto.UNDEFINED), _T("b", TensorProto.FLOAT, [2])],

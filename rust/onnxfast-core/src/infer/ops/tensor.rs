@@ -859,6 +859,14 @@ fn slice_v1(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
 /// Slice 10, 11 and 13: `starts`, `ends`, `axes`, `steps` inputs, read when
 /// constant.
 fn slice_inputs(ctx: &mut NodeCtx<'_, '_>, version: i64) -> InferResult {
+    // onnx's rule checks its input count first (a misfit node reaches it
+    // only after an unknown operator, which hides this failure).
+    if !(3..=5).contains(&ctx.n_inputs()) {
+        return Err(failed(format!(
+            "Slice takes 3 to 5 inputs, the node has {}",
+            ctx.n_inputs()
+        )));
+    }
     ctx.propagate_elem(0, 0)?;
     let Some(shape) = ctx.shape(0) else {
         return Ok(());
