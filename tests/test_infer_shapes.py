@@ -777,6 +777,47 @@ def test_every_corpus_node_given_a_sequence_or_optional_after_an_unknown_operato
     assert compared > 6000
 
 
+@pytest.mark.parametrize("used_in_branch", [False, True])
+def test_a_branch_reading_an_unknown_operators_output_fails_its_if_node(used_in_branch) -> None:
+    """Inside a branch, a node whose input is an outer value without type
+    (an unknown operator's output) fails as onnx's rule fails on it: the
+    branch fails, so the If node, hidden by the unknown operator, and its
+    outputs get no types (they did). (Found by the mistyped-corpus probe:
+    function-expanded AffineGrid models.)"""
+    vi = helper.make_tensor_value_info
+    used = "m" if used_in_branch else "x"
+    then_branch = helper.make_graph(
+        [
+            helper.make_node("Relu", [used], ["r"]),
+            helper.make_node("Identity", ["x"], ["t"]),
+        ],
+        "then",
+        [],
+        [vi("t", TensorProto.FLOAT, None)],
+    )
+    else_branch = helper.make_graph(
+        [helper.make_node("Identity", ["x"], ["e"])], "else", [], [vi("e", TensorProto.FLOAT, None)]
+    )
+    graph = helper.make_graph(
+        [
+            helper.make_node("Mystery", ["x"], ["m"], domain="com.example"),
+            helper.make_node("If", ["c"], ["y"], then_branch=then_branch, else_branch=else_branch),
+            helper.make_node("Identity", ["y"], ["z"]),
+        ],
+        "g",
+        [vi("x", TensorProto.FLOAT, [2]), vi("c", TensorProto.BOOL, [])],
+        [vi("z", TensorProto.FLOAT, None)],
+    )
+    model = helper.make_model(
+        graph,
+        opset_imports=[helper.make_opsetid("", 21), helper.make_opsetid("com.example", 1)],
+    )
+    theirs = onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True)
+    ours = onnxfast.infer_shapes(model.SerializeToString(), strict=True).to_onnx()
+    assert [v.name for v in theirs.graph.value_info] == ([] if used_in_branch else ["y"])
+    assert ours.graph == theirs.graph
+
+
 @pytest.mark.parametrize("ir_version", [2, 8])
 @pytest.mark.parametrize("after_unknown", [False, True])
 def test_a_node_of_a_domain_without_opset_import_fails_inference(ir_version, after_unknown):

@@ -11,7 +11,7 @@ use crate::proto::{AttributeProto, GraphProto, NodeHead};
 
 use super::constant::{self, Const};
 use super::engine::{Engine, Run};
-use super::ops::controlflow::{elem_type_from_input, has_shape};
+use super::ops::controlflow::{elem_type_from_input, has_shape, top_level_known};
 
 /// Where in the node a defect is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -582,7 +582,7 @@ impl<'a, 'm> NodeCtx<'a, 'm> {
     /// refuses an unknown element type inside).
     pub fn propagate_type(&mut self, j: usize, i: usize) -> InferResult {
         let t = self.need(j)?;
-        elem_type_from_input(self, j)?;
+        top_level_known(t, j)?;
         set_copy(&mut self.outputs, i, t);
         Ok(())
     }

@@ -1643,7 +1643,18 @@ impl<'m> Engine<'m> {
                 }
                 Self::poison_outputs(run, node);
             }
-            Err(InferError::Skip) => Self::poison_outputs(run, node),
+            Err(InferError::Skip) => {
+                // An input without type because of an earlier finding or
+                // an unknown operator: onnx's rule fails on it. In the main
+                // graph that adds nothing (the cause is reported, or hidden
+                // with this failure); in a subgraph or function body whose
+                // own nodes hide nothing, it fails the body, so its node.
+                let body = run.outer.is_some() || run.bindings.is_some();
+                if body && !run.masked {
+                    run.failed = true;
+                }
+                Self::poison_outputs(run, node);
+            }
         }
         outputs.clear();
         self.spare_outputs = outputs;

@@ -56,27 +56,34 @@ fn elem_str(code: i32) -> String {
 /// its shape; a sequence's, optional's or map's whole element type. `None`
 /// for an opaque input (onnx sets nothing).
 pub(crate) fn elem_type_from_input(ctx: &NodeCtx<'_, '_>, i: usize) -> InferResult<Option<Type>> {
-    let unknown = |what: &str| {
-        defect(
-            codes::MISSING_INPUT_TYPE,
-            At::Input(i),
-            format!("the {what} of input {i} is unknown"),
-        )
-    };
-    Ok(match ctx.need(i)? {
-        Type::Tensor(x) | Type::SparseTensor(x) if x.elem == 0 => {
-            return Err(unknown("element type"))
-        }
+    let t = ctx.need(i)?;
+    top_level_known(t, i)?;
+    Ok(match t {
         Type::Tensor(x) => Some(Type::tensor(x.elem, None)),
         Type::SparseTensor(x) => Some(Type::SparseTensor(TensorType::new(x.elem, None))),
-        Type::Sequence(None) | Type::Optional(None) => return Err(unknown("element type")),
-        Type::Sequence(Some(e)) => Some(Type::Sequence(Some(e.clone()))),
-        Type::Optional(Some(e)) => Some(Type::Optional(Some(e.clone()))),
-        Type::Map(0, _) => return Err(unknown("key type")),
-        Type::Map(_, None) => return Err(unknown("value type")),
+        Type::Sequence(e) => Some(Type::Sequence(e.clone())),
+        Type::Optional(e) => Some(Type::Optional(e.clone())),
         Type::Map(k, v) => Some(Type::Map(*k, v.clone())),
         Type::Opaque { .. } => None,
     })
+}
+
+/// What onnx's element type propagation checks of input `i`'s type `t`:
+/// a tensor's element type, a sequence's or optional's element, a map's
+/// key and value types are known (not what a container's element holds).
+pub(crate) fn top_level_known(t: &Type, i: usize) -> InferResult {
+    let unknown = match t {
+        Type::Tensor(x) | Type::SparseTensor(x) if x.elem == 0 => "element type",
+        Type::Sequence(None) | Type::Optional(None) => "element type",
+        Type::Map(0, _) => "key type",
+        Type::Map(_, None) => "value type",
+        _ => return Ok(()),
+    };
+    Err(defect(
+        codes::MISSING_INPUT_TYPE,
+        At::Input(i),
+        format!("the {unknown} of input {i} is unknown"),
+    ))
 }
 
 /// onnx's propagateElemTypeWithValidation: `out` takes `src`'s element
