@@ -818,6 +818,69 @@ def test_a_branch_reading_an_unknown_operators_output_fails_its_if_node(used_in_
     assert ours.graph == theirs.graph
 
 
+def test_every_corpus_model_with_an_input_shape_removed_or_unknown_is_inferred_as_onnx() -> None:
+    """Each corpus model with each tensor graph input in turn stripped of
+    its shape, then given dims without value or name (declared value_info
+    and output types removed): onnx's verdict and every value's type. (A
+    Shape of an input of unknown rank gives a dim onnxfast names; a Slice
+    of it was sized by the bounds alone, [1:1] as 0, where onnx leaves the
+    dim unknown without symbolic.)"""
+    compared = 0
+    found = []
+    for path in corpus_models():
+        model = onnx.load(path)
+        initializers = {t.name for t in model.graph.initializer}
+        for j, declared in enumerate(model.graph.input):
+            tensor = declared.type.tensor_type
+            if declared.name in initializers or not declared.type.HasField("tensor_type"):
+                continue
+            if not tensor.HasField("shape"):
+                continue
+            for unknown_dims in (False, True):
+                variant = copy.deepcopy(model)
+                shape = variant.graph.input[j].type.tensor_type
+                if unknown_dims:
+                    for d in shape.shape.dim:
+                        d.Clear()
+                else:
+                    shape.ClearField("shape")
+                del variant.graph.value_info[:]
+                for out in variant.graph.output:
+                    out.type.Clear()
+                compared += 1
+                diff = _compare(variant.SerializeToString(), f"{path.parent.name} {j}")
+                if diff is not None:
+                    found.append(diff)
+    assert not found, f"{len(found)} of {compared} differ:\n" + "\n".join(found[:15])
+    assert compared > 8000
+
+
+@pytest.mark.parametrize("opset", [10, 11, 13, 18])
+def test_a_slice_of_a_shape_of_unknown_rank_is_unknown_unless_symbolic(opset) -> None:
+    vi = helper.make_tensor_value_info
+    graph = helper.make_graph(
+        [
+            helper.make_node("Shape", ["x"], ["s"]),
+            helper.make_node("Slice", ["s", "b", "b"], ["p"]),
+        ],
+        "g",
+        [vi("x", TensorProto.FLOAT, None)],
+        [vi("p", TensorProto.INT64, None)],
+        [numpy_helper.from_array(np.array([1], dtype=np.int64), "b")],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    theirs = onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True)
+    data = model.SerializeToString()
+    ours = onnxfast.infer_shapes(data, strict=True).to_onnx()
+    assert ours.graph == theirs.graph
+    [dim] = ours.graph.output[0].type.tensor_type.shape.dim
+    assert not dim.HasField("dim_value")
+    # With symbolic=True, [1:1] is empty whatever the length (opset 11 on).
+    symbolic = onnxfast.infer_shapes(data, symbolic=True).to_onnx()
+    [dim] = symbolic.graph.output[0].type.tensor_type.shape.dim
+    assert dim.HasField("dim_value") == (opset >= 11)
+
+
 @pytest.mark.parametrize("ir_version", [2, 8])
 @pytest.mark.parametrize("after_unknown", [False, True])
 def test_a_node_of_a_domain_without_opset_import_fails_inference(ir_version, after_unknown):

@@ -731,7 +731,9 @@ fn symbolic_slice_len(
     (start, end, step): (Dim, Dim, i64),
     top: i64,
 ) -> Option<Dim> {
-    if step == 0 {
+    // Without `symbolic` a dim without value slices to an unknown dim, as
+    // in onnx (also where the bounds alone give an empty slice).
+    if step == 0 || !ctx.is_symbolic() {
         return None;
     }
     if d == Dim::Value(0) {
