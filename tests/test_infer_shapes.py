@@ -1312,64 +1312,6 @@ def test_data_prop_index_out_of_range_is_a_defect_as_in_onnx() -> None:
     onnxfast.infer_shapes(model, strict=True)
 
 
-def _slice_of_three_ends(data: str) -> onnx.ModelProto:
-    """Slice(x, starts=[0], ends=Shape(y)): one start, three ends (y is 3-D);
-    x is a float constant, an int64 one, or a Div of an int64 one."""
-    k = helper.make_tensor("k", TensorProto.INT64, [], [1])
-    five = [1, 2, 3, 4, 5]
-    nodes = {
-        "float": [helper.make_node("Constant", [], ["x"], value=_tensor(TensorProto.FLOAT, five))],
-        "int64": [helper.make_node("Constant", [], ["x"], value=_tensor(TensorProto.INT64, five))],
-        "div": [
-            helper.make_node("Constant", [], ["x0"], value=_tensor(TensorProto.INT64, five)),
-            helper.make_node("Constant", [], ["k"], value=k),
-            helper.make_node("Div", ["x0", "k"], ["x"]),
-        ],
-    }[data]
-    starts = helper.make_tensor("s", TensorProto.INT64, [1], [0])
-    graph = helper.make_graph(
-        [
-            helper.make_node("Shape", ["y"], ["ends"]),
-            helper.make_node("Constant", [], ["starts"], value=starts),
-            *nodes,
-            helper.make_node("Slice", ["x", "starts", "ends"], ["z"]),
-        ],
-        "g",
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3, 4])],
-        [helper.make_tensor_value_info("z", TensorProto.UNDEFINED, None)],
-    )
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
-
-
-def _tensor(elem: int, values: list) -> onnx.TensorProto:
-    return helper.make_tensor("v", elem, [len(values)], values)
-
-
-@pytest.mark.parametrize(("data", "onnx_fails"), [("float", False), ("int64", True), ("div", True)])
-def test_data_prop_fails_on_values_only_where_onnx_reads_them(data, onnx_fails) -> None:
-    """onnx's Slice step fails when its starts and ends differ in length,
-    but it reads no float constant (onnxfast follows one of whole numbers),
-    and it reads the Div's output (a step of onnxfast's only) as five unknown
-    values. The Slice rule, which reads the ends onnxfast computed as a
-    constant, has onnx's verdict too (onnx's rule reads no computed ends)."""
-    model = _slice_of_three_ends(data)
-    ok_onnx, _ = _verdict_and_model(
-        onnx.shape_inference.infer_shapes, model, check_type=True, strict_mode=True, data_prop=True
-    )
-    assert ok_onnx is not onnx_fails
-    ok_ours, _ = _verdict_and_model(onnxfast.infer_shapes, model, strict=True, data_prop=True)
-    assert ok_ours == ok_onnx
-    if onnx_fails:
-        with pytest.raises(onnxfast.InferenceError) as info:
-            onnxfast.infer_shapes(model, strict=True, data_prop=True)
-        (err,) = info.value.report.errors
-        assert err.code == "E732"
-        assert "1 starts and 3 ends" in err.message
-    # Without data_prop neither looks at the values.
-    onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True)
-    onnxfast.infer_shapes(model, strict=True)
-
-
 def test_data_prop_flows_into_subgraphs_and_through_functions() -> None:
     """Values computed in the main graph serve a Reshape inside an If branch;
     a model-local function's computed output serves the caller (onnx's

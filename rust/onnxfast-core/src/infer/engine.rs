@@ -92,9 +92,8 @@ pub(crate) struct Engine<'m> {
     contrib_ops: bool,
     /// A function call's output data (output index, values), handed from
     /// [`Engine::infer_call`] to the calling node (onnx's
-    /// BindValuesOnReturn), and whether onnx would not have them (see
-    /// [`Run::beyond`]).
-    returned_data: Vec<(usize, Dims, bool)>,
+    /// BindValuesOnReturn).
+    returned_data: Vec<(usize, Dims)>,
     /// Values data propagation may still keep in this run (a hostile graph
     /// of many long shape values stays bounded in memory).
     data_left: usize,
@@ -310,10 +309,6 @@ pub(crate) struct Run<'m, 'o> {
     given: Vec<bool>,
     /// With data propagation: the values computed for this run's values.
     data: NameMap<'m, Dims>,
-    /// Which of `data`'s names hold values onnx's data propagation would
-    /// not have (a float constant's, a step beyond onnx's, or one of onnx's
-    /// steps over such values): a failure on them is not onnx's.
-    beyond: NameSet<'m>,
     /// With `compact_main`, in the main graph: each node output's state
     /// after its node, in node order (see [`Capture`]).
     capture: Option<Capture>,
@@ -351,7 +346,6 @@ impl<'m, 'o> Run<'m, 'o> {
             steps: Some(Vec::new()),
             given: Vec::new(),
             data: NameMap::default(),
-            beyond: NameSet::default(),
             capture: None,
         }
     }
@@ -399,28 +393,14 @@ impl<'m, 'o> Run<'m, 'o> {
     /// keeps one table for a graph and its subgraphs; a function body has
     /// its own).
     pub(crate) fn data_of<'s>(&'s self, name: &'s str) -> Option<&'s Dims> {
-        self.data_and_origin(name).map(|(d, _)| d)
-    }
-
-    /// [`Run::data_of`], and whether onnx would not have those values
-    /// ([`Run::beyond`]).
-    fn data_and_origin<'s>(&'s self, name: &'s str) -> Option<(&'s Dims, bool)> {
         let mut run = Some(self);
         while let Some(r) = run {
             if let Some(d) = r.data.get(&Name(name)) {
-                return Some((d, !r.beyond.is_empty() && r.beyond.contains(&Name(name))));
+                return Some(d);
             }
             run = r.outer;
         }
         None
-    }
-
-    /// Keeps the values computed for `name` in this run.
-    fn put_data(&mut self, name: &'m str, d: Dims, beyond: bool) {
-        if beyond {
-            self.beyond.insert(Name(name));
-        }
-        self.data.insert(Name(name), d);
     }
 
     /// Whether onnx hides the inference errors of this run's nodes: an
@@ -1545,35 +1525,23 @@ impl<'m> Engine<'m> {
             Callee::Contrib(_, s) => s,
             _ => schema,
         };
-        let mut outputs = std::mem::take(&mut self.spare_outputs);
-        let run_ref: &Run<'m, '_> = run;
-        // Whether the rule runs again without the values data propagation
-        // computed (see below).
-        let mut without_computed = false;
-        let (result, mut outputs) = loop {
-            let mut inputs: SmallVec<[InputType<'_>; 4]> = SmallVec::new();
-            let mut consts: SmallVec<[Option<&Const<'m>>; 4]> = SmallVec::new();
-            let mut computed = false;
-            for name in &node.input {
-                if name.is_empty()
-                    || (!run_ref.unbound.is_empty() && run_ref.unbound.contains(&Name(name)))
-                {
-                    inputs.push(InputType::Absent);
-                    consts.push(None);
-                } else {
-                    let (t, mut c) = run_ref.lookup(name);
-                    if let Some(Const::Computed { .. }) = c {
-                        computed = true;
-                        if without_computed {
-                            c = None;
-                        }
-                    }
-                    inputs.push(t);
-                    consts.push(c);
-                }
+        let mut inputs: SmallVec<[InputType<'_>; 4]> = SmallVec::new();
+        let mut consts: SmallVec<[Option<&Const<'m>>; 4]> = SmallVec::new();
+        for name in &node.input {
+            if name.is_empty() || (!run.unbound.is_empty() && run.unbound.contains(&Name(name))) {
+                inputs.push(InputType::Absent);
+                consts.push(None);
+            } else {
+                let (t, c) = run.lookup(name);
+                inputs.push(t);
+                consts.push(c);
             }
-            outputs.clear();
-            outputs.resize_with(node.output.len(), || None);
+        }
+        let mut outputs = std::mem::take(&mut self.spare_outputs);
+        outputs.clear();
+        outputs.resize_with(node.output.len(), || None);
+        let run_ref: &Run<'m, '_> = run;
+        let (result, mut outputs) = {
             let mut ctx = NodeCtx {
                 node,
                 schema: typing.unwrap_or_else(|| placeholder_schema()),
@@ -1604,7 +1572,7 @@ impl<'m> Engine<'m> {
             if let Some(fault) = ctx.take_container_fault() {
                 result = Err(fault);
             }
-            if let Some(why) = count_misfit.as_deref() {
+            if let Some(why) = count_misfit {
                 result = match result {
                     // The rule passed: the count check fails, at once.
                     Ok(()) => Err(fatal(
@@ -1646,33 +1614,15 @@ impl<'m> Engine<'m> {
                     }
                 }
             }
-            // Beyond onnx, data propagation's values that are all known
-            // serve the rules as constants. When the rule fails on them, onnx
-            // (which reads only the model's constants there) would have
-            // passed or failed as the rule does without them: its verdict is
-            // that run's. Not for a rule that infers subgraphs or a function
-            // body (their findings are reported as they run).
-            let rerun = computed
-                && !without_computed
-                && matches!(result, Err(InferError::Defect(_)))
-                && matches!(callee, Callee::Schema(s) if ops::rule(s).is_some())
-                && !attrs
-                    .iter()
-                    .any(|(_, a)| a.g().is_some() || !a.graphs().is_empty());
-            outputs = ctx.outputs;
-            if rerun {
-                without_computed = true;
-                continue;
-            }
-            break (result, outputs);
+            (result, ctx.outputs)
         };
         let returned = std::mem::take(&mut self.returned_data);
         match result {
             Ok(()) => {
                 if self.record(run, index, node, &mut outputs) && self.data_prop {
-                    for (i, d, beyond) in returned {
+                    for (i, d) in returned {
                         if let Some(name) = node.output.get(i).filter(|n| !n.is_empty()) {
-                            run.put_data(name, d, beyond);
+                            run.data.insert(Name(name), d);
                         }
                     }
                     if let Some(s) = schema {
@@ -1836,52 +1786,26 @@ impl<'m> Engine<'m> {
                 given: &given,
                 out_elem,
             };
-            // Whether the step read values onnx would not have.
-            let read_beyond = std::cell::Cell::new(false);
-            let seen = |d: Option<(Dims, bool)>| {
-                d.map(|(d, beyond)| {
-                    read_beyond.set(read_beyond.get() | beyond);
-                    d
-                })
-            };
-            let result = if self.symbolic {
+            if self.symbolic {
                 // Expressions need the symbol table: the inputs' data first.
-                let inputs: SmallVec<[Option<(Dims, bool)>; 4]> = (0..node.input.len())
-                    .map(|i| self.input_data(run_ref, node, i, false))
+                let inputs: SmallVec<[Option<Dims>; 4]> = (0..node.input.len())
+                    .map(|i| self.input_data(run_ref, node, i))
                     .collect();
                 propagate::propagate(
                     &step,
-                    &mut |i| seen(inputs.get(i).cloned().flatten()),
+                    &mut |i| inputs.get(i).cloned().flatten(),
                     Some(&mut self.symbols),
                 )
             } else {
-                propagate::propagate(
-                    &step,
-                    &mut |i| seen(self.input_data(run_ref, node, i, false)),
-                    None,
-                )
-            };
-            let beyond = kind == propagate::Step::Beyond || read_beyond.get();
-            let result = match result {
-                // onnx's step saw other values: its verdict is that step's
-                // over what onnx reads (a failure there is onnx's too).
-                Err(_) if beyond => match kind {
-                    propagate::Step::Beyond => Ok(None),
-                    propagate::Step::Onnx => propagate::propagate(
-                        &step,
-                        &mut |i| Some(self.input_data(run_ref, node, i, true)?.0),
-                        None,
-                    )
-                    .map(|_| None),
-                },
-                other => other,
-            };
-            (result, beyond)
+                propagate::propagate(&step, &mut |i| self.input_data(run_ref, node, i), None)
+            }
         };
         match result {
-            (Ok(Some(d)), beyond) => self.keep_data(run, out, d, beyond),
-            (Ok(None), _) => {}
-            (Err(message), _) => {
+            Ok(Some(d)) => self.keep_data(run, out, d),
+            Ok(None) => {}
+            // A step onnx does not take reports nothing (onnx's verdict).
+            Err(_) if kind == propagate::Step::Beyond => {}
+            Err(message) => {
                 let loc = run.loc.child(node_step(index, node));
                 self.report(run, codes::DATA_PROPAGATION, loc, message, true);
             }
@@ -1892,19 +1816,8 @@ impl<'m> Engine<'m> {
     /// DataPropagationContext::getInputData): computed by an earlier step;
     /// else a small int64 / int32 constant of rank 0 or 1 (or, beyond
     /// onnx, a float one of whole numbers); else, for a 1-D input of static
-    /// length, that many unknown values. With them, whether onnx would not
-    /// have them ([`Run::beyond`]).
-    ///
-    /// `as_onnx`: the values onnx's own steps would read instead, as far as
-    /// a value's origin tells (no float constant; the unknowns of its static
-    /// length for a value onnx computes no data for).
-    fn input_data(
-        &self,
-        run: &Run<'m, '_>,
-        node: &NodeHead<'m>,
-        i: usize,
-        as_onnx: bool,
-    ) -> Option<(Dims, bool)> {
+    /// length, that many unknown values.
+    fn input_data(&self, run: &Run<'m, '_>, node: &NodeHead<'m>, i: usize) -> Option<Dims> {
         let name = node.input.get(i).filter(|n| !n.is_empty())?;
         if !run.unbound.is_empty() && run.unbound.contains(&Name(name)) {
             return None;
@@ -1914,13 +1827,8 @@ impl<'m> Engine<'m> {
             InputType::Known(t) => Some(t),
             _ => None,
         };
-        match run.data_and_origin(name) {
-            Some((d, beyond)) if !(as_onnx && beyond) => {
-                return fits(ty, d.len()).then(|| (d.clone(), beyond));
-            }
-            // onnx's reading of a value it computed nothing for: no constant.
-            Some(_) => return unknowns_of_length(ty),
-            None => {}
+        if let Some(d) = run.data_of(name) {
+            return fits(ty, d.len()).then(|| d.clone());
         }
         if let Some(c) = c {
             let dims = c.dims();
@@ -1929,23 +1837,31 @@ impl<'m> Engine<'m> {
                 match c.elem() {
                     6 | 7 => {
                         if let Ok(v) = super::constant::ints(c, self.store) {
-                            return Some((super::util::dims_of(&v), false));
+                            return Some(super::util::dims_of(&v));
                         }
                     }
                     // Beyond onnx: a float constant of whole numbers (the
                     // `2.0` of `Cast(Shape(x)[2:], float) * 2.0`), exactly.
-                    1 | 10 | 11 if !as_onnx => {
-                        let v = super::constant::floats(c, self.store).ok();
-                        let v = v.as_deref().and_then(propagate::whole_numbers)?;
-                        return Some((super::util::dims_of(&v), true));
+                    1 | 10 | 11 => {
+                        if let Ok(v) = super::constant::floats(c, self.store) {
+                            if let Some(v) = propagate::whole_numbers(&v) {
+                                return Some(super::util::dims_of(&v));
+                            }
+                        }
                     }
-                    // onnx's getInputData gives nothing for a constant of
-                    // another type (not even its length's unknowns).
-                    _ => return None,
+                    _ => {}
                 }
             }
         }
-        unknowns_of_length(ty)
+        match ty {
+            Some(Type::Tensor(t)) => match t.shape.as_deref() {
+                Some([Dim::Value(n)]) if (0..=propagate::MAX_DATA as i64).contains(n) => {
+                    Some(std::iter::repeat_n(Dim::Unknown, *n as usize).collect())
+                }
+                _ => None,
+            },
+            _ => None,
+        }
     }
 
     /// Keeps the values computed for `name` (unless they cannot be its:
@@ -1955,7 +1871,7 @@ impl<'m> Engine<'m> {
     /// repeats, Slice's starts, Unsqueeze's axes, ...) reads them: onnx's
     /// own steps only serve Reshape, Expand, ConstantOfShape, Resize and
     /// AffineGrid.
-    fn keep_data(&mut self, run: &mut Run<'m, '_>, name: &'m str, d: Dims, beyond: bool) {
+    fn keep_data(&mut self, run: &mut Run<'m, '_>, name: &'m str, d: Dims) {
         let t = run.get(name);
         if !fits(t, d.len()) || d.len() > propagate::MAX_DATA || d.len() > self.data_left {
             return;
@@ -1984,7 +1900,7 @@ impl<'m> Engine<'m> {
                 );
             }
         }
-        run.put_data(name, d, beyond);
+        run.data.insert(Name(name), d);
     }
 
     /// Keeps a Constant node's value for later rules (onnx's ProcessConstant).
@@ -2321,11 +2237,11 @@ impl<'m> Engine<'m> {
         if self.data_prop {
             // onnx's BindValuesOnCall: the caller's data under the formal names.
             for (actual, formal) in node.input.iter().zip(&f.input) {
-                if let Some((d, beyond)) = (!actual.is_empty())
-                    .then(|| caller.data_and_origin(actual))
+                if let Some(d) = (!actual.is_empty())
+                    .then(|| caller.data_of(actual))
                     .flatten()
                 {
-                    run.put_data(formal, d.clone(), beyond);
+                    run.data.insert(Name(formal), d.clone());
                 }
             }
         }
@@ -2341,28 +2257,10 @@ impl<'m> Engine<'m> {
             // BindValuesOnReturn: the outputs' data, for the caller.
             let n = node.output.len().min(f.output.len());
             self.returned_data = (0..n)
-                .filter_map(|i| {
-                    let (d, beyond) = run.data_and_origin(&f.output[i])?;
-                    Some((i, d.clone(), beyond))
-                })
+                .filter_map(|i| Some((i, run.data.get(&Name(&f.output[i]))?.clone())))
                 .collect();
         }
         Ok(f.output.iter().map(|o| run.get(o).cloned()).collect())
-    }
-}
-
-/// The data of a 1-D tensor of static length that nothing computed: that
-/// many unknown values (onnx's getInputData, last case).
-fn unknowns_of_length(ty: Option<&Type>) -> Option<(Dims, bool)> {
-    match ty {
-        Some(Type::Tensor(t)) => match t.shape.as_deref() {
-            Some([Dim::Value(n)]) if (0..=propagate::MAX_DATA as i64).contains(n) => Some((
-                std::iter::repeat_n(Dim::Unknown, *n as usize).collect(),
-                false,
-            )),
-            _ => None,
-        },
-        _ => None,
     }
 }
 
