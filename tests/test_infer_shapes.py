@@ -1312,6 +1312,46 @@ def test_data_prop_index_out_of_range_is_a_defect_as_in_onnx() -> None:
     onnxfast.infer_shapes(model, strict=True)
 
 
+@pytest.mark.parametrize("width", [6, 5])
+def test_data_prop_refuses_shapes_that_cannot_broadcast_where_onnx_knows_too_little(width) -> None:
+    """x [N, 3, 4] reshaped to [N, (3*4)/2, 2]: onnx's values stop at the
+    Div (it has no step for it), so its Reshape gives [N, unk, 2] and the Add
+    with a [1, 5, 2] tensor passes; onnxfast knows [N, 6, 2], which cannot
+    broadcast with it (a runtime refuses the model). Where it can (width 6),
+    both agree; without data_prop both accept either."""
+    z = numpy_helper.from_array(np.zeros((1, width, 2), dtype=np.float32), "z")
+    model = _shape_model(
+        [
+            helper.make_node("Div", ["ch", "two"], ["half"]),
+            helper.make_node("Unsqueeze", ["half", "ax"], ["halfu"]),
+            helper.make_node("Unsqueeze", ["two", "ax"], ["twou"]),
+            helper.make_node("Concat", ["bu", "halfu", "twou"], ["shp2"], axis=0),
+            helper.make_node("Reshape", ["x", "shp2"], ["w"]),
+            helper.make_node("Add", ["w", "z"], ["sum"]),
+        ],
+        ["sum"],
+    )
+    model.graph.initializer.append(z)
+    theirs = onnx.shape_inference.infer_shapes(
+        model, check_type=True, strict_mode=True, data_prop=True
+    )
+    assert _out_dims(theirs, "w")[::2] == ["N", 2]
+    assert str(_out_dims(theirs, "w")[1]).startswith("unk__")
+    if width == 6:
+        ours = onnxfast.infer_shapes(model, strict=True, data_prop=True).to_onnx()
+        assert _out_dims(ours, "w") == ["N", 6, 2]
+        assert _out_dims(ours, "sum") == ["N", 6, 2]
+    else:
+        assert _out_dims(theirs, "sum") == ["N", 5, 2]
+        with pytest.raises(onnxfast.InferenceError) as info:
+            onnxfast.infer_shapes(model, strict=True, data_prop=True)
+        (err,) = info.value.report.errors
+        assert err.code == "E720"
+        assert "node[14] (Add)" in err.location
+    onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True)
+    onnxfast.infer_shapes(model, strict=True)
+
+
 def test_data_prop_flows_into_subgraphs_and_through_functions() -> None:
     """Values computed in the main graph serve a Reshape inside an If branch;
     a model-local function's computed output serves the caller (onnx's
