@@ -1221,7 +1221,11 @@ fn gather_nd_shape(ctx: &mut NodeCtx<'_, '_>, batch: bool) -> InferResult {
         .chain(&data[k..])
         .copied()
         .collect();
-    set_dims(ctx, 0, out);
+    // onnx's rule adds the output's dims one by one: a scalar result (1-D
+    // indices that index every dimension of data) is left without a shape.
+    if !out.is_empty() {
+        set_dims(ctx, 0, out);
+    }
     Ok(())
 }
 
