@@ -907,6 +907,67 @@ def test_every_corpus_model_with_an_input_of_another_shape_is_inferred_as_onnx()
     _assert_as_onnx(variants(), at_least=25000)
 
 
+def _body_paths(graph: onnx.GraphProto, path: tuple = ()):
+    """The path (node index, attribute index)... of every graph attribute."""
+    for k, node in enumerate(graph.node):
+        for j, a in enumerate(node.attribute):
+            if a.type == onnx.AttributeProto.GRAPH:
+                yield (*path, (k, j))
+                yield from _body_paths(a.g, (*path, (k, j)))
+
+
+def _body_at(graph: onnx.GraphProto, path: tuple) -> onnx.GraphProto:
+    for k, j in path:
+        graph = graph.node[k].attribute[j].g
+    return graph
+
+
+def _body_changes(body: onnx.GraphProto):
+    """(tag, change) for a subgraph: each input's and output's type cleared,
+    of another element type or one dim more; its last input or output
+    dropped; its value_info cleared."""
+
+    def other_elem(v: onnx.ValueInfoProto) -> None:
+        t = v.type.tensor_type
+        t.elem_type = TensorProto.FLOAT if t.elem_type == TensorProto.INT8 else TensorProto.INT8
+
+    def one_dim_more(v: onnx.ValueInfoProto) -> None:
+        v.type.tensor_type.shape.dim.add(dim_value=3)
+
+    for side in ("input", "output"):
+        for i, v in enumerate(getattr(body, side)):
+            yield f"{side} {i} untyped", lambda b, s=side, i=i: getattr(b, s)[i].type.Clear()
+            if v.type.HasField("tensor_type"):
+                yield f"{side} {i} retyped", lambda b, s=side, i=i: other_elem(getattr(b, s)[i])
+                yield (
+                    f"{side} {i} one dim more",
+                    lambda b, s=side, i=i: one_dim_more(getattr(b, s)[i]),
+                )
+        if getattr(body, side):
+            yield f"last {side} dropped", lambda b, s=side: getattr(b, s).pop()
+    yield "value_info cleared", lambda b: b.ClearField("value_info")
+
+
+def test_every_corpus_subgraph_with_an_input_or_output_changed_is_inferred_as_onnx() -> None:
+    """Each If, Loop and Scan body of the corpus (nested ones too) with each
+    of its inputs and outputs in turn untyped, retyped or given one dim more,
+    one fewer input or output, its value_info cleared; with the model's
+    declared types and without them: onnx's verdict and every value's type."""
+
+    def variants():
+        for path in corpus_models():
+            model = onnx.load(path)
+            for where in _body_paths(model.graph):
+                for tag, change in _body_changes(_body_at(model.graph, where)):
+                    for declared in (True, False):
+                        variant = copy.deepcopy(model)
+                        change(_body_at(variant.graph, where))
+                        data = variant.SerializeToString() if declared else _untyped(variant)
+                        yield f"{path.parent.name} body {where} {tag} {declared}", data
+
+    _assert_as_onnx(variants(), at_least=1400)
+
+
 def _attribute_mutations(a: onnx.AttributeProto):
     """(tag, new attribute or None to drop it) for one attribute: other
     values, other lengths, another type."""
