@@ -589,6 +589,17 @@ _CONTAINER_INTO_TENSOR_OP = {
         helper.make_node("Add", ["a", "b"], ["y"]),
         [_seq("a", [2], TensorProto.UNDEFINED), _T("b", TensorProto.FLOAT, [2])],
     ),
+    # The output is a sequence (the zero point's, or the scale's, type):
+    # onnx's rule then reads x by getInputShape, which fails on a sequence
+    # (no propagateShape into an output of the same kind).
+    "QuantizeLinear, sequences x and zero point": (
+        helper.make_node("QuantizeLinear", ["a", "s", "z"], ["y"]),
+        [_seq("a", [2]), _T("s", TensorProto.FLOAT, []), _seq("z", [], TensorProto.UINT8)],
+    ),
+    "DequantizeLinear, sequences x and scale": (
+        helper.make_node("DequantizeLinear", ["a", "s"], ["y"]),
+        [_seq("a", [2], TensorProto.INT8), _seq("s", [])],
+    ),
 }
 
 

@@ -610,6 +610,17 @@ impl<'a, 'm> NodeCtx<'a, 'm> {
         }
     }
 
+    /// Output `i` gets input `j`'s shape as onnx's `if (hasInputShape(j))
+    /// updateOutputShape(i, getInputShape(j))` gives it: unlike
+    /// [`NodeCtx::propagate_shape`], a sequence or optional input with a
+    /// shape fails (getInputShape), even into an output of the same kind.
+    pub fn update_shape_from_input(&mut self, j: usize, i: usize) {
+        if let Some(s) = self.input_shape(j) {
+            let dims: Dims = s.iter().copied().collect();
+            self.set_shape(i, dims);
+        }
+    }
+
     /// The engine's view of a `TypeProto` (an attribute's `tp`), `None` when
     /// it sets no type.
     pub fn type_from_proto(&mut self, t: &crate::proto::TypeProto) -> Option<Type> {

@@ -1,5 +1,6 @@
 //! Rules of onnx's `quantization` family: QuantizeLinear, DequantizeLinear,
-//! DynamicQuantizeLinear. Outputs have the shape of input `x`.
+//! DynamicQuantizeLinear. Outputs have the shape of input `x` (read as
+//! onnx's rules read it: hasInputShape, getInputShape, updateOutputShape).
 
 use super::generator::{as_data_type, dtype_attr};
 use super::{onnx, Entry};
@@ -25,7 +26,7 @@ pub(super) fn quantize_v10(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     } else if ctx.ty(2).is_some() {
         ctx.propagate_elem(2, 0)?;
     }
-    ctx.propagate_shape(0, 0);
+    ctx.update_shape_from_input(0, 0);
     Ok(())
 }
 
@@ -57,21 +58,21 @@ fn quantize(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     } else if !ctx.has_input(2) {
         ctx.set_elem(0, 2);
     }
-    ctx.propagate_shape(0, 0);
+    ctx.update_shape_from_input(0, 0);
     Ok(())
 }
 
 /// DequantizeLinear 10 and 13: float.
 fn dequantize_v10(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     ctx.set_elem(0, 1);
-    ctx.propagate_shape(0, 0);
+    ctx.update_shape_from_input(0, 0);
     Ok(())
 }
 
 /// DequantizeLinear 19 and 21: the scale's type.
 pub(super) fn dequantize_v19(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     ctx.propagate_elem(1, 0)?;
-    ctx.propagate_shape(0, 0);
+    ctx.update_shape_from_input(0, 0);
     Ok(())
 }
 
@@ -83,7 +84,7 @@ fn dequantize(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     } else {
         ctx.propagate_elem(1, 0)?;
     }
-    ctx.propagate_shape(0, 0);
+    ctx.update_shape_from_input(0, 0);
     Ok(())
 }
 
@@ -92,7 +93,7 @@ fn dynamic_quantize(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     ctx.set_elem(0, 2);
     ctx.set_tensor(1, 1, Some(Dims::new()));
     ctx.set_tensor(2, 2, Some(Dims::new()));
-    ctx.propagate_shape(0, 0);
+    ctx.update_shape_from_input(0, 0);
     Ok(())
 }
 
