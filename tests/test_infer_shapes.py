@@ -635,6 +635,38 @@ def test_a_container_into_an_operator_of_tensors_has_onnxs_verdict(case, after_u
     assert ours == theirs, report
 
 
+@pytest.mark.parametrize("kind", ["sequence", "optional"])
+@pytest.mark.parametrize("opset", [1, 11, 13])
+def test_an_unsqueeze_of_a_container_after_an_unknown_operator_has_onnxs_verdict(
+    opset, kind
+) -> None:
+    """Unsqueeze 1 and 11 stop at the input's own tensor type (a container
+    has none), Unsqueeze 13 reads it as a scalar; all write the output in
+    place: nothing fails before onnx's type check, which refuses the
+    container. (Found by scripts/diff_random_models.py, seed 9.)"""
+    make = _seq if kind == "sequence" else _opt
+    if opset < 13:
+        node = helper.make_node("Unsqueeze", ["a"], ["y"], axes=[0])
+        initializers = []
+    else:
+        node = helper.make_node("Unsqueeze", ["a", "axes"], ["y"])
+        initializers = [helper.make_tensor("axes", TensorProto.INT64, [1], [0])]
+    graph = helper.make_graph(
+        [helper.make_node("Mystery", ["a"], ["m"], domain="com.example"), node],
+        "g",
+        [make("a", [2, 3])],
+        [_T("y", TensorProto.FLOAT, None)],
+        initializers,
+    )
+    model = _with_example_domain(graph, opset)
+    ok_onnx, _ = _verdict_and_model(
+        onnx.shape_inference.infer_shapes, model, check_type=True, strict_mode=True
+    )
+    assert not ok_onnx
+    ok_ours, _ = _verdict_and_model(onnxfast.infer_shapes, model, strict=True)
+    assert ok_ours == ok_onnx
+
+
 @pytest.mark.parametrize("query", [TensorProto.INT64, TensorProto.FLOAT])
 def test_flex_attention_with_an_input_from_an_unknown_operator_is_type_checked(query) -> None:
     """FlexAttention's rule returns when an input has no type (here the

@@ -1438,27 +1438,32 @@ fn unsqueeze_walk(shape: &[Dim], axes: &[i64]) -> Dims {
     out
 }
 
-/// Unsqueeze 1: `axes` attribute, sorted, not checked.
+/// Unsqueeze 1: `axes` attribute, sorted, not checked. Like 11, onnx's rule
+/// reads the input's own `tensor_type()` after `hasNInputShapes` (a sequence
+/// or optional stops it there) and writes the output in place.
 fn unsqueeze_v1(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     ctx.propagate_elem(0, 0)?;
-    let Some(shape) = ctx.shape(0) else {
+    if ctx.shape(0).is_none() {
+        return Ok(());
+    }
+    let Some(axes) = ctx.own_ints("axes") else {
         return Ok(());
     };
-    let Some(axes) = ctx.own_ints("axes") else {
+    let Some(shape) = ctx.tensor_shape(0) else {
         return Ok(());
     };
     let mut axes = axes.to_vec();
     axes.sort_unstable();
-    set_dims(ctx, 0, unsqueeze_walk(shape, &axes));
+    set_dims_in_place(ctx, 0, unsqueeze_walk(shape, &axes));
     Ok(())
 }
 
 /// Unsqueeze 11: `axes` attribute, distinct values in range of the output.
 fn unsqueeze_v11(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     ctx.propagate_elem(0, 0)?;
-    let Some(shape) = ctx.shape(0) else {
+    if ctx.shape(0).is_none() {
         return Ok(());
-    };
+    }
     let Some(values) = ctx.own_ints("axes") else {
         return Ok(());
     };
@@ -1470,6 +1475,9 @@ fn unsqueeze_v11(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
             format!("'axes' holds {} more than once", w[0]),
         ));
     }
+    let Some(shape) = ctx.tensor_shape(0) else {
+        return Ok(());
+    };
     let out_rank = shape.len().saturating_add(values.len());
     let r = i64::try_from(out_rank).unwrap_or(i64::MAX);
     let mut axes = Vec::with_capacity(values.len());
@@ -1483,11 +1491,12 @@ fn unsqueeze_v11(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
         axes.push(if v < 0 { v + r } else { v });
     }
     axes.sort_unstable();
-    set_dims(ctx, 0, unsqueeze_walk(shape, &axes));
+    set_dims_in_place(ctx, 0, unsqueeze_walk(shape, &axes));
     Ok(())
 }
 
-/// Unsqueeze 13 on: `axes` input, read when constant.
+/// Unsqueeze 13 on: `axes` input, read when constant; the output written in
+/// place, as onnx's rule writes it.
 fn unsqueeze(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     ctx.propagate_elem(0, 0)?;
     let Some(shape) = ctx.shape(0) else {
@@ -1503,7 +1512,7 @@ fn unsqueeze(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
         .map(|a| i64::try_from(a).unwrap_or(i64::MAX))
         .collect();
     axes.sort_unstable();
-    set_dims(ctx, 0, unsqueeze_walk(shape, &axes));
+    set_dims_in_place(ctx, 0, unsqueeze_walk(shape, &axes));
     Ok(())
 }
 
