@@ -872,6 +872,19 @@ def test_a_branch_reading_an_unknown_operators_output_fails_its_if_node(used_in_
     assert ours.graph == theirs.graph
 
 
+def _shaped_corpus_inputs():
+    """(model path, model, input index, its shape) for each tensor graph
+    input of a corpus model that has a shape and is not an initializer."""
+    for path in corpus_models():
+        model = onnx.load(path)
+        initializers = {t.name for t in model.graph.initializer}
+        for j, declared in enumerate(model.graph.input):
+            if declared.name in initializers or not declared.type.HasField("tensor_type"):
+                continue
+            if declared.type.tensor_type.HasField("shape"):
+                yield path, model, j, declared.type.tensor_type.shape
+
+
 def test_every_corpus_model_with_an_input_shape_removed_or_unknown_is_inferred_as_onnx() -> None:
     """Each corpus model with each tensor graph input in turn stripped of
     its shape, then given dims without value or name (declared value_info
@@ -881,24 +894,16 @@ def test_every_corpus_model_with_an_input_shape_removed_or_unknown_is_inferred_a
     dim unknown without symbolic.)"""
 
     def variants():
-        for path in corpus_models():
-            model = onnx.load(path)
-            initializers = {t.name for t in model.graph.initializer}
-            for j, declared in enumerate(model.graph.input):
-                tensor = declared.type.tensor_type
-                if declared.name in initializers or not declared.type.HasField("tensor_type"):
-                    continue
-                if not tensor.HasField("shape"):
-                    continue
-                for unknown_dims in (False, True):
-                    variant = copy.deepcopy(model)
-                    shape = variant.graph.input[j].type.tensor_type
-                    if unknown_dims:
-                        for d in shape.shape.dim:
-                            d.Clear()
-                    else:
-                        shape.ClearField("shape")
-                    yield f"{path.parent.name} {j}", _untyped(variant)
+        for path, model, j, _ in _shaped_corpus_inputs():
+            for unknown_dims in (False, True):
+                variant = copy.deepcopy(model)
+                shape = variant.graph.input[j].type.tensor_type
+                if unknown_dims:
+                    for d in shape.shape.dim:
+                        d.Clear()
+                else:
+                    shape.ClearField("shape")
+                yield f"{path.parent.name} {j}", _untyped(variant)
 
     _assert_as_onnx(variants(), at_least=8000)
 
@@ -933,19 +938,11 @@ def test_every_corpus_model_with_an_input_of_another_shape_is_inferred_as_onnx()
     the scalar result without a shape.)"""
 
     def variants():
-        for path in corpus_models():
-            model = onnx.load(path)
-            initializers = {t.name for t in model.graph.initializer}
-            for j, declared in enumerate(model.graph.input):
-                tensor = declared.type.tensor_type
-                if declared.name in initializers or not declared.type.HasField("tensor_type"):
-                    continue
-                if not tensor.HasField("shape"):
-                    continue
-                for tag, change in _reshaped(tensor.shape):
-                    variant = copy.deepcopy(model)
-                    change(variant.graph.input[j].type.tensor_type.shape)
-                    yield f"{path.parent.name} input {j} {tag}", _untyped(variant)
+        for path, model, j, shape in _shaped_corpus_inputs():
+            for tag, change in _reshaped(shape):
+                variant = copy.deepcopy(model)
+                change(variant.graph.input[j].type.tensor_type.shape)
+                yield f"{path.parent.name} input {j} {tag}", _untyped(variant)
 
     _assert_as_onnx(variants(), at_least=25000)
 
