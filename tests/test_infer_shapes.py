@@ -6,6 +6,7 @@ value_info and output types; weights shared, not copied; strict mode."""
 from __future__ import annotations
 
 import copy
+import functools
 
 import numpy as np
 import onnx
@@ -468,6 +469,13 @@ def _with_example_domain(graph: onnx.GraphProto, opset: int = 21) -> onnx.ModelP
     )
 
 
+@functools.cache
+def _corpus() -> tuple:
+    """(path, model) of every corpus model, loaded once for the probes (each
+    variant is a deep copy: these stay as loaded)."""
+    return tuple((path, onnx.load(path)) for path in corpus_models())
+
+
 def _assert_as_onnx(variants, at_least: int) -> None:
     """Every one of the (label, model bytes) `variants`, at least `at_least`
     of them, is inferred as onnx infers it (see `_compare`)."""
@@ -775,8 +783,7 @@ def test_every_corpus_node_with_an_input_from_an_unknown_operator_is_inferred_as
     crashing = []
 
     def variants():
-        for path in corpus_models():
-            model = onnx.load(path)
+        for path, model in _corpus():
             if len(model.graph.node) != 1:
                 continue
             node = model.graph.node[0]
@@ -810,8 +817,7 @@ def test_every_corpus_node_given_a_sequence_or_optional_after_an_unknown_operato
     value, an in-place read or write does not), rule by rule."""
 
     def variants():
-        for path in corpus_models():
-            model = onnx.load(path)
+        for path, model in _corpus():
             graph = model.graph
             if len(graph.node) != 1 or not graph.input:
                 continue
@@ -875,8 +881,7 @@ def test_a_branch_reading_an_unknown_operators_output_fails_its_if_node(used_in_
 def _shaped_corpus_inputs():
     """(model path, model, input index, its shape) for each tensor graph
     input of a corpus model that has a shape and is not an initializer."""
-    for path in corpus_models():
-        model = onnx.load(path)
+    for path, model in _corpus():
         initializers = {t.name for t in model.graph.initializer}
         for j, declared in enumerate(model.graph.input):
             if declared.name in initializers or not declared.type.HasField("tensor_type"):
@@ -995,8 +1000,7 @@ def test_every_corpus_subgraph_with_an_input_or_output_changed_is_inferred_as_on
     declared types and without them: onnx's verdict and every value's type."""
 
     def variants():
-        for path in corpus_models():
-            model = onnx.load(path)
+        for path, model in _corpus():
             for where in _body_paths(model.graph):
                 for tag, change in _body_changes(_body_at(model.graph, where)):
                     for declared in (True, False):
@@ -1049,8 +1053,7 @@ def test_every_corpus_node_with_an_attribute_changed_is_inferred_as_onnx() -> No
     types removed): onnx's verdict and every value's type."""
 
     def variants():
-        for path in corpus_models():
-            model = onnx.load(path)
+        for path, model in _corpus():
             if len(model.graph.node) > 3:
                 continue
             for k, node in enumerate(model.graph.node):
@@ -1081,8 +1084,7 @@ def test_every_corpus_model_at_other_opset_versions_is_inferred_as_onnx() -> Non
     newest = onnx.defs.onnx_opset_version()
 
     def variants():
-        for path in corpus_models():
-            model = onnx.load(path)
+        for path, model in _corpus():
             for j, imported in enumerate(model.opset_import):
                 if imported.domain not in ("", "ai.onnx"):
                     continue

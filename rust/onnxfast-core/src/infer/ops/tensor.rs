@@ -46,8 +46,8 @@ fn set_dims(ctx: &mut NodeCtx<'_, '_>, i: usize, dims: Dims) {
 }
 
 /// [`set_dims`] for a rule that writes the shape in place, as onnx's
-/// `mutable_tensor_type()->mutable_shape()` (Squeeze, Reshape, Unique): an
-/// output `propagate_elem` made a container fails nothing there.
+/// `mutable_tensor_type()->mutable_shape()` (Squeeze, Unsqueeze, Reshape,
+/// Unique): an output `propagate_elem` made a container fails nothing there.
 fn set_dims_in_place(ctx: &mut NodeCtx<'_, '_>, i: usize, dims: Dims) {
     if dims.len() <= MAX_RANK {
         ctx.set_tensor_shape(i, dims);
