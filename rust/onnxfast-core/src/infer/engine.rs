@@ -775,7 +775,8 @@ impl<'m> Engine<'m> {
     /// Records a defect of a run. `maskable`: onnx collects it as an
     /// inference error (hidden after an unknown operator); otherwise onnx
     /// fails at once, whatever came before, unless the run is a subgraph or
-    /// function body of a node the caller's graph hides (`Run::hidden`).
+    /// function body of a node the caller's graph hides (`Run::hidden`) and
+    /// the failure is one onnx turns into that node's inference error.
     fn report(
         &mut self,
         run: &mut Run<'m, '_>,
@@ -785,7 +786,11 @@ impl<'m> Engine<'m> {
         maskable: bool,
     ) {
         let masked_here = maskable && run.masked;
-        if run.hidden || masked_here {
+        // A type onnx cannot name (its std::invalid_argument, which none of
+        // its inference's catches takes) ends onnx's whole run, even inside
+        // a body of a node its graph hides.
+        let escapes = code == codes::TYPE_NOT_CHECKABLE;
+        if !escapes && (run.hidden || masked_here) {
             let before = if masked_here {
                 "an earlier node of this graph is an operator it cannot infer"
             } else {
