@@ -28,9 +28,25 @@ pub struct Defect {
     pub code: Code,
     pub message: String,
     pub at: At,
-    /// onnx fails at once (not an inference error it collects): an
-    /// unknown operator earlier in the graph does not hide it.
-    pub fatal: bool,
+    /// How far onnx's failure reaches: what an unknown operator hides.
+    pub reach: Reach,
+}
+
+/// How far one of onnx's failures reaches, so what an unknown operator
+/// earlier in a graph hides (ordered: each reaches further).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Reach {
+    /// An inference error onnx collects per node: hidden after an unknown
+    /// operator in the graph.
+    Collected,
+    /// onnx fails at once (a runtime error, a type-constraint failure):
+    /// not hidden in its graph; inside a subgraph or function body of a
+    /// node a graph hides, it fails that node, which is hidden.
+    Node,
+    /// A type onnx cannot name (its std::invalid_argument, which none of
+    /// its inference's catches takes): it ends onnx's whole run, wherever
+    /// it is.
+    Run,
 }
 
 /// Why a rule stopped.
@@ -55,7 +71,7 @@ pub fn defect(code: Code, at: At, message: impl Into<String>) -> InferError {
         code,
         message: message.into(),
         at,
-        fatal: false,
+        reach: Reach::Collected,
     }))
 }
 
@@ -67,8 +83,22 @@ pub fn fatal(code: Code, at: At, message: impl Into<String>) -> InferError {
         code,
         message: message.into(),
         at,
-        fatal: true,
+        reach: Reach::Node,
     }))
+}
+
+impl InferError {
+    /// The same, a defect reaching at least as far as `reach`.
+    #[must_use]
+    pub fn reaching(self, reach: Reach) -> Self {
+        match self {
+            InferError::Defect(mut d) => {
+                d.reach = d.reach.max(reach);
+                InferError::Defect(d)
+            }
+            other => other,
+        }
+    }
 }
 
 /// The attributes a rule sees: the node's own (kept by the model, or read

@@ -39,7 +39,9 @@ use crate::proto::{
 use smallvec::SmallVec;
 
 use super::constant::Const;
-use super::context::{defect, fatal, At, Attrs, InferError, InferResult, InputType, NodeCtx};
+use super::context::{
+    defect, fatal, At, Attrs, InferError, InferResult, InputType, NodeCtx, Reach,
+};
 use super::merge;
 use super::ops;
 use super::propagate;
@@ -772,25 +774,20 @@ impl<'m> Engine<'m> {
         }
     }
 
-    /// Records a defect of a run. `maskable`: onnx collects it as an
-    /// inference error (hidden after an unknown operator); otherwise onnx
-    /// fails at once, whatever came before, unless the run is a subgraph or
-    /// function body of a node the caller's graph hides (`Run::hidden`) and
-    /// the failure is one onnx turns into that node's inference error.
+    /// Records a defect of a run, which an unknown operator hides as far
+    /// as its `reach` says: a collected inference error after one in the
+    /// graph; anything short of [`Reach::Run`] in a subgraph or function
+    /// body of a node the caller's graph hides (`Run::hidden`).
     fn report(
         &mut self,
         run: &mut Run<'m, '_>,
         code: Code,
         loc: Location,
         message: String,
-        maskable: bool,
+        reach: Reach,
     ) {
-        let masked_here = maskable && run.masked;
-        // A type onnx cannot name (its std::invalid_argument, which none of
-        // its inference's catches takes) ends onnx's whole run, even inside
-        // a body of a node its graph hides.
-        let escapes = code == codes::TYPE_NOT_CHECKABLE;
-        if !escapes && (run.hidden || masked_here) {
+        let masked_here = reach == Reach::Collected && run.masked;
+        if reach < Reach::Run && (run.hidden || masked_here) {
             let before = if masked_here {
                 "an earlier node of this graph is an operator it cannot infer"
             } else {
@@ -1242,7 +1239,7 @@ impl<'m> Engine<'m> {
                 q(name),
                 c.message
             ),
-            false,
+            Reach::Node,
         );
     }
 
@@ -1344,7 +1341,7 @@ impl<'m> Engine<'m> {
                         "no opset import for the node's domain {}: onnx's inference needs one{even}",
                         q(if domain.is_empty() { "ai.onnx" } else { domain }),
                     ),
-                    false,
+                    Reach::Node,
                 );
             }
             Self::poison_outputs(run, node);
@@ -1441,13 +1438,17 @@ impl<'m> Engine<'m> {
             let loc = run.loc.child(node_step(index, node));
             // onnx's type check fails at once on a count (after the rule,
             // which seldom fails first): not hidden by an unknown operator.
-            let maskable = !(counts && self.check_type);
+            let reach = if counts && self.check_type {
+                Reach::Node
+            } else {
+                Reach::Collected
+            };
             self.report(
                 run,
                 codes::UNFIT_NODE,
                 loc,
                 format!("the node is not inferred: {why}"),
-                maskable,
+                reach,
             );
         }
         Self::poison_outputs(run, node);
@@ -1589,7 +1590,7 @@ impl<'m> Engine<'m> {
                     // once too ("out of bounds").
                     Err(InferError::Defect(mut d)) => {
                         if matches!(d.at, At::Input(i) if i >= node.input.len()) {
-                            d.fatal = true;
+                            d.reach = d.reach.max(Reach::Node);
                         }
                         Err(InferError::Defect(d))
                     }
@@ -1604,13 +1605,7 @@ impl<'m> Engine<'m> {
                     let key = type_check_key(s, &ctx.inputs, &ctx.outputs);
                     let known = key.as_ref().is_some_and(|k| ctx.engine.checked.contains(k));
                     if !known {
-                        result = ctx.type_check(s).map_err(|e| match e {
-                            InferError::Defect(mut d) => {
-                                d.fatal = true;
-                                InferError::Defect(d)
-                            }
-                            other => other,
-                        });
+                        result = ctx.type_check(s).map_err(|e| e.reaching(Reach::Node));
                         if let (Ok(()), Some(k)) = (&result, key) {
                             if ctx.engine.checked.len() < MAX_CHECKED {
                                 ctx.engine.checked.insert(k);
@@ -1637,7 +1632,7 @@ impl<'m> Engine<'m> {
             }
             Err(InferError::Defect(d)) => {
                 let loc = self.defect_loc(run, index, node, &d.at);
-                self.report(run, d.code, loc, d.message, !d.fatal);
+                self.report(run, d.code, loc, d.message, d.reach);
                 Self::poison_outputs(run, node);
             }
             Err(InferError::Reported) => {
@@ -1730,7 +1725,7 @@ impl<'m> Engine<'m> {
                                 c.code,
                                 loc,
                                 format!("{}: {}", q(name), c.message),
-                                true,
+                                Reach::Collected,
                             );
                             ok = false;
                             false
@@ -1812,7 +1807,7 @@ impl<'m> Engine<'m> {
             Err(_) if kind == propagate::Step::Beyond => {}
             Err(message) => {
                 let loc = run.loc.child(node_step(index, node));
-                self.report(run, codes::DATA_PROPAGATION, loc, message, true);
+                self.report(run, codes::DATA_PROPAGATION, loc, message, Reach::Collected);
             }
         }
     }

@@ -10,7 +10,7 @@ use crate::diag::codes;
 use crate::ir::types::{TensorType, Type, TypeStrError};
 use crate::opset::{FormalParam, OpSchema};
 
-use super::context::{defect, At, InferError};
+use super::context::{defect, At, InferError, Reach};
 
 /// Where a type variable was bound: by input or output `index`, to `ty`.
 #[derive(Clone, Copy)]
@@ -31,6 +31,8 @@ fn at(output: bool, index: usize) -> At {
     }
 }
 
+/// onnx fails to name the type (std::invalid_argument): that ends its
+/// whole run.
 fn not_checkable(output: bool, i: usize, shown: String, e: TypeStrError) -> InferError {
     defect(
         codes::TYPE_NOT_CHECKABLE,
@@ -40,6 +42,7 @@ fn not_checkable(output: bool, i: usize, shown: String, e: TypeStrError) -> Infe
             if output { "output" } else { "input" }
         ),
     )
+    .reaching(Reach::Run)
 }
 
 /// Checks `inputs` (the node's input types; `None` for absent or untyped)

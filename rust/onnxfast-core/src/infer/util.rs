@@ -320,7 +320,7 @@ mod tests {
     fn fatal_failures_are_not_hidden() {
         assert!(matches!(
             fatal_failure("x"),
-            InferError::Defect(d) if d.fatal && d.code == codes::INFERENCE_FAILED
+            InferError::Defect(d) if d.reach == crate::infer::context::Reach::Node && d.code == codes::INFERENCE_FAILED
         ));
     }
 

@@ -6,7 +6,7 @@
 
 use super::{onnx, Entry};
 use crate::diag::codes;
-use crate::infer::context::{defect, At, InferError, InferResult, NodeCtx};
+use crate::infer::context::{defect, At, InferError, InferResult, NodeCtx, Reach};
 use crate::infer::util::fatal_failure;
 use crate::infer::util::{bad_attr, union_dims};
 use crate::ir::types::{elem_name, Dim, Dims, TensorType, Type};
@@ -225,16 +225,43 @@ pub(crate) fn union_shape_into(source: &[Dim], target: &mut TensorType) {
     }
 }
 
+/// Why two types have no union (onnx's UnionTypeInfo failing).
+#[derive(Debug)]
+pub(crate) struct NoUnion {
+    pub why: String,
+    /// Differing element types of which one is not an ONNX data type:
+    /// onnx fails to name it in its message, which ends its whole run.
+    pub unnameable: bool,
+}
+
+impl From<String> for NoUnion {
+    fn from(why: String) -> Self {
+        NoUnion {
+            why,
+            unnameable: false,
+        }
+    }
+}
+
+/// Differing element types `a` and `b` (`what`: "element types", "map key
+/// types"), as onnx's UnionTypeInfo refuses them.
+fn differ(what: &str, a: i32, b: i32) -> NoUnion {
+    NoUnion {
+        why: format!("{what} {} and {}", elem_str(a), elem_str(b)),
+        unnameable: elem_name(a).is_none() || elem_name(b).is_none(),
+    }
+}
+
 /// onnx's UnionTypeInfo: the union of two types of one kind (`None`: no
 /// type). Element types must agree, containers must have element types,
 /// shapes are united. `Err` with the reason.
 pub(crate) fn union_type_info(
     source: Option<&Type>,
     target: &mut Option<Type>,
-) -> Result<(), String> {
-    fn boxed(s: &Option<Box<Type>>, t: &mut Option<Box<Type>>, what: &str) -> Result<(), String> {
+) -> Result<(), NoUnion> {
+    fn boxed(s: &Option<Box<Type>>, t: &mut Option<Box<Type>>, what: &str) -> Result<(), NoUnion> {
         let (Some(s), Some(t)) = (s, t) else {
-            return Err(format!("a {what} has no element type"));
+            return Err(format!("a {what} has no element type").into());
         };
         let mut slot = Some((**t).clone());
         union_type_info(Some(s), &mut slot)?;
@@ -248,17 +275,13 @@ pub(crate) fn union_type_info(
         (Some(s), Some(t)) if std::mem::discriminant(s) == std::mem::discriminant(t) => (s, t),
         (s, t) => {
             let kind = |x: Option<&Type>| x.map_or("value without type", Type::kind_name);
-            return Err(format!("a {} and a {}", kind(s), kind(t.as_deref())));
+            return Err(format!("a {} and a {}", kind(s), kind(t.as_deref())).into());
         }
     };
     match (s, t) {
         (Type::Tensor(s), Type::Tensor(t)) | (Type::SparseTensor(s), Type::SparseTensor(t)) => {
             if s.elem != t.elem {
-                return Err(format!(
-                    "element types {} and {}",
-                    elem_str(s.elem),
-                    elem_str(t.elem)
-                ));
+                return Err(differ("element types", s.elem, t.elem));
             }
             match &s.shape {
                 Some(dims) => union_shape_into(dims, t),
@@ -270,14 +293,10 @@ pub(crate) fn union_type_info(
         (Type::Optional(s), Type::Optional(t)) => boxed(s, t, "optional"),
         (Type::Map(ks, vs), Type::Map(kt, vt)) => {
             if *ks == 0 || *kt == 0 {
-                return Err("a map has no key type".into());
+                return Err(String::from("a map has no key type").into());
             }
             if ks != kt {
-                return Err(format!(
-                    "map key types {} and {}",
-                    elem_str(*ks),
-                    elem_str(*kt)
-                ));
+                return Err(differ("map key types", *ks, *kt));
             }
             boxed(vs, vt, "map")
         }
@@ -349,11 +368,17 @@ fn if_rule(ctx: &mut NodeCtx<'_, '_>, style: IfStyle) -> InferResult {
         match style {
             IfStyle::UnionType => {
                 let before = opt_show(ctx, out.as_ref());
-                union_type_info(e.as_ref(), &mut out).map_err(|why| {
-                    mismatch(format!(
-                        "then gives {before}, else {}: {why}",
-                        opt_show(ctx, e.as_ref())
-                    ))
+                union_type_info(e.as_ref(), &mut out).map_err(|no| {
+                    let e = mismatch(format!(
+                        "then gives {before}, else {}: {}",
+                        opt_show(ctx, e.as_ref()),
+                        no.why
+                    ));
+                    if no.unnameable {
+                        e.reaching(Reach::Run)
+                    } else {
+                        e
+                    }
                 })?;
             }
             IfStyle::Merge | IfStyle::UnionShape => {

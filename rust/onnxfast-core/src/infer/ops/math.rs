@@ -66,7 +66,7 @@ pub(crate) fn const_scalar(ctx: &mut NodeCtx<'_, '_>, i: usize) -> InferResult<i
             code: codes::BAD_CONSTANT_INPUT,
             message: format!("input {i} holds no value"),
             at: At::Input(i),
-            fatal: true,
+            reach: crate::infer::context::Reach::Node,
         }))
     })
 }
