@@ -987,6 +987,53 @@ def test_if_branches_of_element_types_onnx_cannot_name_have_onnxs_verdict(
         assert ours.code == "E730"
 
 
+def test_every_corpus_model_with_its_nodes_reversed_is_inferred_as_onnx() -> None:
+    """Each corpus model of several nodes with its nodes in reverse order,
+    as given and with its declared types removed: a node reading a value
+    defined later reads it without a type, as onnx's rule does (it refused
+    the model where onnxfast skipped the node quietly: function-expanded
+    reductions, Mish, SwiGLU). Found by the arity probe."""
+
+    def variants():
+        for path, model in _corpus():
+            if len(model.graph.node) < 2:
+                continue
+            variant = copy.deepcopy(model)
+            nodes = list(variant.graph.node)[::-1]
+            del variant.graph.node[:]
+            variant.graph.node.extend(nodes)
+            yield f"{path.parent.name} reversed", variant.SerializeToString()
+            yield f"{path.parent.name} reversed, untyped", _untyped(variant)
+
+    _assert_as_onnx(variants(), at_least=500)
+
+
+def test_an_input_defined_later_fails_standalone_inference_and_is_e212_in_the_full_check() -> None:
+    """onnx's rule reads an input defined by a later node as null: strict
+    inference refuses (E724, naming the order); the full check reports the
+    order once, as the structural E212, not again from inference."""
+    vi = helper.make_tensor_value_info
+    graph = helper.make_graph(
+        [helper.make_node("Log", ["s"], ["y"]), helper.make_node("ReduceSum", ["x"], ["s"])],
+        "g",
+        [vi("x", TensorProto.FLOAT, [2, 3])],
+        [vi("y", TensorProto.FLOAT, None)],
+    )
+    data = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)]).SerializeToString()
+    with pytest.raises(Exception, match="expected to have type"):
+        onnx.shape_inference.infer_shapes(
+            onnx.load_from_string(data), check_type=True, strict_mode=True
+        )
+    with pytest.raises(onnxfast.InferenceError) as raised:
+        onnxfast.infer_shapes(data, strict=True)
+    first = raised.value.report.errors[0]
+    assert first.code == "E724"
+    assert "not defined before this node" in first.message
+    report = onnxfast.check(data, full=True)
+    at_log = [d.code for d in report.errors if "node[0]" in str(d)]
+    assert at_log == ["E212"]
+
+
 def _shaped_corpus_inputs():
     """(model path, model, input index, its shape) for each tensor graph
     input of a corpus model that has a shape and is not an initializer."""
@@ -1079,7 +1126,7 @@ def _body_at(graph: onnx.GraphProto, path: tuple) -> onnx.GraphProto:
 def _body_changes(body: onnx.GraphProto):
     """(tag, change) for a subgraph: each input's and output's type cleared,
     of another element type or one dim more; its last input or output
-    dropped; its value_info cleared."""
+    dropped; its value_info cleared; its nodes in reverse order."""
 
     def other_elem(v: onnx.ValueInfoProto) -> None:
         t = v.type.tensor_type
@@ -1100,6 +1147,14 @@ def _body_changes(body: onnx.GraphProto):
         if getattr(body, side):
             yield f"last {side} dropped", lambda b, s=side: getattr(b, s).pop()
     yield "value_info cleared", lambda b: b.ClearField("value_info")
+
+    def reverse(b: onnx.GraphProto) -> None:
+        nodes = list(b.node)[::-1]
+        del b.node[:]
+        b.node.extend(nodes)
+
+    if len(body.node) > 1:
+        yield "nodes reversed", reverse
 
 
 def test_every_corpus_subgraph_with_an_input_or_output_changed_is_inferred_as_onnx() -> None:

@@ -158,7 +158,11 @@ pub(crate) enum InputType<'a> {
     Known(&'a Type),
     /// Present, defined without a type (onnx fails when a rule needs it).
     Untyped,
-    /// Unknown because of an earlier finding (or undefined): skip quietly.
+    /// Present, but no value of that name is defined before the node (in
+    /// this graph or an enclosing one): a rule reads it as onnx's reads
+    /// its null type, like [`InputType::Untyped`].
+    Undefined,
+    /// Unknown because of an earlier finding: skip quietly.
     Poisoned,
 }
 
@@ -230,6 +234,14 @@ impl<'a, 'm> NodeCtx<'a, 'm> {
                 codes::MISSING_INPUT_TYPE,
                 At::Input(i),
                 format!("input {i} has no type, which this operator's inference needs"),
+            )),
+            Some(InputType::Undefined) => Err(defect(
+                codes::MISSING_INPUT_TYPE,
+                At::Input(i),
+                format!(
+                    "input {i} is not defined before this node (are the nodes in topological \
+                     order?), so it has no type, which this operator's inference needs"
+                ),
             )),
             None | Some(InputType::Absent) => Err(defect(
                 codes::MISSING_INPUT_TYPE,

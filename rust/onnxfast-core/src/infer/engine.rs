@@ -464,7 +464,7 @@ impl<'m, 'o> Run<'m, 'o> {
             }
             run = r.outer;
         }
-        (InputType::Poisoned, None)
+        (InputType::Undefined, None)
     }
 
     /// The type of a value of this run.
@@ -1538,7 +1538,12 @@ impl<'m> Engine<'m> {
                 inputs.push(InputType::Absent);
                 consts.push(None);
             } else {
-                let (t, c) = run.lookup(name);
+                let (t, c) = match run.lookup(name) {
+                    // The full check leaves an undefined input to the
+                    // structural checks beside it (E212).
+                    (InputType::Undefined, c) if !self.report_unfit => (InputType::Poisoned, c),
+                    found => found,
+                };
                 inputs.push(t);
                 consts.push(c);
             }
@@ -2227,7 +2232,7 @@ impl<'m> Engine<'m> {
                         }
                     }
                 }
-                Some(InputType::Untyped) => run.set_untyped(formal),
+                Some(InputType::Untyped | InputType::Undefined) => run.set_untyped(formal),
                 Some(InputType::Poisoned) => run.poison(formal),
                 None | Some(InputType::Absent) => {
                     run.unbound.insert(Name(formal));

@@ -55,8 +55,10 @@ pub struct InferOptions<'m> {
     /// Standalone inference (which sets this): a node that does not fit
     /// its operator's schema but in its input and output counts is inferred,
     /// as onnx infers it, and one whose counts do not fit is skipped and
-    /// reported (E731). The full check skips both quietly, leaving them to
-    /// the structural checks it runs beside inference.
+    /// reported (E731); an input no value defines before its node is read
+    /// as onnx reads it, without a type. The full check skips these
+    /// quietly, leaving them to the structural checks it runs beside
+    /// inference (E407, E212, ...).
     pub report_unfit: bool,
     /// Follow the values of shape computations (onnx's `data_prop=True`,
     /// see [`propagate`]).
