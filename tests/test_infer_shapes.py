@@ -1034,6 +1034,78 @@ def test_an_input_defined_later_fails_standalone_inference_and_is_e212_in_the_fu
     assert at_log == ["E212"]
 
 
+def test_every_corpus_model_with_an_input_declared_with_an_empty_type_is_inferred_as_onnx() -> None:
+    """Each corpus graph input (not an initializer) in turn declared with a
+    type that sets nothing (`type` present, no kind), as given and with the
+    declared types removed. onnx's rules read a type of no kind, not a
+    missing one: most pass over it (onnxfast refused 2,398 of these with
+    E724), those that read it as a tensor fail (Scan, QLinearMatMul,
+    FlexAttention, SequenceInsert, LabelEncoder, TreeEnsemble), and those
+    that copy its shape unguarded fail (BatchNormalization, EyeLike,
+    RegexFullMatch, RotaryEmbedding, the optimizers)."""
+
+    def variants():
+        for path, model in _corpus():
+            initializers = {t.name for t in model.graph.initializer}
+            for j, declared in enumerate(model.graph.input):
+                if declared.name in initializers:
+                    continue
+                variant = copy.deepcopy(model)
+                variant.graph.input[j].type.CopyFrom(onnx.TypeProto())
+                yield f"{path.parent.name} input {j} empty", variant.SerializeToString()
+                yield f"{path.parent.name} input {j} empty, untyped", _untyped(variant)
+
+    _assert_as_onnx(variants(), at_least=8000)
+
+
+def _empty_type_graph(case: str) -> onnx.ModelProto:
+    """A small graph around a value declared with an empty type."""
+    vi = helper.make_tensor_value_info
+    empty = onnx.ValueInfoProto(name="x")
+    empty.type.CopyFrom(onnx.TypeProto())
+    relu = helper.make_node("Relu", ["x"], ["y"])
+    inputs, outputs, nodes, inits = [empty], [vi("y", TensorProto.FLOAT, None)], [relu], []
+    if case == "read twice":
+        nodes.append(helper.make_node("Relu", ["y"], ["z"]))
+        outputs = [vi("z", TensorProto.FLOAT, None)]
+    elif case == "typed input listed as an output declared empty":
+        inputs = [vi("x", TensorProto.FLOAT, [2, 3])]
+        outputs.append(empty)
+    elif case == "declared empty with an initializer":
+        inits = [numpy_helper.from_array(np.ones((2, 3), np.float32), "x")]
+    elif case == "into an unguarded shape copy":
+        nodes = [helper.make_node("EyeLike", ["x"], ["y"])]
+    graph = helper.make_graph(nodes, "g", inputs, outputs, initializer=inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)], ir_version=8)
+
+
+@pytest.mark.parametrize(
+    ("case", "onnx_refuses"),
+    [
+        ("read once", False),
+        ("read twice", True),
+        ("typed input listed as an output declared empty", False),
+        ("declared empty with an initializer", False),
+        ("into an unguarded shape copy", True),
+    ],
+)
+def test_a_value_declared_with_an_empty_type_is_read_as_onnx_reads_it(case, onnx_refuses) -> None:
+    """A declaration with an empty type replaces an earlier type of its
+    name and an initializer keeps it; Relu passes over it (its output gets
+    no type, which the next Relu then needs); EyeLike's unguarded shape
+    copy fails on it."""
+    data = _empty_type_graph(case).SerializeToString()
+    try:
+        onnx.shape_inference.infer_shapes(
+            onnx.load_from_string(data), check_type=True, strict_mode=True
+        )
+        refused = False
+    except Exception:
+        refused = True
+    assert refused == onnx_refuses
+    assert _compare(data, case) is None
+
+
 def _shaped_corpus_inputs():
     """(model path, model, input index, its shape) for each tensor graph
     input of a corpus model that has a shape and is not an initializer."""

@@ -61,6 +61,11 @@ pub enum InferError {
     Skip,
     /// Already reported (e.g. inside a subgraph); the node failed.
     Reported,
+    /// onnx's rule returns here without an error: an input it reads is
+    /// declared with a type that sets nothing (a `TypeProto` with no
+    /// value), which its helpers pass over where they fail on a missing
+    /// type. The outputs inferred so far are kept, as after `Ok`.
+    Pass,
 }
 
 pub type InferResult<T = ()> = Result<T, InferError>;
@@ -164,6 +169,11 @@ pub(crate) enum InputType<'a> {
     Undefined,
     /// Unknown because of an earlier finding: skip quietly.
     Poisoned,
+    /// Present, declared with a type that sets nothing (an empty
+    /// `TypeProto`): onnx's rules read a type of no kind, not a missing
+    /// one. Most pass over it ([`InferError::Pass`]); those that need a
+    /// tensor fail on it.
+    Unset,
 }
 
 /// The context of one node's inference.
@@ -211,6 +221,18 @@ impl<'a, 'm> NodeCtx<'a, 'm> {
         self.node.output.get(i).is_some_and(|o| !o.is_empty())
     }
 
+    /// onnx's `getInputType(i) != nullptr`: input `i` has a type, perhaps
+    /// one declared empty.
+    pub fn has_type(&self, i: usize) -> bool {
+        self.ty(i).is_some() || self.is_unset(i)
+    }
+
+    /// True when input `i` is declared with an empty type
+    /// ([`InputType::Unset`]).
+    pub fn is_unset(&self, i: usize) -> bool {
+        matches!(self.inputs.get(i), Some(InputType::Unset))
+    }
+
     /// The name of input `i` ("" when absent).
     pub fn input_name(&self, i: usize) -> &str {
         self.node.input.get(i).copied().unwrap_or("")
@@ -230,6 +252,7 @@ impl<'a, 'm> NodeCtx<'a, 'm> {
         match self.inputs.get(i) {
             Some(InputType::Known(t)) => Ok(t),
             Some(InputType::Poisoned) => Err(InferError::Skip),
+            Some(InputType::Unset) => Err(InferError::Pass),
             Some(InputType::Untyped) => Err(defect(
                 codes::MISSING_INPUT_TYPE,
                 At::Input(i),
@@ -251,6 +274,39 @@ impl<'a, 'm> NodeCtx<'a, 'm> {
         }
     }
 
+    /// Input `i`'s type as onnx's rules read `getInputType(i)` where they
+    /// read its kind or its `tensor_type()` without testing it further: as
+    /// [`NodeCtx::need`], but a type declared empty is `None` (a type of
+    /// no kind, whose tensor element type reads as 0).
+    pub fn need_or_empty(&self, i: usize) -> InferResult<Option<&'a Type>> {
+        if self.is_unset(i) {
+            return Ok(None);
+        }
+        self.need(i).map(Some)
+    }
+
+    /// onnx's propagateShapeFromInputToOutput(`j`, `i`) where a rule calls
+    /// it without a `hasInputShape` guard, on an input declared with an
+    /// empty type: its propagateShape fails (a type of no kind has no shape
+    /// to copy; into an output already given a kind, the kinds differ).
+    /// Any other input passes here: the rule's propagate_shape or
+    /// propagate_type copies its shape.
+    pub fn empty_shape_source(&self, j: usize, i: usize) -> InferResult {
+        if !self.is_unset(j) {
+            return Ok(());
+        }
+        let message = match self.outputs.get(i).and_then(Option::as_ref) {
+            Some(t) => format!(
+                "input {j}'s declared type is empty: it has no shape to give output {i} (a {})",
+                t.kind_name()
+            ),
+            None => {
+                format!("input {j}'s declared type is empty: it has no shape to give output {i}")
+            }
+        };
+        Err(defect(codes::INPUT_KIND, At::Input(j), message))
+    }
+
     /// Input `i` as a tensor type (which the rule needs).
     pub fn tensor(&self, i: usize) -> InferResult<&'a TensorType> {
         match self.need(i)? {
@@ -265,6 +321,15 @@ impl<'a, 'm> NodeCtx<'a, 'm> {
 
     /// The element type of input `i` (which the rule needs, known).
     pub fn elem(&self, i: usize) -> InferResult<i32> {
+        if self.is_unset(i) {
+            // onnx's propagateElemTypeFromTensorInputToOutput: a type of
+            // no kind is not a tensor.
+            return Err(defect(
+                codes::INPUT_KIND,
+                At::Input(i),
+                format!("input {i} must be a tensor or sparse tensor, its declared type is empty"),
+            ));
+        }
         let t = match self.need(i)? {
             Type::Tensor(t) | Type::SparseTensor(t) => t,
             other => {
@@ -605,6 +670,10 @@ impl<'a, 'm> NodeCtx<'a, 'm> {
     /// (its type check then refuses it, unless the rule fails on it first:
     /// `note_container_fault`); elsewhere it is a defect here.
     pub fn propagate_elem(&mut self, j: usize, i: usize) -> InferResult {
+        if self.is_unset(j) {
+            // onnx's helper sets nothing for a type of no kind.
+            return Ok(());
+        }
         if self.run.errors_hidden() && self.ty(j).is_some_and(is_container) {
             let t = elem_type_from_input(self, j)?;
             if let Some(slot) = self.outputs.get_mut(i) {
@@ -623,6 +692,11 @@ impl<'a, 'm> NodeCtx<'a, 'm> {
     /// (a sequence's element is copied as it is: onnx's type check
     /// refuses an unknown element type inside).
     pub fn propagate_type(&mut self, j: usize, i: usize) -> InferResult {
+        if self.is_unset(j) {
+            // Its propagateElemTypeFromInputToOutput sets nothing, and a
+            // type of no kind has no shape.
+            return Ok(());
+        }
         let t = self.need(j)?;
         top_level_known(t, j)?;
         set_copy(&mut self.outputs, i, t);

@@ -213,6 +213,10 @@ struct Entry {
     konst: u32,
 }
 
+/// Declared with a type that sets nothing (an empty `TypeProto`): a kind
+/// of type for the declaration order (it replaces an earlier type, and an
+/// initializer keeps it), none for the rules ([`InputType::Unset`]).
+const UNSET: u32 = u32::MAX - 2;
 /// Defined without a type (a rule needing it fails, as in onnx).
 const UNTYPED: u32 = u32::MAX - 1;
 /// Unknown because of an earlier finding: rules skip quietly.
@@ -260,7 +264,7 @@ impl TypeArena {
             None => {
                 let i = u32::try_from(self.types.len())
                     .unwrap_or(POISONED)
-                    .min(UNTYPED - 1);
+                    .min(UNSET - 1);
                 self.types.push(t.clone());
                 self.index.insert(t.clone(), i);
                 i
@@ -441,6 +445,7 @@ impl<'m, 'o> Run<'m, 'o> {
 
     fn input_type<'s>(&'s self, e: Entry) -> InputType<'s> {
         match e.ty {
+            UNSET => InputType::Unset,
             UNTYPED => InputType::Untyped,
             POISONED => InputType::Poisoned,
             i => self
@@ -891,18 +896,21 @@ impl<'m> Engine<'m> {
     /// Declared types of a graph: value_info, inputs (merged with `given`
     /// types, for subgraphs), outputs.
     fn declare(&mut self, run: &mut Run<'m, '_>, g: GraphView<'m>, given: &[Option<Type>]) {
+        // onnx's UpdateType: a declaration with a type (even one that sets
+        // nothing) replaces what the name had; one without leaves it.
         fn declare<'m>(
             run: &mut Run<'m, '_>,
             vi: &'m ValueInfoProto,
             symbols: &mut Symbols,
         ) -> bool {
-            match vi.r#type.as_ref().and_then(|t| symbols.type_from_proto(t)) {
-                Some(t) => {
-                    run.set_type(vi.name(), t);
-                    true
-                }
-                None => false,
+            let Some(t) = vi.r#type.as_ref() else {
+                return false;
+            };
+            match symbols.type_from_proto(t) {
+                Some(t) => run.set_type(vi.name(), t),
+                None => run.set_type_id(vi.name(), UNSET),
             }
+            true
         }
         run.values.reserve(Self::values_of(g));
         // Exporters declare long runs of one type: a declaration equal to
@@ -923,13 +931,14 @@ impl<'m> Engine<'m> {
                 }
             }
             last = None;
-            let converted = d
-                .type_proto()
-                .and_then(|t| self.symbols.type_from_proto(&t));
-            if let Some(t) = converted {
-                run.set_type(d.name, t);
-                last = run.entry(d.name).map(|e| (d.ty, e.ty));
+            let Some(proto) = d.type_proto() else {
+                continue;
+            };
+            match self.symbols.type_from_proto(&proto) {
+                Some(t) => run.set_type(d.name, t),
+                None => run.set_type_id(d.name, UNSET),
             }
+            last = run.entry(d.name).map(|e| (d.ty, e.ty));
         }
         for (i, vi) in g.graph.input.iter().enumerate() {
             let declared = declare(run, vi, &mut self.symbols);
@@ -1201,6 +1210,9 @@ impl<'m> Engine<'m> {
         let (slot, _) = values.get_or_insert_with(name, || Entry::new(POISONED));
         let conflict = match arena.get(slot.ty) {
             Some(existing) => merge::check(&ty, existing, &self.symbols).err(),
+            // A declared type that sets nothing: onnx checks nothing against
+            // it, and keeps it (the declaration comes first).
+            None if slot.ty == UNSET => None,
             None => {
                 if sets_type {
                     slot.ty = arena.intern(ty);
@@ -1245,6 +1257,10 @@ impl<'m> Engine<'m> {
 
     /// An initializer's type against a declaration of the same name.
     fn initializer(&mut self, run: &mut Run<'m, '_>, name: &'m str, ty: Type, step: &Step) {
+        if run.entry(name).is_some_and(|e| e.ty == UNSET) {
+            // As in dense_initializer: the empty declaration stays.
+            return;
+        }
         let checked = run
             .get(name)
             .map(|existing| merge::check(&ty, existing, &self.symbols));
@@ -1577,6 +1593,11 @@ impl<'m> Engine<'m> {
                 Callee::Local(f) => ctx.call_function(f),
                 Callee::Contrib(rule, _) => rule(&mut ctx),
             };
+            // onnx's rule returned there, on an input declared with an
+            // empty type: what it inferred before stands.
+            if result == Err(InferError::Pass) {
+                result = Ok(());
+            }
             // onnx's rule failed on a sequence, map or optional value
             // there (hidden after an unknown operator), before anything the
             // rule found later and before the type check.
@@ -1623,7 +1644,8 @@ impl<'m> Engine<'m> {
         };
         let returned = std::mem::take(&mut self.returned_data);
         match result {
-            Ok(()) => {
+            // (Pass is Ok by now.)
+            Ok(()) | Err(InferError::Pass) => {
                 if self.record(run, index, node, &mut outputs) && self.data_prop {
                     for (i, d) in returned {
                         if let Some(name) = node.output.get(i).filter(|n| !n.is_empty()) {
@@ -2233,6 +2255,7 @@ impl<'m> Engine<'m> {
                     }
                 }
                 Some(InputType::Untyped | InputType::Undefined) => run.set_untyped(formal),
+                Some(InputType::Unset) => run.set_type_id(formal, UNSET),
                 Some(InputType::Poisoned) => run.poison(formal),
                 None | Some(InputType::Absent) => {
                     run.unbound.insert(Name(formal));

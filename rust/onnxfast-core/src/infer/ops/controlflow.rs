@@ -484,6 +484,13 @@ fn loop_rule(ctx: &mut NodeCtx<'_, '_>, style: LoopStyle) -> InferResult {
     given.push(Some(Type::tensor(7, None)));
     given.push(ctx.ty(1).cloned());
     for i in 2..n_in {
+        if ctx.is_unset(i) {
+            // A type declared empty: onnx's propagation sets nothing, and
+            // the body's input keeps its declaration (the older Loops make
+            // it an empty tensor type first, as `without_shape` says).
+            given.push((style == LoopStyle::Tensors).then(|| Type::tensor(0, None)));
+            continue;
+        }
         if let Some(t) = elem_type_from_input(ctx, i)? {
             if i - 2 >= ctx.n_outputs() {
                 return Err(fatal_failure(format!(
@@ -633,14 +640,17 @@ fn scan_axis(value: i64, rank: usize, name: &str) -> InferResult<usize> {
 /// The tensor type of Scan input `i` (onnx needs every input typed as a
 /// tensor).
 fn scan_input<'a>(ctx: &NodeCtx<'a, '_>, i: usize) -> InferResult<&'a TensorType> {
-    match ctx.need(i)? {
-        Type::Tensor(t) => Ok(t),
+    match ctx.need_or_empty(i)? {
+        Some(Type::Tensor(t)) => Ok(t),
         other => Err(defect(
             codes::INPUT_KIND,
             At::Input(i),
             format!(
-                "Scan input {i} must be a tensor, it is a {}",
-                other.kind_name()
+                "Scan input {i} must be a tensor, it is {}",
+                other.map_or_else(
+                    || "declared with an empty type".to_string(),
+                    |t| format!("a {}", t.kind_name())
+                )
             ),
         )),
     }

@@ -10,14 +10,20 @@ use crate::ir::types::{Dim, Dims, Type, MAX_RANK};
 // ---- shared helpers ----------------------------------------------------------
 
 /// The type of input `i`, which must be a tensor (onnx fails when it is
-/// missing, untyped or of another kind).
+/// missing, untyped, declared empty or of another kind).
 pub(crate) fn tensor_input(ctx: &NodeCtx<'_, '_>, i: usize) -> InferResult<i32> {
-    match ctx.need(i)? {
-        Type::Tensor(t) => Ok(t.elem),
+    match ctx.need_or_empty(i)? {
+        Some(Type::Tensor(t)) => Ok(t.elem),
         other => Err(defect(
             codes::INPUT_KIND,
             At::Input(i),
-            format!("input {i} must be a tensor, it is a {}", other.kind_name()),
+            format!(
+                "input {i} must be a tensor, it is {}",
+                other.map_or_else(
+                    || "declared with an empty type".to_string(),
+                    |t| format!("a {}", t.kind_name())
+                )
+            ),
         )),
     }
 }
@@ -259,8 +265,8 @@ fn qlinear_matmul(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     let b = tensor_input(ctx, 3)?;
     for (input, zero_point) in [(0, 2), (3, 5)] {
         let elem = if input == 0 { a } else { b };
-        let zp = match ctx.need(zero_point)? {
-            Type::Tensor(t) => t.elem,
+        let zp = match ctx.need_or_empty(zero_point)? {
+            Some(Type::Tensor(t)) => t.elem,
             _ => 0,
         };
         if zp != elem {
@@ -694,6 +700,7 @@ fn softmax_cross_entropy(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     }
     if ctx.n_outputs() == 2 {
         ctx.propagate_elem(0, 1)?;
+        ctx.empty_shape_source(0, 1)?;
         ctx.propagate_shape(0, 1);
     }
     Ok(())

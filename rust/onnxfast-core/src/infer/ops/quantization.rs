@@ -23,7 +23,7 @@ fn type_name(code: i32) -> String {
 pub(super) fn quantize_v10(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     if !ctx.has_input(2) {
         ctx.set_elem(0, 2);
-    } else if ctx.ty(2).is_some() {
+    } else if ctx.has_type(2) {
         ctx.propagate_elem(2, 0)?;
     }
     ctx.update_shape_from_input(0, 0);

@@ -80,8 +80,10 @@ fn sequence_construct(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
 }
 
 fn sequence_insert(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
-    let seq = ctx.need(0)?;
-    let tensor = ctx.need(1)?;
+    // onnx reads the element types of a type declared empty as 0.
+    let (Some(seq), Some(tensor)) = (ctx.need_or_empty(0)?, ctx.need_or_empty(1)?) else {
+        return sequence_insert_of_empty(ctx);
+    };
     let item = seq_elem(seq);
     let elem = item.map_or(0, tensor_elem);
     if elem != tensor_elem(tensor) {
@@ -103,6 +105,31 @@ fn sequence_insert(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
         union_shape_into(tensor_dims(tensor), &mut out);
     }
     ctx.set(0, seq_of(Type::Tensor(out)));
+    Ok(())
+}
+
+/// SequenceInsert where the sequence or the tensor is declared with an
+/// empty type: onnx compares their element types (0 for the empty one),
+/// and with both 0 gives a sequence of tensors of element type 0.
+fn sequence_insert_of_empty(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
+    let elem = |t: Option<&Type>| t.map_or(0, |t| seq_elem(t).map_or(0, tensor_elem));
+    let (seq, tensor) = (
+        elem(ctx.need_or_empty(0)?),
+        ctx.need_or_empty(1)?.map_or(0, tensor_elem),
+    );
+    if seq != tensor {
+        return Err(defect(
+            codes::BAD_ELEM_TYPE,
+            At::Input(1),
+            format!(
+                "the tensor to insert has element type {}, the sequence holds {} (a type declared \
+                 empty reads as element type 0)",
+                elem_str(tensor),
+                elem_str(seq)
+            ),
+        ));
+    }
+    ctx.set(0, seq_of(Type::tensor(seq, None)));
     Ok(())
 }
 
@@ -238,7 +265,12 @@ fn split_chunk(ctx: &mut NodeCtx<'_, '_>, split_dim: Dim) -> InferResult<Option<
 }
 
 fn split_to_sequence(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
-    let input = ctx.need(0)?;
+    let Some(input) = ctx.need_or_empty(0)? else {
+        // onnx gives a sequence of its element type, 0 for a type declared
+        // empty (which its type check cannot name).
+        ctx.set(0, seq_of(Type::tensor(0, None)));
+        return Ok(());
+    };
     ctx.set(0, seq_of(Type::tensor(tensor_elem(input), None)));
     if !has_shape(input) {
         return Ok(());
@@ -290,19 +322,23 @@ fn sequence_map(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     let n_in = ctx.n_inputs();
     let mut given = Vec::with_capacity(n_in);
     for i in 0..n_in {
-        match ctx.need(i)? {
-            Type::Sequence(e) => given.push(e.as_deref().cloned()),
+        match ctx.need_or_empty(i)? {
+            Some(Type::Sequence(e)) => given.push(e.as_deref().cloned()),
             other if i == 0 => {
                 return Err(defect(
                     codes::INPUT_KIND,
                     At::Input(0),
                     format!(
-                        "the first input of SequenceMap must be a sequence, it is a {}",
-                        other.kind_name()
+                        "the first input of SequenceMap must be a sequence, it is {}",
+                        other.map_or_else(
+                            || "declared with an empty type".to_string(),
+                            |t| format!("a {}", t.kind_name())
+                        )
                     ),
                 ))
             }
-            other => given.push(Some(other.clone())),
+            // A type declared empty gives the body nothing.
+            other => given.push(other.cloned()),
         }
     }
     let outs = infer_subgraph(ctx, "body", &given)?;

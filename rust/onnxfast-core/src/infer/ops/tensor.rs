@@ -493,7 +493,7 @@ fn split_shape(ctx: &mut NodeCtx<'_, '_>, how: SplitSizes) -> InferResult {
     let count = i64::try_from(n_out).unwrap_or(i64::MAX);
     let split_input = match how {
         SplitSizes::Attribute => false,
-        SplitSizes::Input => ctx.n_inputs() == 2 && ctx.ty(1).is_some(),
+        SplitSizes::Input => ctx.n_inputs() == 2 && ctx.has_type(1),
         SplitSizes::InputOrCount => {
             // onnx's Split-18 asks whether the input is given (hasInput),
             // not whether it has a type.
@@ -591,7 +591,7 @@ fn symbolic_split(ctx: &mut NodeCtx<'_, '_>, d: Dim, how: SplitSizes, n_out: usi
     }
     let listed = match how {
         SplitSizes::Attribute => ctx.own_ints("split").map(<[i64]>::to_vec),
-        _ if ctx.ty(1).is_some() => match const_i64(ctx, 1) {
+        _ if ctx.has_type(1) => match const_i64(ctx, 1) {
             Ok(Some(v)) => Some(v),
             _ => return Vec::new(),
         },
@@ -1397,7 +1397,7 @@ fn squeeze(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     let Some(shape) = ctx.shape(0) else {
         return Ok(());
     };
-    if ctx.n_inputs() == 2 && ctx.ty(1).is_some() {
+    if ctx.n_inputs() == 2 && ctx.has_type(1) {
         let Some(values) = const_i64(ctx, 1)? else {
             return Ok(());
         };

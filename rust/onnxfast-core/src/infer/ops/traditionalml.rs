@@ -33,6 +33,7 @@ pub(crate) fn dense_elem(t: &Type) -> i32 {
 /// must already be of the input's kind; a dense or sparse tensor's shape is
 /// copied when known.
 pub(crate) fn copy_shape(ctx: &mut NodeCtx<'_, '_>, j: usize, i: usize) -> InferResult {
+    ctx.empty_shape_source(j, i)?;
     let from = ctx.need(j)?;
     let to = ctx.outputs.get_mut(i).and_then(Option::as_mut);
     match (from, to) {
@@ -244,7 +245,7 @@ fn dict_vectorizer(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
 
 /// LabelEncoder-1: strings become int64 and int64 become strings.
 fn label_encoder_1(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
-    let elem = match dense_elem(ctx.need(0)?) {
+    let elem = match ctx.need_or_empty(0)?.map_or(0, dense_elem) {
         STRING => INT64,
         INT64 => STRING,
         _ => 0,
@@ -285,7 +286,7 @@ fn label_encoder_2(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
             ),
         ));
     };
-    let input = dense_elem(ctx.need(0)?);
+    let input = ctx.need_or_empty(0)?.map_or(0, dense_elem);
     if input != key_type {
         return Err(bad_attr(
             key_attr,
@@ -328,7 +329,7 @@ fn label_encoder_4(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
             format!("one of {} must be set", KEYS.join(", ")),
         ));
     }
-    let input = dense_elem(ctx.need(0)?);
+    let input = ctx.need_or_empty(0)?.map_or(0, dense_elem);
     if key_type != input {
         return Err(bad_attr(
             "keys_tensor",
@@ -590,7 +591,7 @@ fn tree_ensemble(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
             ),
         ));
     };
-    let input = dense_elem(ctx.need(0)?);
+    let input = ctx.need_or_empty(0)?.map_or(0, dense_elem);
     let split_elem = tensor_attr_elem(splits);
     if split_elem != input {
         return Err(bad_attr(

@@ -34,6 +34,7 @@ fn optimizer(ctx: &mut NodeCtx<'_, '_>, n: usize, passes: &[(usize, usize)]) -> 
                     ctx.n_outputs()
                 )));
             }
+            ctx.empty_shape_source(j, o)?;
         }
     }
     Ok(())
@@ -85,10 +86,13 @@ fn flex_attention(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     }
     // onnx's rule returns when an input has no type (an unknown operator's
     // output too), and its type check then runs on the inputs that have one.
-    let (Some(q), Some(k), Some(v)) = (ctx.ty(0), ctx.ty(1), ctx.ty(2)) else {
+    // A type declared empty is a type, of no kind: not a tensor.
+    if !(0..3).all(|i| ctx.has_type(i)) {
         return Ok(());
-    };
-    let (Type::Tensor(q), Type::Tensor(k), Type::Tensor(v)) = (q, k, v) else {
+    }
+    let (Some(Type::Tensor(q)), Some(Type::Tensor(k)), Some(Type::Tensor(v))) =
+        (ctx.ty(0), ctx.ty(1), ctx.ty(2))
+    else {
         return Err(defect(
             codes::INPUT_KIND,
             At::Node,
