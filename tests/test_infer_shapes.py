@@ -1615,6 +1615,85 @@ def test_data_prop_agrees_with_onnx_or_knows_more_on_every_model() -> None:
     assert outcome["refined"] >= 100, outcome
 
 
+def _redefined_model(case: str) -> bytes:
+    """A graph defining a value twice (an SSA violation) where data
+    propagation reads it."""
+    ints = lambda name, v: helper.make_node(  # noqa: E731
+        "Constant", [], [name], value=helper.make_tensor(name, TensorProto.INT64, [len(v)], v)
+    )
+    vi = helper.make_tensor_value_info
+    if case == "two Shapes":
+        nodes = [
+            helper.make_node("Shape", ["x"], ["s"]),
+            helper.make_node("Shape", ["x"], ["s"]),
+            helper.make_node("Reshape", ["x", "s"], ["y"]),
+        ]
+    else:
+        # Concat reads n (onnx caches [-1] under its name); Mod, a step
+        # onnx does not take, defines n again: the second Concat reads the
+        # cached [-1] in onnx, so y is [2, 12].
+        nodes = [
+            ints("n", [-1]),
+            ints("a", [2]),
+            ints("k", [5]),
+            helper.make_node("Concat", ["a", "n"], ["s1"], axis=0),
+            helper.make_node("Mod", ["a", "k"], ["n"]),
+            helper.make_node("Concat", ["a", "n"], ["s2"], axis=0),
+            helper.make_node("Reshape", ["x", "s2"], ["y"]),
+        ]
+    graph = helper.make_graph(
+        nodes, "g", [vi("x", TensorProto.FLOAT, [2, 12])], [vi("y", TensorProto.FLOAT, None)]
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    return model.SerializeToString()
+
+
+@pytest.mark.parametrize(
+    ("case", "outcome"),
+    [("two Shapes", "refused"), ("a step onnx does not take", "equal")],
+)
+def test_data_prop_over_a_value_defined_twice_is_onnxs(case, outcome) -> None:
+    """onnx's map of propagated values refuses a second write of a name
+    ("Data for input 0 already exists", E732 here), and keeps a value's
+    first values (computed, or a constant its step read) where a step it
+    does not take defines the name again (onnxfast followed the new values
+    and refused the Reshape)."""
+    data = _redefined_model(case)
+    assert _compare_data_prop(data, case) == (outcome, None)
+    if outcome == "refused":
+        with pytest.raises(onnxfast.InferenceError) as raised:
+            onnxfast.infer_shapes(data, strict=True, data_prop=True)
+        assert "already propagated for 's'" in raised.value.report.errors[0].message
+
+
+def test_data_prop_in_sibling_branches_defining_one_name_is_not_refused() -> None:
+    """A documented difference: onnx's map of propagated values is shared by
+    every graph of the model, so it refuses If branches that each compute
+    the same name's values (a valid model). onnxfast keeps one map per
+    graph and infers it."""
+    vi = helper.make_tensor_value_info
+
+    def branch(name: str) -> onnx.GraphProto:
+        nodes = [
+            helper.make_node("Shape", ["x"], ["s"]),
+            helper.make_node("Identity", ["s"], [f"o_{name}"]),
+        ]
+        return helper.make_graph(nodes, name, [], [vi(f"o_{name}", TensorProto.INT64, None)])
+
+    node = helper.make_node("If", ["c"], ["y"], then_branch=branch("t"), else_branch=branch("e"))
+    graph = helper.make_graph(
+        [node],
+        "g",
+        [vi("c", TensorProto.BOOL, []), vi("x", TensorProto.FLOAT, [2, 3])],
+        [vi("y", TensorProto.INT64, None)],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    with pytest.raises(Exception, match="already exists"):
+        onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True, data_prop=True)
+    ours = onnxfast.infer_shapes(model.SerializeToString(), strict=True, data_prop=True).to_onnx()
+    assert [d.dim_value for d in ours.graph.output[0].type.tensor_type.shape.dim] == [2]
+
+
 def _shape_model(extra_nodes: list, outputs: list, opset: int = 18) -> onnx.ModelProto:
     """x: [N, 3, 4]; the shape computations of an exporter over it."""
     ints = {"i0": 0, "i1": 1, "i2": 2, "ax": [0], "two": 2, "one": [1], "i9": 9}

@@ -315,6 +315,14 @@ pub(crate) struct Run<'m, 'o> {
     given: Vec<bool>,
     /// With data propagation: the values computed for this run's values.
     data: NameMap<'m, Dims>,
+    /// With data propagation: the names onnx's map of propagated values
+    /// holds in this graph (written by a step onnx takes, or cached there
+    /// when such a step read a constant or a 1-D input of static length):
+    /// onnx refuses a second write of one ("Data for input 0 already
+    /// exists"). Per graph: onnx's map is shared by every graph of the
+    /// model, so it also refuses sibling subgraphs that each define a name
+    /// (a valid model), which onnxfast does not follow.
+    onnx_data: NameSet<'m>,
     /// With `compact_main`, in the main graph: each node output's state
     /// after its node, in node order (see [`Capture`]).
     capture: Option<Capture>,
@@ -352,6 +360,7 @@ impl<'m, 'o> Run<'m, 'o> {
             steps: Some(Vec::new()),
             given: Vec::new(),
             data: NameMap::default(),
+            onnx_data: NameSet::default(),
             capture: None,
         }
     }
@@ -1790,6 +1799,8 @@ impl<'m> Engine<'m> {
         let Some(out) = node.output.first().filter(|o| !o.is_empty()) else {
             return;
         };
+        // The inputs read, each with whether onnx's read gives values too.
+        let mut reads: SmallVec<[(usize, bool); 4]> = SmallVec::new();
         let result = {
             let run_ref: &Run<'m, '_> = run;
             let types: SmallVec<[Option<&Type>; 4]> = node
@@ -1815,21 +1826,72 @@ impl<'m> Engine<'m> {
             };
             if self.symbolic {
                 // Expressions need the symbol table: the inputs' data first.
-                let inputs: SmallVec<[Option<Dims>; 4]> = (0..node.input.len())
-                    .map(|i| self.input_data(run_ref, node, i))
+                let inputs: SmallVec<[Option<(Dims, bool)>; 4]> = (0..node.input.len())
+                    .map(|i| self.input_data_cached(run_ref, node, i))
                     .collect();
                 propagate::propagate(
                     &step,
-                    &mut |i| inputs.get(i).cloned().flatten(),
+                    &mut |i| {
+                        let (d, onnx_sees) = inputs.get(i).cloned().flatten()?;
+                        reads.push((i, onnx_sees));
+                        Some(d)
+                    },
                     Some(&mut self.symbols),
                 )
             } else {
-                propagate::propagate(&step, &mut |i| self.input_data(run_ref, node, i), None)
+                propagate::propagate(
+                    &step,
+                    &mut |i| {
+                        let (d, onnx_sees) = self.input_data_cached(run_ref, node, i)?;
+                        reads.push((i, onnx_sees));
+                        Some(d)
+                    },
+                    None,
+                )
             }
         };
+        // onnx's step reads what this one reads (its map then holds each
+        // value it found), and writes only from values it has too.
+        let onnx_step = kind != propagate::Step::Beyond;
+        if onnx_step {
+            for &(i, onnx_sees) in &reads {
+                if let Some(name) = node.input.get(i).filter(|_| onnx_sees) {
+                    run.onnx_data.insert(Name(name));
+                }
+            }
+        }
+        let onnx_writes = onnx_step && reads.iter().all(|&(_, onnx_sees)| onnx_sees);
         match result {
-            Ok(Some(d)) => self.keep_data(run, out, d),
-            Ok(None) => {}
+            Ok(Some(d)) if onnx_writes => {
+                if run.onnx_data.insert(Name(out)) {
+                    self.keep_data(run, out, d);
+                } else {
+                    // A value defined again (its first definition's values
+                    // stay, as in onnx).
+                    let loc = run.loc.child(node_step(index, node));
+                    self.report(
+                        run,
+                        codes::DATA_PROPAGATION,
+                        loc,
+                        format!(
+                            "values were already propagated for {} (it is defined more than \
+                             once), and this node gives it values again",
+                            q(out)
+                        ),
+                        Reach::Collected,
+                    );
+                }
+            }
+            // A step onnx does not take leaves the values a value defined
+            // before had (computed, cached or constant), as onnx does.
+            Ok(Some(d))
+                if !run.data.contains_key(&Name(out))
+                    && !run.onnx_data.contains(&Name(out))
+                    && run.entry(out).is_none_or(|e| e.konst == NO_CONST) =>
+            {
+                self.keep_data(run, out, d)
+            }
+            Ok(_) => {}
             // A step onnx does not take reports nothing (onnx's verdict).
             Err(_) if kind == propagate::Step::Beyond => {}
             Err(message) => {
@@ -1843,8 +1905,15 @@ impl<'m> Engine<'m> {
     /// DataPropagationContext::getInputData): computed by an earlier step;
     /// else a small int64 / int32 constant of rank 0 or 1 (or, beyond
     /// onnx, a float one of whole numbers); else, for a 1-D input of static
-    /// length, that many unknown values.
-    fn input_data(&self, run: &Run<'m, '_>, node: &NodeHead<'m>, i: usize) -> Option<Dims> {
+    /// length, that many unknown values. With whether onnx's getInputData
+    /// gives values too (then its map of propagated values holds the name
+    /// after the read: it caches a constant's or the unknown values).
+    fn input_data_cached(
+        &self,
+        run: &Run<'m, '_>,
+        node: &NodeHead<'m>,
+        i: usize,
+    ) -> Option<(Dims, bool)> {
         let name = node.input.get(i).filter(|n| !n.is_empty())?;
         if !run.unbound.is_empty() && run.unbound.contains(&Name(name)) {
             return None;
@@ -1854,41 +1923,54 @@ impl<'m> Engine<'m> {
             InputType::Known(t) => Some(t),
             _ => None,
         };
-        if let Some(d) = run.data_of(name) {
-            return fits(ty, d.len()).then(|| d.clone());
-        }
-        if let Some(c) = c {
+        // onnx's constants are the initializers and Constant nodes' values.
+        let c = c.filter(|c| !matches!(c, Const::Computed { .. }));
+        let small = |c: &Const<'_>| {
             let dims = c.dims();
             let count = dims.first().copied().unwrap_or(1);
-            if dims.len() <= 1 && count as u64 <= propagate::MAX_DATA as u64 {
-                match c.elem() {
-                    6 | 7 => {
-                        if let Ok(v) = super::constant::ints(c, self.store) {
-                            return Some(super::util::dims_of(&v));
-                        }
-                    }
-                    // Beyond onnx: a float constant of whole numbers (the
-                    // `2.0` of `Cast(Shape(x)[2:], float) * 2.0`), exactly.
-                    1 | 10 | 11 => {
-                        if let Ok(v) = super::constant::floats(c, self.store) {
-                            if let Some(v) = propagate::whole_numbers(&v) {
-                                return Some(super::util::dims_of(&v));
-                            }
-                        }
-                    }
-                    _ => {}
-                }
-            }
-        }
-        match ty {
+            dims.len() <= 1 && count as u64 <= propagate::MAX_DATA as u64
+        };
+        let static_length = match ty {
             Some(Type::Tensor(t)) => match t.shape.as_deref() {
                 Some([Dim::Value(n)]) if (0..=propagate::MAX_DATA as i64).contains(n) => {
-                    Some(std::iter::repeat_n(Dim::Unknown, *n as usize).collect())
+                    usize::try_from(*n).ok()
                 }
                 _ => None,
             },
             _ => None,
+        };
+        let onnx_sees = run.onnx_data.contains(&Name(name))
+            || match c {
+                Some(c) if small(c) => matches!(c.elem(), 6 | 7),
+                Some(_) => false,
+                None => static_length.is_some(),
+            };
+        if let Some(d) = run.data_of(name) {
+            // (Values onnx's steps did not compute: its read finds the
+            // constant, or the unknown values of a static length, where this
+            // type has one; a type refined by those values may not in onnx.)
+            return fits(ty, d.len()).then(|| (d.clone(), onnx_sees));
         }
+        if let Some(c) = c.filter(|c| small(c)) {
+            match c.elem() {
+                6 | 7 => {
+                    if let Ok(v) = super::constant::ints(c, self.store) {
+                        return Some((super::util::dims_of(&v), onnx_sees));
+                    }
+                }
+                // Beyond onnx: a float constant of whole numbers (the
+                // `2.0` of `Cast(Shape(x)[2:], float) * 2.0`), exactly.
+                1 | 10 | 11 => {
+                    if let Ok(v) = super::constant::floats(c, self.store) {
+                        if let Some(v) = propagate::whole_numbers(&v) {
+                            return Some((super::util::dims_of(&v), false));
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        static_length.map(|n| (std::iter::repeat_n(Dim::Unknown, n).collect(), onnx_sees))
     }
 
     /// Keeps the values computed for `name` (unless they cannot be its:
