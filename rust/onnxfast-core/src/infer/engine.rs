@@ -453,14 +453,14 @@ impl<'m, 'o> Run<'m, 'o> {
     }
 
     fn input_type<'s>(&'s self, e: Entry) -> InputType<'s> {
+        // A type first (the states are past the arena's end).
+        if let Some(t) = self.arena.get(e.ty) {
+            return InputType::Known(t);
+        }
         match e.ty {
             UNSET => InputType::Unset,
             UNTYPED => InputType::Untyped,
-            POISONED => InputType::Poisoned,
-            i => self
-                .arena
-                .get(i)
-                .map_or(InputType::Poisoned, InputType::Known),
+            _ => InputType::Poisoned,
         }
     }
 
@@ -1604,7 +1604,7 @@ impl<'m> Engine<'m> {
             };
             // onnx's rule returned there, on an input declared with an
             // empty type: what it inferred before stands.
-            if result == Err(InferError::Pass) {
+            if matches!(result, Err(InferError::Pass)) {
                 result = Ok(());
             }
             // onnx's rule failed on a sequence, map or optional value
