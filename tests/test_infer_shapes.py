@@ -489,6 +489,22 @@ def _assert_as_onnx(variants, at_least: int) -> None:
     assert compared > at_least
 
 
+def _strict_verdicts(model: onnx.ModelProto) -> tuple:
+    """(onnx's error message or None, onnxfast's first error or None) of
+    strict inference of `model`."""
+    try:
+        onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True)
+        theirs = None
+    except Exception as e:
+        theirs = str(e)
+    try:
+        onnxfast.infer_shapes(model.SerializeToString(), strict=True)
+        ours = None
+    except onnxfast.InferenceError as e:
+        ours = e.report.errors[0]
+    return theirs, ours
+
+
 def _untyped(model: onnx.ModelProto) -> bytes:
     """`model` without its value_info and its outputs' types, serialized:
     inference finds every type itself."""
@@ -923,16 +939,7 @@ def test_a_branch_type_onnx_cannot_name_fails_the_run_after_an_unknown_operator(
         [vi("y", TensorProto.FLOAT, None)],
     )
     model = _with_example_domain(graph)
-    try:
-        onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True)
-        theirs = None
-    except Exception as e:
-        theirs = str(e)
-    try:
-        onnxfast.infer_shapes(model.SerializeToString(), strict=True)
-        ours = None
-    except onnxfast.InferenceError as e:
-        ours = e.report.errors[0]
+    theirs, ours = _strict_verdicts(model)
     assert (ours is None) == (theirs is None), (theirs, ours)
     if theirs is not None:
         assert theirs.startswith("Invalid tensor data type 1000")
@@ -970,16 +977,7 @@ def test_if_branches_of_element_types_onnx_cannot_name_have_onnxs_verdict(
         [vi("y", TensorProto.FLOAT, None)],
     )
     model = _with_example_domain(graph, opset)
-    try:
-        onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True)
-        theirs = None
-    except Exception as e:
-        theirs = str(e)
-    try:
-        onnxfast.infer_shapes(model.SerializeToString(), strict=True)
-        ours = None
-    except onnxfast.InferenceError as e:
-        ours = e.report.errors[0]
+    theirs, ours = _strict_verdicts(model)
     assert (ours is None) == (theirs is None), (theirs, ours)
     unnameable = TensorProto.UNDEFINED in elems or 1000 in elems
     assert (theirs is not None) == (not mystery or (opset == 21 and unnameable))
@@ -1094,16 +1092,10 @@ def test_a_value_declared_with_an_empty_type_is_read_as_onnx_reads_it(case, onnx
     name and an initializer keeps it; Relu passes over it (its output gets
     no type, which the next Relu then needs); EyeLike's unguarded shape
     copy fails on it."""
-    data = _empty_type_graph(case).SerializeToString()
-    try:
-        onnx.shape_inference.infer_shapes(
-            onnx.load_from_string(data), check_type=True, strict_mode=True
-        )
-        refused = False
-    except Exception:
-        refused = True
-    assert refused == onnx_refuses
-    assert _compare(data, case) is None
+    model = _empty_type_graph(case)
+    theirs, _ = _strict_verdicts(model)
+    assert (theirs is not None) == onnx_refuses
+    assert _compare(model.SerializeToString(), case) is None
 
 
 def _shaped_corpus_inputs():
