@@ -122,6 +122,11 @@ fn tensor_type(c: &mut Choices<'_>, elem: i32) -> TypeProto {
 }
 
 fn value_type(c: &mut Choices<'_>) -> TypeProto {
+    // Now and then a type that sets nothing (onnx's rules read a type of
+    // no kind, not a missing one).
+    if c.chance(6) {
+        return TypeProto::default();
+    }
     let elem = *c.pick(ELEMS).unwrap_or(&1);
     let t = tensor_type(c, elem);
     let value = match c.below(12) {
