@@ -1658,6 +1658,33 @@ def test_data_prop_over_a_value_defined_twice_is_onnxs(case, outcome) -> None:
         assert "already propagated for 's'" in raised.value.report.errors[0].message
 
 
+def test_values_beyond_onnx_do_not_hide_a_type_error_after_an_unknown_operator() -> None:
+    """After an unknown operator, a Pad whose pads come from ReduceMin (a
+    step onnx does not take) fails its rule on those values, which onnx
+    hides; onnx, without them, passes the rule and refuses the string input
+    by its type check. The type check runs where the hidden failure used
+    such values (found by random seed 11)."""
+    vi = helper.make_tensor_value_info
+    nodes = [
+        helper.make_node("Mystery", ["x"], ["m"], domain="com.example"),
+        helper.make_node("ReduceMin", ["k0"], ["p"]),
+        helper.make_node("Pad", ["x", "p"], ["y"]),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [vi("x", TensorProto.STRING, [2, 3])],
+        [vi("y", TensorProto.STRING, None)],
+        initializer=[numpy_helper.from_array(np.array([1, 2, 3], np.int64), "k0")],
+    )
+    model = _with_example_domain(graph, 12)
+    data = model.SerializeToString()
+    assert _compare_data_prop(data, "pad") == ("refused", None)
+    with pytest.raises(onnxfast.InferenceError) as raised:
+        onnxfast.infer_shapes(data, strict=True, data_prop=True)
+    assert raised.value.report.errors[0].code == "E701"
+
+
 def test_data_prop_in_sibling_branches_defining_one_name_is_not_refused() -> None:
     """A documented difference: onnx's map of propagated values is shared by
     every graph of the model, so it refuses If branches that each compute

@@ -197,6 +197,10 @@ pub struct NodeCtx<'a, 'm> {
     /// rule stops at that point, before the type check that would refuse
     /// the value (see [`NodeCtx::note_container_fault`]).
     pub(crate) container_fault: std::cell::Cell<Option<(bool, usize, &'static str)>>,
+    /// The rule read values onnx does not have (computed by data
+    /// propagation beyond onnx's steps): a failure it finds with them may be
+    /// one onnx's rule does not reach.
+    pub(crate) read_beyond: std::cell::Cell<bool>,
 }
 
 impl<'a, 'm> NodeCtx<'a, 'm> {
@@ -445,7 +449,13 @@ impl<'a, 'm> NodeCtx<'a, 'm> {
     /// The value of a constant input (an initializer or a Constant node's
     /// output), read from that tensor alone.
     pub(crate) fn constant(&self, i: usize) -> Option<&'a Const<'m>> {
-        self.consts.get(i).copied().flatten()
+        let c = self.consts.get(i).copied().flatten();
+        if matches!(c, Some(Const::Computed { .. })) {
+            // Values data propagation computed: onnx's getInputData has
+            // only initializers and Constant nodes.
+            self.read_beyond.set(true);
+        }
+        c
     }
 
     /// A constant input as integers: `Ok(None)` when the input is not
@@ -476,7 +486,11 @@ impl<'a, 'm> NodeCtx<'a, 'm> {
             return None;
         }
         let name = self.node.input.get(i).filter(|n| !n.is_empty())?;
-        self.run.data_of(name)
+        let d = self.run.data_of(name)?;
+        if !self.run.onnx_has_data(name) {
+            self.read_beyond.set(true);
+        }
+        Some(d)
     }
 
     /// The one value data propagation computed for input `i` (a scalar or

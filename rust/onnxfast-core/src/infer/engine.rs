@@ -407,6 +407,19 @@ impl<'m, 'o> Run<'m, 'o> {
     /// The propagated values of a name, here or in an enclosing graph (onnx
     /// keeps one table for a graph and its subgraphs; a function body has
     /// its own).
+    /// Whether onnx's map of propagated values holds `name` (here or in an
+    /// enclosing graph): values its own steps computed or cached.
+    pub(crate) fn onnx_has_data(&self, name: &str) -> bool {
+        let mut run = Some(self);
+        while let Some(r) = run {
+            if r.onnx_data.contains(&Name(name)) {
+                return true;
+            }
+            run = r.outer;
+        }
+        false
+    }
+
     pub(crate) fn data_of<'s>(&'s self, name: &'s str) -> Option<&'s Dims> {
         let mut run = Some(self);
         while let Some(r) = run {
@@ -1590,6 +1603,7 @@ impl<'m> Engine<'m> {
                 engine: self,
                 run: run_ref,
                 container_fault: std::cell::Cell::new(None),
+                read_beyond: std::cell::Cell::new(false),
             };
             let mut result = match callee {
                 Callee::Schema(s) => match ops::rule(s) {
@@ -1631,6 +1645,19 @@ impl<'m> Engine<'m> {
                     }
                     other => other,
                 };
+            }
+            // A failure onnx hides, found with values onnx does not have:
+            // its rule, without them, may pass and reach the type check,
+            // whose failure it does not hide. Checked here as it is.
+            let hidden_beyond = ctx.read_beyond.get()
+                && ctx.run.errors_hidden()
+                && matches!(&result, Err(InferError::Defect(d)) if d.reach == Reach::Collected);
+            if hidden_beyond && ctx.engine.check_type {
+                if let Some(s) = typing {
+                    if let Err(e) = ctx.type_check(s) {
+                        result = Err(e.reaching(Reach::Node));
+                    }
+                }
             }
             if result.is_ok() && ctx.engine.check_type {
                 if let Some(s) = typing {
