@@ -201,6 +201,12 @@ pub struct NodeCtx<'a, 'm> {
     /// propagation beyond onnx's steps): a failure it finds with them may be
     /// one onnx's rule does not reach.
     pub(crate) read_beyond: std::cell::Cell<bool>,
+    /// Outputs onnx's element propagation left of no kind (from an input
+    /// declared with an empty type), one bit each (the first 64), and the
+    /// first shape onnx's propagateShape then refuses to give one of them
+    /// (output, input): a tensor's shape into a type of no kind.
+    pub(crate) no_kind: std::cell::Cell<u64>,
+    pub(crate) kind_fault: std::cell::Cell<Option<(usize, usize)>>,
 }
 
 impl<'a, 'm> NodeCtx<'a, 'm> {
@@ -289,6 +295,45 @@ impl<'a, 'm> NodeCtx<'a, 'm> {
         self.need(i).map(Some)
     }
 
+    fn mark_no_kind(&self, i: usize) {
+        if i < 64 {
+            self.no_kind.set(self.no_kind.get() | 1 << i);
+        }
+    }
+
+    /// onnx's propagateShape of input `j` into output `i` where its element
+    /// propagation left that output of no kind (and nothing set it since):
+    /// a tensor into a type of no kind fails ("Mismatch between inferred
+    /// and declared type"), as onnx's does. `guarded`: onnx's rule calls it
+    /// only when input `j` has a shape.
+    fn check_shape_target(&self, j: usize, i: usize, guarded: bool) {
+        let marked = i < 64 && self.no_kind.get() & (1 << i) != 0;
+        if !marked || self.outputs.get(i).is_some_and(Option::is_some) {
+            return;
+        }
+        let from_kind = match self.ty(j) {
+            Some(t) if guarded => has_shape(t),
+            Some(_) => true,
+            None => false,
+        };
+        if from_kind && self.kind_fault.get().is_none() {
+            self.kind_fault.set(Some((i, j)));
+        }
+    }
+
+    /// The failure [`NodeCtx::check_shape_target`] kept.
+    pub(crate) fn take_kind_fault(&self) -> Option<InferError> {
+        let (i, j) = self.kind_fault.take()?;
+        Some(defect(
+            codes::INPUT_KIND,
+            At::Output(i),
+            format!(
+                "output {i} has no type (the input its element type comes from is declared with \
+                 an empty type), so input {j}'s shape cannot be given to it"
+            ),
+        ))
+    }
+
     /// onnx's propagateShapeFromInputToOutput(`j`, `i`) where a rule calls
     /// it without a `hasInputShape` guard, on an input declared with an
     /// empty type: its propagateShape fails (a type of no kind has no shape
@@ -297,6 +342,7 @@ impl<'a, 'm> NodeCtx<'a, 'm> {
     /// propagate_type copies its shape.
     pub fn empty_shape_source(&self, j: usize, i: usize) -> InferResult {
         if !self.is_unset(j) {
+            self.check_shape_target(j, i, false);
             return Ok(());
         }
         let message = match self.outputs.get(i).and_then(Option::as_ref) {
@@ -686,6 +732,7 @@ impl<'a, 'm> NodeCtx<'a, 'm> {
     pub fn propagate_elem(&mut self, j: usize, i: usize) -> InferResult {
         if self.is_unset(j) {
             // onnx's helper sets nothing for a type of no kind.
+            self.mark_no_kind(i);
             return Ok(());
         }
         if self.run.errors_hidden() && self.ty(j).is_some_and(is_container) {
@@ -709,6 +756,7 @@ impl<'a, 'm> NodeCtx<'a, 'm> {
         if self.is_unset(j) {
             // Its propagateElemTypeFromInputToOutput sets nothing, and a
             // type of no kind has no shape.
+            self.mark_no_kind(i);
             return Ok(());
         }
         let t = self.need(j)?;
@@ -721,6 +769,7 @@ impl<'a, 'm> NodeCtx<'a, 'm> {
     /// propagateShape from a sequence or optional with a shape into an
     /// output of another kind fails: `note_container_fault`.)
     pub fn propagate_shape(&mut self, j: usize, i: usize) {
+        self.check_shape_target(j, i, true);
         if let Some(t) = self.ty(j).filter(|t| is_container(t)) {
             // Into the same kind (made by propagate_elem), onnx copies the
             // element's shape, which that copy already holds.
@@ -745,6 +794,8 @@ impl<'a, 'm> NodeCtx<'a, 'm> {
     /// [`NodeCtx::propagate_shape`], a sequence or optional input with a
     /// shape fails (getInputShape), even into an output of the same kind.
     pub fn update_shape_from_input(&mut self, j: usize, i: usize) {
+        // (updateOutputShape makes an output of no kind a tensor: no
+        // check_shape_target here.)
         if let Some(s) = self.input_shape(j) {
             let dims: Dims = s.iter().copied().collect();
             self.set_shape(i, dims);

@@ -1604,6 +1604,8 @@ impl<'m> Engine<'m> {
                 run: run_ref,
                 container_fault: std::cell::Cell::new(None),
                 read_beyond: std::cell::Cell::new(false),
+                no_kind: std::cell::Cell::new(0),
+                kind_fault: std::cell::Cell::new(None),
             };
             let mut result = match callee {
                 Callee::Schema(s) => match ops::rule(s) {
@@ -1625,6 +1627,11 @@ impl<'m> Engine<'m> {
             // there (hidden after an unknown operator), before anything the
             // rule found later and before the type check.
             if let Some(fault) = ctx.take_container_fault() {
+                result = Err(fault);
+            }
+            // onnx's rule failed there too: a shape into an output its
+            // element propagation left of no kind.
+            if let Some(fault) = ctx.take_kind_fault() {
                 result = Err(fault);
             }
             if let Some(why) = count_misfit {

@@ -1633,6 +1633,8 @@ fn causal_conv_with_state(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     }
     ctx.propagate_elem(0, 0)?;
     ctx.propagate_elem(0, 1)?;
+    // onnx copies the shape unguarded.
+    ctx.empty_shape_source(0, 0)?;
     ctx.propagate_shape(0, 0);
     const B: usize = 0;
     const C: usize = 1;
