@@ -284,6 +284,15 @@ impl<'a, 'm> NodeCtx<'a, 'm> {
         }
     }
 
+    /// How a message names what [`NodeCtx::need_or_empty`] gave: "a
+    /// tensor_type", ..., or "declared with an empty type".
+    pub fn kind_text(t: Option<&Type>) -> String {
+        t.map_or_else(
+            || "declared with an empty type".to_string(),
+            |t| format!("a {}", t.kind_name()),
+        )
+    }
+
     /// Input `i`'s type as onnx's rules read `getInputType(i)` where they
     /// read its kind or its `tensor_type()` without testing it further: as
     /// [`NodeCtx::need`], but a type declared empty is `None` (a type of
@@ -340,7 +349,7 @@ impl<'a, 'm> NodeCtx<'a, 'm> {
     /// to copy; into an output already given a kind, the kinds differ).
     /// Any other input passes here: the rule's propagate_shape or
     /// propagate_type copies its shape.
-    pub fn empty_shape_source(&self, j: usize, i: usize) -> InferResult {
+    pub fn shape_copy_unguarded(&self, j: usize, i: usize) -> InferResult {
         if !self.is_unset(j) {
             self.check_shape_target(j, i, false);
             return Ok(());

@@ -1861,7 +1861,7 @@ impl<'m> Engine<'m> {
             if self.symbolic {
                 // Expressions need the symbol table: the inputs' data first.
                 let inputs: SmallVec<[Option<(Dims, bool)>; 4]> = (0..node.input.len())
-                    .map(|i| self.input_data_cached(run_ref, node, i))
+                    .map(|i| self.input_data(run_ref, node, i))
                     .collect();
                 propagate::propagate(
                     &step,
@@ -1876,7 +1876,7 @@ impl<'m> Engine<'m> {
                 propagate::propagate(
                     &step,
                     &mut |i| {
-                        let (d, onnx_sees) = self.input_data_cached(run_ref, node, i)?;
+                        let (d, onnx_sees) = self.input_data(run_ref, node, i)?;
                         reads.push((i, onnx_sees));
                         Some(d)
                     },
@@ -1942,12 +1942,7 @@ impl<'m> Engine<'m> {
     /// length, that many unknown values. With whether onnx's getInputData
     /// gives values too (then its map of propagated values holds the name
     /// after the read: it caches a constant's or the unknown values).
-    fn input_data_cached(
-        &self,
-        run: &Run<'m, '_>,
-        node: &NodeHead<'m>,
-        i: usize,
-    ) -> Option<(Dims, bool)> {
+    fn input_data(&self, run: &Run<'m, '_>, node: &NodeHead<'m>, i: usize) -> Option<(Dims, bool)> {
         let name = node.input.get(i).filter(|n| !n.is_empty())?;
         if !run.unbound.is_empty() && run.unbound.contains(&Name(name)) {
             return None;

@@ -647,10 +647,7 @@ fn scan_input<'a>(ctx: &NodeCtx<'a, '_>, i: usize) -> InferResult<&'a TensorType
             At::Input(i),
             format!(
                 "Scan input {i} must be a tensor, it is {}",
-                other.map_or_else(
-                    || "declared with an empty type".to_string(),
-                    |t| format!("a {}", t.kind_name())
-                )
+                NodeCtx::kind_text(other)
             ),
         )),
     }

@@ -281,7 +281,7 @@ fn eye_like(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
             ));
         }
     }
-    ctx.empty_shape_source(0, 0)?;
+    ctx.shape_copy_unguarded(0, 0)?;
     ctx.propagate_shape(0, 0);
     Ok(())
 }

@@ -19,10 +19,7 @@ pub(crate) fn tensor_input(ctx: &NodeCtx<'_, '_>, i: usize) -> InferResult<i32> 
             At::Input(i),
             format!(
                 "input {i} must be a tensor, it is {}",
-                other.map_or_else(
-                    || "declared with an empty type".to_string(),
-                    |t| format!("a {}", t.kind_name())
-                )
+                NodeCtx::kind_text(other)
             ),
         )),
     }
@@ -700,7 +697,7 @@ fn softmax_cross_entropy(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     }
     if ctx.n_outputs() == 2 {
         ctx.propagate_elem(0, 1)?;
-        ctx.empty_shape_source(0, 1)?;
+        ctx.shape_copy_unguarded(0, 1)?;
         ctx.propagate_shape(0, 1);
     }
     Ok(())

@@ -1199,7 +1199,7 @@ fn len_i64(n: usize) -> i64 {
 fn batch_norm(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     ctx.propagate_type(0, 0)?;
     // onnx copies the shape once more, unguarded.
-    ctx.empty_shape_source(0, 0)?;
+    ctx.shape_copy_unguarded(0, 0)?;
     for i in 1..=4 {
         util::check_rank(ctx, i, 1)?;
     }
@@ -1428,7 +1428,7 @@ fn rank_3_or_4(ctx: &NodeCtx<'_, '_>, i: usize, name: &str) -> InferResult<Optio
 /// RotaryEmbedding: Y is X, of rank 3 (with `num_heads`) or 4.
 fn rotary_embedding(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     ctx.propagate_type(0, 0)?;
-    ctx.empty_shape_source(0, 0)?;
+    ctx.shape_copy_unguarded(0, 0)?;
     if rank_3_or_4(ctx, 0, "input")? == Some(3) && ctx.attr("num_heads").is_none() {
         return Err(bad_attr(
             "num_heads",
@@ -1634,7 +1634,7 @@ fn causal_conv_with_state(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     ctx.propagate_elem(0, 0)?;
     ctx.propagate_elem(0, 1)?;
     // onnx copies the shape unguarded.
-    ctx.empty_shape_source(0, 0)?;
+    ctx.shape_copy_unguarded(0, 0)?;
     ctx.propagate_shape(0, 0);
     const B: usize = 0;
     const C: usize = 1;

@@ -81,8 +81,9 @@ fn sequence_construct(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
 
 fn sequence_insert(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     // onnx reads the element types of a type declared empty as 0.
-    let (Some(seq), Some(tensor)) = (ctx.need_or_empty(0)?, ctx.need_or_empty(1)?) else {
-        return sequence_insert_of_empty(ctx);
+    let (seq, tensor) = (ctx.need_or_empty(0)?, ctx.need_or_empty(1)?);
+    let (Some(seq), Some(tensor)) = (seq, tensor) else {
+        return sequence_insert_of_empty(ctx, seq, tensor);
     };
     let item = seq_elem(seq);
     let elem = item.map_or(0, tensor_elem);
@@ -111,12 +112,13 @@ fn sequence_insert(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
 /// SequenceInsert where the sequence or the tensor is declared with an
 /// empty type: onnx compares their element types (0 for the empty one),
 /// and with both 0 gives a sequence of tensors of element type 0.
-fn sequence_insert_of_empty(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
-    let elem = |t: Option<&Type>| t.map_or(0, |t| seq_elem(t).map_or(0, tensor_elem));
-    let (seq, tensor) = (
-        elem(ctx.need_or_empty(0)?),
-        ctx.need_or_empty(1)?.map_or(0, tensor_elem),
-    );
+fn sequence_insert_of_empty(
+    ctx: &mut NodeCtx<'_, '_>,
+    seq: Option<&Type>,
+    tensor: Option<&Type>,
+) -> InferResult {
+    let seq = seq.map_or(0, |t| seq_elem(t).map_or(0, tensor_elem));
+    let tensor = tensor.map_or(0, tensor_elem);
     if seq != tensor {
         return Err(defect(
             codes::BAD_ELEM_TYPE,
@@ -330,10 +332,7 @@ fn sequence_map(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
                     At::Input(0),
                     format!(
                         "the first input of SequenceMap must be a sequence, it is {}",
-                        other.map_or_else(
-                            || "declared with an empty type".to_string(),
-                            |t| format!("a {}", t.kind_name())
-                        )
+                        NodeCtx::kind_text(other)
                     ),
                 ))
             }

@@ -33,7 +33,7 @@ pub(crate) fn dense_elem(t: &Type) -> i32 {
 /// must already be of the input's kind; a dense or sparse tensor's shape is
 /// copied when known.
 pub(crate) fn copy_shape(ctx: &mut NodeCtx<'_, '_>, j: usize, i: usize) -> InferResult {
-    ctx.empty_shape_source(j, i)?;
+    ctx.shape_copy_unguarded(j, i)?;
     let from = ctx.need(j)?;
     let to = ctx.outputs.get_mut(i).and_then(Option::as_mut);
     match (from, to) {

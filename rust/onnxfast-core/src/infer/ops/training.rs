@@ -34,7 +34,7 @@ fn optimizer(ctx: &mut NodeCtx<'_, '_>, n: usize, passes: &[(usize, usize)]) -> 
                     ctx.n_outputs()
                 )));
             }
-            ctx.empty_shape_source(j, o)?;
+            ctx.shape_copy_unguarded(j, o)?;
         }
     }
     Ok(())
