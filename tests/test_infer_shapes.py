@@ -1674,6 +1674,60 @@ def test_data_prop_over_a_value_defined_twice_is_onnxs(case, outcome) -> None:
         assert "already propagated for 's'" in raised.value.report.errors[0].message
 
 
+def _outer_values_model(twice: bool) -> bytes:
+    """An If branch that unsqueezes a scalar the main graph computed
+    (Gather of Shape), once or twice into one name (an SSA violation)."""
+    vi = helper.make_tensor_value_info
+    ints = lambda name, v: helper.make_node(  # noqa: E731
+        "Constant", [], [name], value=numpy_helper.from_array(np.array(v, np.int64), name)
+    )
+    unsqueeze = helper.make_node("Unsqueeze", ["b", "ax"], ["u"])
+    then = [ints("ax", [0]), ints("m1", [-1]), unsqueeze]
+    if twice:
+        then.append(helper.make_node("Unsqueeze", ["b", "ax"], ["u"]))
+    then += [
+        helper.make_node("Concat", ["u", "m1"], ["c"], axis=0),
+        helper.make_node("Reshape", ["x", "c"], ["r"]),
+    ]
+    branch = lambda nodes, out: helper.make_graph(  # noqa: E731
+        nodes, "b", [], [vi(out, TensorProto.FLOAT, None)]
+    )
+    nodes = [
+        helper.make_node("Shape", ["x"], ["s"]),
+        helper.make_node("Gather", ["s", "i1"], ["b"], axis=0),
+        helper.make_node(
+            "If",
+            ["flag"],
+            ["y"],
+            then_branch=branch(then, "r"),
+            else_branch=branch([helper.make_node("Identity", ["x"], ["e"])], "e"),
+        ),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [vi("x", TensorProto.FLOAT, [2, 3, 4]), vi("flag", TensorProto.BOOL, [])],
+        [vi("y", TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(np.array(1, np.int64), "i1")],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)]).SerializeToString()
+
+
+@pytest.mark.parametrize(("twice", "outcome"), [(False, "equal"), (True, "refused")])
+def test_data_prop_reads_an_enclosing_graphs_values_as_onnx(twice, outcome) -> None:
+    """onnx's one map of propagated values holds the main graph's values
+    when a branch reads them: the branch's Unsqueeze of a computed scalar
+    is its own step (the Reshape gets [3, 8]), and a second Unsqueeze into
+    the same name is refused ("already exists"); onnxfast had counted the
+    outer scalar as a value onnx does not have and let the second pass."""
+    data = _outer_values_model(twice)
+    assert _compare_data_prop(data, "outer") == (outcome, None)
+    if not twice:
+        ours = onnxfast.infer_shapes(data, strict=True, data_prop=True).to_onnx()
+        then = next(a.g for a in ours.graph.node[2].attribute if a.name == "then_branch")
+        assert _out_dims(onnx.ModelProto(graph=then), "r") == [3, 8]
+
+
 def test_values_beyond_onnx_do_not_hide_a_type_error_after_an_unknown_operator() -> None:
     """After an unknown operator, a Pad whose pads come from ReduceMin (a
     step onnx does not take) fails its rule on those values, which onnx

@@ -404,9 +404,6 @@ impl<'m, 'o> Run<'m, 'o> {
         }
     }
 
-    /// The propagated values of a name, here or in an enclosing graph (onnx
-    /// keeps one table for a graph and its subgraphs; a function body has
-    /// its own).
     /// Whether onnx's map of propagated values holds `name` (here or in an
     /// enclosing graph): values its own steps computed or cached.
     pub(crate) fn onnx_has_data(&self, name: &str) -> bool {
@@ -420,6 +417,9 @@ impl<'m, 'o> Run<'m, 'o> {
         false
     }
 
+    /// The propagated values of a name, here or in an enclosing graph (onnx
+    /// keeps one table for a graph and its subgraphs; a function body has
+    /// its own).
     pub(crate) fn data_of<'s>(&'s self, name: &'s str) -> Option<&'s Dims> {
         let mut run = Some(self);
         while let Some(r) = run {
@@ -1897,7 +1897,8 @@ impl<'m> Engine<'m> {
         let onnx_writes = onnx_step && reads.iter().all(|&(_, onnx_sees)| onnx_sees);
         match result {
             Ok(Some(d)) if onnx_writes => {
-                if run.onnx_data.insert(Name(out)) {
+                // (onnx's one map holds the enclosing graphs' values too.)
+                if !run.onnx_has_data(out) && run.onnx_data.insert(Name(out)) {
                     self.keep_data(run, out, d);
                 } else {
                     // A value defined again (its first definition's values
@@ -1968,7 +1969,7 @@ impl<'m> Engine<'m> {
             },
             _ => None,
         };
-        let onnx_sees = run.onnx_data.contains(&Name(name))
+        let onnx_sees = run.onnx_has_data(name)
             || match c {
                 Some(c) if small(c) => matches!(c.elem(), 6 | 7),
                 Some(_) => false,
