@@ -1755,6 +1755,65 @@ def test_values_beyond_onnx_do_not_hide_a_type_error_after_an_unknown_operator()
     assert raised.value.report.errors[0].code == "E701"
 
 
+def _shadowing_model(outer_is_input: bool, inner: np.ndarray) -> onnx.ModelProto:
+    """A then-branch whose Constant defines `a`, a name of the main graph (a
+    graph input or an initializer int64 [1]); both branches pass `a` on."""
+    vi = helper.make_tensor_value_info
+    outer = np.array([1], np.int64)
+    then = helper.make_graph(
+        [
+            helper.make_node("Constant", [], ["a"], value=numpy_helper.from_array(inner, "a")),
+            helper.make_node("Identity", ["a"], ["o"]),
+        ],
+        "then",
+        [],
+        [vi("o", TensorProto.UNDEFINED, None)],
+    )
+    other = helper.make_graph(
+        [helper.make_node("Identity", ["a"], ["e"])], "else", [], [vi("e", 0, None)]
+    )
+    node = helper.make_node("If", ["flag"], ["y"], then_branch=then, else_branch=other)
+    inputs = [vi("flag", TensorProto.BOOL, [])]
+    inits = []
+    if outer_is_input:
+        inputs.append(vi("a", TensorProto.INT64, [1]))
+    else:
+        inits.append(numpy_helper.from_array(outer, "a"))
+    graph = helper.make_graph([node], "g", inputs, [vi("y", 0, None)], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+
+
+@pytest.mark.parametrize("outer_is_input", [True, False])
+@pytest.mark.parametrize(
+    ("inner", "refused"),
+    [
+        (np.array([2], np.int64), None),
+        (np.array([2, 3], np.int64), "dimension 0 is inferred as 2 but declared as 1"),
+        (np.array([2.0], np.float32), "inferred element type float differs"),
+    ],
+)
+def test_subgraph_output_named_like_an_outer_value_merges_into_its_type(
+    outer_is_input, inner, refused
+) -> None:
+    """A subgraph node output named like an enclosing graph's value (an SSA
+    violation): onnx's map of types holds the enclosing values, so the
+    inferred type is merged into that value's (a conflict refuses the
+    model) and the subgraph gets no value_info entry for it. onnxfast had
+    typed it as a new value of the branch."""
+    model = _shadowing_model(outer_is_input, inner)
+    data = model.SerializeToString()
+    assert _compare(data, "shadowing") is None
+    theirs, ours = _strict_verdicts(model)
+    assert (theirs is None) == (refused is None), theirs
+    if refused is None:
+        out = onnxfast.infer_shapes(data, strict=True).to_onnx()
+        then = next(a.g for a in out.graph.node[0].attribute if a.name == "then_branch")
+        assert [v.name for v in then.value_info] == []
+    else:
+        assert refused in ours.message, ours
+        assert "enclosing graph" in ours.message, ours
+
+
 def test_data_prop_in_sibling_branches_defining_one_name_is_not_refused() -> None:
     """A documented difference: onnx's map of propagated values is shared by
     every graph of the model, so it refuses If branches that each compute

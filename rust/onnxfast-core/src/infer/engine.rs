@@ -292,6 +292,12 @@ pub(crate) struct Run<'m, 'o> {
     last_opset: Option<(&'m str, Option<i64>)>,
     /// Function parameters the caller did not give.
     unbound: NameSet<'m>,
+    /// In a subgraph: node outputs named like a typed value of an enclosing
+    /// graph (an SSA violation). onnx's map of types holds the enclosing
+    /// graphs' values, so its UpdateType merges the inferred type into that
+    /// value's type (refusing a conflict) and adds no `value_info` entry to
+    /// the subgraph; an output declared without a type stays untyped.
+    shadowing: NameSet<'m>,
     /// A function call's attributes, by the function's attribute names.
     bindings: Option<&'o [(&'m str, &'m AttributeProto)]>,
     /// An unknown operator was met in this graph (onnx's
@@ -339,6 +345,13 @@ struct Capture {
     first: Vec<bool>,
 }
 
+/// What an enclosing graph's value gives a subgraph's node output of its
+/// name (see [`Run::outer_type`]).
+enum OuterType<'s> {
+    Typed(&'s Type),
+    Unset,
+}
+
 impl<'m, 'o> Run<'m, 'o> {
     fn new(outer: Option<&'o Run<'m, 'o>>, loc: Location, path: String) -> Self {
         Run {
@@ -351,6 +364,7 @@ impl<'m, 'o> Run<'m, 'o> {
             opsets: NameMap::default(),
             last_opset: None,
             unbound: NameSet::default(),
+            shadowing: NameSet::default(),
             bindings: None,
             masked: false,
             hidden: false,
@@ -494,6 +508,26 @@ impl<'m, 'o> Run<'m, 'o> {
         (InputType::Undefined, None)
     }
 
+    /// The type onnx's map of types holds for `name` in this graph or an
+    /// enclosing one (nearest first): a typed value, or one declared with a
+    /// type of no kind; `None` for a name it does not hold (undefined, or
+    /// defined without a type).
+    fn outer_type<'s>(&'s self, name: &str) -> Option<OuterType<'s>> {
+        let mut run = Some(self);
+        while let Some(r) = run {
+            if let Some(e) = r.values.get(name) {
+                if let Some(t) = r.arena.get(e.ty) {
+                    return Some(OuterType::Typed(t));
+                }
+                if e.ty == UNSET {
+                    return Some(OuterType::Unset);
+                }
+            }
+            run = r.outer;
+        }
+        None
+    }
+
     /// The type of a value of this run.
     fn get(&self, name: &str) -> Option<&Type> {
         self.arena.get(self.entry(name)?.ty)
@@ -537,7 +571,13 @@ impl<'m, 'o> Run<'m, 'o> {
         inferred: &Type,
         symbols: &Symbols,
     ) -> Result<bool, merge::Conflict> {
-        let Run { values, arena, .. } = self;
+        let Run {
+            values,
+            arena,
+            outer,
+            shadowing,
+            ..
+        } = self;
         let (slot, new) = values.get_or_insert_with(name, || Entry::new(POISONED));
         match arena.get(slot.ty) {
             Some(existing) => {
@@ -548,7 +588,26 @@ impl<'m, 'o> Run<'m, 'o> {
                     slot.ty = arena.intern(merged);
                 }
             }
-            None => slot.ty = arena.intern_ref(inferred),
+            // A type of no kind is this graph's: the inferred type fills it.
+            None if slot.ty == UNSET => slot.ty = arena.intern_ref(inferred),
+            None => match outer.and_then(|o| o.outer_type(name)) {
+                Some(OuterType::Typed(existing)) => {
+                    merge::check(inferred, existing, symbols).map_err(|mut c| {
+                        c.message
+                            .push_str(" (the type of an enclosing graph's value of this name)");
+                        c
+                    })?;
+                    let mut merged = existing.clone();
+                    merge::merge_into(inferred, &mut merged);
+                    slot.ty = arena.intern(merged);
+                    shadowing.insert(Name(name));
+                }
+                Some(OuterType::Unset) => {
+                    slot.ty = arena.intern_ref(inferred);
+                    shadowing.insert(Name(name));
+                }
+                None => slot.ty = arena.intern_ref(inferred),
+            },
         }
         let e = *slot;
         self.remember(name, e);
@@ -1087,6 +1146,11 @@ impl<'m> Engine<'m> {
                 );
             for name in names {
                 if name.is_empty() || !seen.insert(Name(name)) {
+                    continue;
+                }
+                // (A node output named like an enclosing graph's value
+                // gets no entry: onnx merged its type into that value's.)
+                if !run.shadowing.is_empty() && run.shadowing.contains(&Name(name)) {
                     continue;
                 }
                 if let Some(t) = run.get(name) {
@@ -2284,6 +2348,10 @@ impl<'m> Engine<'m> {
                         .collect()
                 });
                 if !produced.contains(&Name(vi.name())) {
+                    return None;
+                }
+                // Its producer's type went to an enclosing graph's value.
+                if run.shadowing.contains(&Name(vi.name())) {
                     return None;
                 }
                 if vi.r#type.is_none() {
