@@ -882,9 +882,13 @@ fn slice_inputs(ctx: &mut NodeCtx<'_, '_>, version: i64) -> InferResult {
         || (axes_given && constant(ctx, 3).is_none())
         || (steps_given && constant(ctx, 4).is_none())
     {
-        let dims = slice_of_values(ctx, shape, version, axes_given, steps_given)
-            .unwrap_or_else(|| unknown_dims(rank));
-        set_dims_in_place(ctx, 0, dims);
+        match slice_of_values(ctx, shape, version, axes_given, steps_given) {
+            Some(dims) => set_dims_in_place(ctx, 0, dims),
+            // onnx adds an unknown dim per input dim to the output's shape,
+            // so a scalar's output gets no shape (not rank 0).
+            None if rank == 0 => {}
+            None => set_dims_in_place(ctx, 0, unknown_dims(rank)),
+        }
         return Ok(());
     }
     if !const_has_data_type(ctx, 1) {
