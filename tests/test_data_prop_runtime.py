@@ -1,0 +1,195 @@
+"""infer_shapes(data_prop=True) against onnxruntime running the model: the
+node corpus's models with each small integer constant (an initializer or a
+Constant node's value) in turn changed (plus one, negated, zeroed, one value
+more, one fewer), their declared output and value_info types removed, run by
+onnxruntime on the corpus's own inputs.
+
+- every static dim onnxfast gives a graph output is the dim of the array
+  onnxruntime returns (data propagation follows values beyond onnx's steps:
+  this is where those values are checked against a runtime, not against
+  onnx, which leaves such dims unknown);
+- no model that onnxfast's strict inference refuses with data_prop runs in
+  onnxruntime: what the followed values prove inconsistent is a model the
+  runtime refuses too (or aborts on).
+
+onnxruntime runs in subprocesses (tests/_ort_outputs.py): one of these
+variants aborts onnxruntime 1.32 (an assertion in std::clamp), and onnxfast
+refuses it."""
+
+from __future__ import annotations
+
+import json
+import pickle
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+import onnxfast
+
+from conftest import corpus_models
+
+_WORKER = Path(__file__).resolve().parent / "_ort_outputs.py"
+
+
+def _changed(values: np.ndarray) -> Iterator[tuple[str, np.ndarray]]:
+    flat = values.reshape(-1)
+    yield "plus one", (flat + 1).reshape(values.shape)
+    yield "negated", (-flat).reshape(values.shape)
+    yield "zeroed", np.zeros_like(values)
+    if values.ndim <= 1:
+        last = flat[-1:] if len(flat) else np.zeros(1, values.dtype)
+        yield "one more", np.concatenate([flat, last])
+        if len(flat):
+            yield "one fewer", flat[:-1]
+
+
+def _small_ints(model: onnx.ModelProto) -> Iterator[tuple[str, onnx.TensorProto]]:
+    """(where, tensor) of each int32/int64 constant of at most 16 values."""
+    for i, t in enumerate(model.graph.initializer):
+        yield f"initializer {i}", t
+    for i, node in enumerate(model.graph.node):
+        if node.op_type == "Constant" and node.attribute and node.attribute[0].name == "value":
+            yield f"node {i}", node.attribute[0].t
+
+
+def _feeds(path: Path, model: onnx.ModelProto) -> dict | None:
+    """The corpus's first inputs for `model`, by graph input name."""
+    given = {t.name for t in model.graph.initializer}
+    feeds = {}
+    names = [v.name for v in model.graph.input if v.name not in given]
+    for i, name in enumerate(names):
+        pb = path.parent / "test_data_set_0" / f"input_{i}.pb"
+        if not pb.exists():
+            return None
+        try:
+            feeds[name] = numpy_helper.to_array(onnx.load_tensor(str(pb)))
+        except (ValueError, TypeError):
+            return None  # a sequence or optional input
+    return feeds
+
+
+def _variants() -> Iterator[tuple[str, str, bytes, dict]]:
+    """(model name, label, untyped variant bytes, feeds)."""
+    for path in corpus_models():
+        model = onnx.load(path)
+        chosen = [
+            (k, where, tensor)
+            for k, (where, tensor) in enumerate(_small_ints(model))
+            if tensor.data_type in (6, 7) and np.prod(tensor.dims) <= 16
+        ]
+        feeds = _feeds(path, model) if chosen else None
+        if feeds is None:
+            continue
+        for k, where, tensor in chosen:
+            values = numpy_helper.to_array(tensor)
+            for how, new in _changed(values):
+                variant = onnx.ModelProto()
+                variant.CopyFrom(model)
+                target = list(_small_ints(variant))[k][1]
+                target.CopyFrom(numpy_helper.from_array(new.astype(values.dtype), tensor.name))
+                for out in variant.graph.output:
+                    out.type.Clear()
+                del variant.graph.value_info[:]
+                label = f"{path.parent.name} {where} {how}"
+                yield path.parent.name, label, variant.SerializeToString(), feeds
+
+
+def _dims(vi: onnx.ValueInfoProto) -> list | None:
+    tensor = vi.type.tensor_type
+    if not tensor.HasField("shape"):
+        return None
+    return [d.dim_value if d.HasField("dim_value") else None for d in tensor.shape.dim]
+
+
+def _run_all(groups: dict[str, list]) -> tuple[dict, list]:
+    """onnxruntime's output shapes (None: it does not run) by label, and the
+    labels of the runs that aborted it (the rest of their group runs on)."""
+    results: dict[str, dict | None] = {}
+    aborted: list[str] = []
+    scratch = Path(tempfile.mkdtemp())
+
+    def run(item: tuple[str, list]) -> tuple[dict, str | None, list]:
+        name, items = item
+        pkl = scratch / f"{name}.pkl"
+        with open(pkl, "wb") as f:
+            pickle.dump(items, f)
+        done = subprocess.run(
+            [sys.executable, str(_WORKER), str(pkl)],
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
+        )
+        out, started = {}, None
+        for line in done.stdout.splitlines():
+            record = json.loads(line)
+            if record.get("start"):
+                started = record["label"]
+            else:
+                out[record["label"]] = record["shapes"]
+                started = None
+        return out, started if done.returncode != 0 else None, items
+
+    pending = list(groups.items())
+    while pending:
+        with ThreadPoolExecutor(2) as pool:
+            finished = list(pool.map(run, pending))
+        pending = []
+        for out, abort, items in finished:
+            results.update(out)
+            if abort is not None:
+                aborted.append(abort)
+                rest = [it for it in items if it[0] not in out and it[0] != abort]
+                if rest:
+                    pending.append((f"{len(aborted)}-rest", rest))
+    return results, aborted
+
+
+def test_data_prop_dims_are_the_runtimes_and_its_refusals_do_not_run() -> None:
+    groups: dict[str, list] = {}
+    ours: dict[str, dict] = {}
+    theirs: dict[str, dict] = {}
+    refused: dict[str, str] = {}
+    for name, label, data, feeds in _variants():
+        inferred = onnxfast.infer_shapes(data, data_prop=True).to_onnx()
+        ours[label] = {o.name: _dims(o) for o in inferred.graph.output}
+        try:
+            onnxfast.infer_shapes(data, data_prop=True, strict=True)
+        except onnxfast.InferenceError as e:
+            refused[label] = str(e.report.errors[0])
+        reference = onnx.shape_inference.infer_shapes(onnx.load_from_string(data), data_prop=True)
+        theirs[label] = {o.name: _dims(o) for o in reference.graph.output}
+        groups.setdefault(name, []).append((label, data, feeds))
+
+    actual, aborted = _run_all(groups)
+    contradicted, ran_refused, ran = [], [], 0
+    static = {"onnxfast": 0, "onnx": 0}
+    for label, shapes in actual.items():
+        if shapes is None:
+            continue
+        ran += 1
+        if label in refused:
+            ran_refused.append(f"{label}: {refused[label]}")
+        for lib, inferred in (("onnxfast", ours[label]), ("onnx", theirs[label])):
+            for out, dims in inferred.items():
+                if dims is None or out not in shapes:
+                    continue
+                static[lib] += sum(d is not None for d in dims)
+                real = shapes[out]
+                if len(dims) != len(real) or any(d not in (None, r) for d, r in zip(dims, real)):
+                    contradicted.append(f"{label}: {lib} infers {out!r} {dims}, runs {real}")
+    assert not contradicted, f"{len(contradicted)}:\n" + "\n".join(contradicted[:15])
+    assert not ran_refused, f"{len(ran_refused)}:\n" + "\n".join(ran_refused[:15])
+    # Every variant that aborted onnxruntime is one onnxfast refuses.
+    assert all(label in refused for label in aborted), aborted
+    assert ran >= 2000, ran
+    assert len(refused) >= 2000, len(refused)
+    # On the runs, more static output dims than onnx's data propagation gives.
+    assert static["onnxfast"] > static["onnx"] >= 1000, static
