@@ -59,8 +59,15 @@ def _small_ints(model: onnx.ModelProto) -> Iterator[tuple[str, onnx.TensorProto]
             yield f"node {i}", node.attribute[0].t
 
 
-def _feeds(path: Path, model: onnx.ModelProto) -> dict | None:
-    """The corpus's first inputs for `model`, by graph input name."""
+def _corpus_path(name: str) -> Path:
+    return next(p for p in corpus_models() if p.parent.name == name)
+
+
+def _feeds(path: Path, model: onnx.ModelProto | None = None) -> dict | None:
+    """The corpus's first inputs for `model` (the one at `path` when not
+    given), by graph input name."""
+    if model is None:
+        model = onnx.load(path)
     given = {t.name for t in model.graph.initializer}
     feeds = {}
     names = [v.name for v in model.graph.input if v.name not in given]
@@ -193,3 +200,63 @@ def test_data_prop_dims_are_the_runtimes_and_its_refusals_do_not_run() -> None:
     assert len(refused) >= 2000, len(refused)
     # On the runs, more static output dims than onnx's data propagation gives.
     assert static["onnxfast"] > static["onnx"] >= 1000, static
+
+
+def _aborting_variant() -> bytes:
+    """The variant that aborts onnxruntime 1.32: a rotary embedding's
+    expansion with its rotary dim's constant (node 5) negated, as declared."""
+    path = _corpus_path("test_rotary_embedding_with_interleaved_rotary_dim_expanded")
+    model = onnx.load(path)
+    value = model.graph.node[5].attribute[0].t
+    assert model.graph.node[5].op_type == "Constant"
+    value.CopyFrom(numpy_helper.from_array(-numpy_helper.to_array(value), value.name))
+    return model.SerializeToString()
+
+
+def test_check_with_data_prop_refuses_a_model_that_aborts_onnxruntime(tmp_path: Path) -> None:
+    """onnx's full check accepts it and so does onnxfast's; with data_prop
+    the computed rotary dim (negative) gives a cos/sin cache of width 0 that
+    cannot broadcast with the rotated half: E720. onnxruntime does not run
+    it (1.32 aborts in std::clamp; a later one may refuse it)."""
+    data = _aborting_variant()
+    onnx.checker.check_model(onnx.load_from_string(data), full_check=True)
+    assert onnxfast.check(data, full=True).ok
+    report = onnxfast.check(data, data_prop=True)
+    assert not report.ok
+    assert {d.code for d in report.errors} == {"E720"}, report
+    assert "do not broadcast" in report.errors[0].message
+    items = tmp_path / "items.pkl"
+    with open(items, "wb") as f:
+        feeds = _feeds(_corpus_path("test_rotary_embedding_with_interleaved_rotary_dim_expanded"))
+        pickle.dump([("aborting", data, feeds)], f)
+    done = subprocess.run(
+        [sys.executable, str(_WORKER), str(items)], capture_output=True, text=True, check=False
+    )
+    results = [json.loads(line) for line in done.stdout.splitlines()]
+    assert done.returncode != 0 or results[-1]["shapes"] is None, results
+    model_file = tmp_path / "m.onnx"
+    model_file.write_bytes(data)
+    cli = [sys.executable, "-m", "onnxfast", "check"]
+    assert subprocess.run([*cli, str(model_file)], capture_output=True, check=False).returncode == 0
+    refused = subprocess.run(
+        [*cli, "--data-prop", str(model_file)], capture_output=True, text=True, check=False
+    )
+    assert refused.returncode == 1
+    assert "E720" in refused.stdout
+
+
+def test_check_with_data_prop_accepts_every_model_onnx_finds_valid() -> None:
+    """Every corpus model onnx's full check accepts is valid for onnxfast's
+    check with data_prop: following values refuses only what cannot run."""
+    accepted, refused = 0, []
+    for path in corpus_models():
+        try:
+            onnx.checker.check_model(onnx.load(path), full_check=True)
+        except Exception:  # models onnx refuses are not this test's
+            continue
+        accepted += 1
+        report = onnxfast.check(path, data_prop=True)
+        if not report.ok:
+            refused.append(f"{path.parent.name}: {report.errors[0]}")
+    assert not refused, f"{len(refused)}:\n" + "\n".join(refused[:15])
+    assert accepted > 1500, accepted

@@ -172,6 +172,7 @@ def check(
     full: bool = False,
     policy: Any = None,
     contrib_ops: bool = False,
+    data_prop: bool = False,
 ) -> Report:
     """Checks a model and returns every finding; never raises for an invalid model.
 
@@ -191,6 +192,13 @@ def check(
     operators (see :func:`infer_shapes`) are known, and with ``full=True``
     inferred, so the graph after them is checked too (onnx stops inferring
     at the first operator it does not know).
+    ``data_prop=True`` (implies ``full=True``; beyond onnx, whose full check
+    does not propagate values) has inference follow the values of shape
+    computations, as :func:`infer_shapes` does with it: a model whose
+    computed shapes cannot fit (a Reshape to a computed shape that cannot
+    broadcast with what follows, a computed axis out of range, a computed
+    output shape that contradicts the declared one) is invalid, as a
+    runtime finds when it runs it.
     """
     rules = _policy_rules(policy)
     model, model_dir = _model_and_dir(model_or_path)
@@ -201,9 +209,10 @@ def check(
         skip_opset_compatibility_check=skip_opset_compatibility_check,
         check_custom_domain=check_custom_domain,
         max_diagnostics=max_diagnostics,
-        full=full,
+        full=full or data_prop,
         policy=rules,
         contrib_ops=contrib_ops,
+        data_prop=data_prop,
     )
     return Report([Diagnostic(*d) for d in found], omitted, errors, warnings)
 
@@ -218,12 +227,13 @@ def check_model(
     full_check: bool | None = None,
     policy: Any = None,
     contrib_ops: bool = False,
+    data_prop: bool = False,
 ) -> None:
     """Drop-in for ``onnx.checker.check_model``: raises :class:`CheckError`
     (a ValueError) carrying the full report when the model has any error.
     ``full`` (or onnx's spelling, ``full_check``) adds type and shape
-    inference, as onnx's ``full_check=True``; ``policy`` and ``contrib_ops``
-    as in :func:`check`."""
+    inference, as onnx's ``full_check=True``; ``policy``, ``contrib_ops``
+    and ``data_prop`` as in :func:`check`."""
     report = check(
         model_or_path,
         strict=strict,
@@ -232,6 +242,7 @@ def check_model(
         full=full if full_check is None else full_check,
         policy=policy,
         contrib_ops=contrib_ops,
+        data_prop=data_prop,
     )
     if not report.ok:
         raise CheckError(str(report), report=report)

@@ -83,6 +83,7 @@ def check_model(
     full: bool = False,
     policy: dict[str, Any] | None = None,
     contrib_ops: bool = False,
+    data_prop: bool = False,
 ) -> tuple[list[tuple[str, str, str, str, str | None]], int, int, int]: ...
 def diagnostic_codes() -> list[tuple[str, str, str]]: ...
 def infer_shapes(

@@ -1,6 +1,7 @@
 """The onnxfast command line.
 
-    onnxfast check PATH... [--strict] [--full] [--contrib-ops] [--policy FILE] [-j N]
+    onnxfast check PATH... [--strict] [--full] [--contrib-ops] [--data-prop]
+                           [--policy FILE] [-j N]
                            [--format text|json|sarif|github] [--fail-on error|warning]
     onnxfast info PATH [--shapes [--data-prop] [--symbolic] [--contrib-ops]] [--json]
     onnxfast shapes PATH [--strict] [--data-prop] [--symbolic] [--contrib-ops]
@@ -114,11 +115,17 @@ def _check_one(
     full: bool = False,
     policy: Policy | None = None,
     contrib_ops: bool = False,
+    data_prop: bool = False,
 ) -> dict[str, Any]:
     started = time.perf_counter()
     try:
         report: Report = check(
-            path, strict=strict, full=full, policy=policy, contrib_ops=contrib_ops
+            path,
+            strict=strict,
+            full=full,
+            policy=policy,
+            contrib_ops=contrib_ops,
+            data_prop=data_prop,
         )
     except (OSError, OnnxFastError) as e:
         return {
@@ -146,9 +153,10 @@ def _check_one_plain(
     full: bool = False,
     policy: Policy | None = None,
     contrib_ops: bool = False,
+    data_prop: bool = False,
 ) -> dict[str, Any]:
     """_check_one for worker processes: only picklable values come back."""
-    result = _check_one(path, strict, full, policy, contrib_ops)
+    result = _check_one(path, strict, full, policy, contrib_ops, data_prop)
     report = result.pop("_report", None)
     exc = result.pop("_exc", None)
     if report is not None:
@@ -264,7 +272,7 @@ def _run_checks(files: list[Path], args: argparse.Namespace, policy: Policy | No
     """(file, result) in order, in worker processes with -j."""
     if args.jobs == 1:
         for f in files:
-            yield f, _check_one(f, args.strict, args.full, policy, args.contrib_ops)
+            yield f, _check_one(f, args.strict, args.full, policy, args.contrib_ops, args.data_prop)
         return
     # Worker processes: small models spend most of their time in Python
     # code, where threads would only contend for the GIL. "spawn" keeps
@@ -282,6 +290,7 @@ def _run_checks(files: list[Path], args: argparse.Namespace, policy: Policy | No
                 [args.full] * n,
                 [policy] * n,
                 [args.contrib_ops] * n,
+                [args.data_prop] * n,
                 chunksize=chunk,
             ),
         )
@@ -766,6 +775,12 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="check as onnxruntime runs the model: its own operators (com.microsoft "
         "Attention, MatMulNBits, ...) are known and, with --full, inferred",
+    )
+    p_check.add_argument(
+        "--data-prop",
+        action="store_true",
+        help="with the full check (implied), follow the values of shape computations: "
+        "a model whose computed shapes cannot fit is invalid (beyond onnx)",
     )
     p_check.add_argument(
         "--policy",

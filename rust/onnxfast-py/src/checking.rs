@@ -27,7 +27,7 @@ pub(crate) type Checked = (Vec<Finding>, u64, u64, u64);
 #[pyo3(signature = (
     model, *, strict = false, model_dir = None, skip_opset_compatibility_check = false,
     check_custom_domain = false, max_diagnostics = 10000, full = false, policy = None,
-    contrib_ops = false,
+    contrib_ops = false, data_prop = false,
 ))]
 #[allow(clippy::too_many_arguments)]
 pub fn check_model(
@@ -41,6 +41,7 @@ pub fn check_model(
     full: bool,
     policy: Option<&Bound<'_, PyDict>>,
     contrib_ops: bool,
+    data_prop: bool,
 ) -> PyResult<Checked> {
     let policy = policy.map(policy_from_dict).transpose()?;
     let options = CheckOptions {
@@ -53,6 +54,7 @@ pub fn check_model(
         policy: policy.map(|p| Arc::new(p.into())),
         source_bytes: Some(model.get().0.root().source.len() as u64),
         contrib_ops,
+        data_prop,
     };
     crate::errors::guard(py, "checking", || check_model_impl(py, model, options))
 }

@@ -61,6 +61,13 @@ pub struct CheckOptions {
     /// graph after them too (onnx stops at the first operator it does not
     /// know).
     pub contrib_ops: bool,
+    /// With `full`: inference follows the values of shape computations
+    /// ([`crate::infer::InferOptions::data_prop`]), so a model whose
+    /// computed shapes cannot fit (a Reshape to a computed shape that
+    /// cannot broadcast after it, a computed axis out of range) is invalid,
+    /// as a runtime finds when it runs it; onnx's full check does not
+    /// propagate values.
+    pub data_prop: bool,
 }
 
 /// Diagnostics kept by default.
@@ -208,6 +215,7 @@ pub fn check_model(model: &ModelProto, options: &CheckOptions) -> Report {
                     store: Some(&store),
                     max_diagnostics: limit,
                     contrib_ops: options.contrib_ops,
+                    data_prop: options.data_prop,
                     ..Default::default()
                 },
             )
@@ -278,6 +286,7 @@ pub fn check_lazy(
                     store: Some(&store),
                     max_diagnostics: limit,
                     contrib_ops: options.contrib_ops,
+                    data_prop: options.data_prop,
                     ..Default::default()
                 },
             )
