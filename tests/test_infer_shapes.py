@@ -1170,8 +1170,12 @@ def _empty_type_graph(case: str) -> onnx.ModelProto:
         inits = [numpy_helper.from_array(np.ones((2, 3), np.float32), "x")]
     elif case == "into an unguarded shape copy":
         nodes = [helper.make_node("EyeLike", ["x"], ["y"])]
+    elif case == "into DictVectorizer's unguarded map read":
+        # (random seed 15: onnx names the element type 0 it read)
+        nodes = [helper.make_node("DictVectorizer", ["x"], ["y"], domain="ai.onnx.ml")]
     graph = helper.make_graph(nodes, "g", inputs, outputs, initializer=inits)
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)], ir_version=8)
+    opsets = [helper.make_opsetid("", 21), helper.make_opsetid("ai.onnx.ml", 1)]
+    return helper.make_model(graph, opset_imports=opsets, ir_version=8)
 
 
 @pytest.mark.parametrize(
@@ -1182,6 +1186,7 @@ def _empty_type_graph(case: str) -> onnx.ModelProto:
         ("typed input listed as an output declared empty", False),
         ("declared empty with an initializer", False),
         ("into an unguarded shape copy", True),
+        ("into DictVectorizer's unguarded map read", True),
     ],
 )
 def test_a_value_declared_with_an_empty_type_is_read_as_onnx_reads_it(case, onnx_refuses) -> None:

@@ -235,8 +235,10 @@ fn category_mapper(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
 
 /// DictVectorizer: a tensor of the map's value element type.
 fn dict_vectorizer(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
-    let elem = match ctx.need(0)? {
-        Type::Map(_, Some(v)) => dense_elem(v),
+    // onnx reads the map's value type unguarded: a type of no kind gives
+    // element type 0 too (which its type check cannot name).
+    let elem = match ctx.need_or_empty(0)? {
+        Some(Type::Map(_, Some(v))) => dense_elem(v),
         _ => 0,
     };
     ctx.set_tensor(0, elem, None);
