@@ -578,6 +578,17 @@ _CONTAINER_INTO_TENSOR_OP = {
         helper.make_node("Where", ["c", "a", "b"], ["y"]),
         [_T("c", TensorProto.BOOL, [2]), _opt("a", [2]), _T("b", TensorProto.FLOAT, [2])],
     ),
+    # The container reads as a scalar; the others' broadcast fails (2 and
+    # 5), hidden after an unknown operator, before the type check
+    # (random seed 16).
+    "Where, optional, the others not broadcasting": (
+        helper.make_node("Where", ["c", "a", "b"], ["y"]),
+        [_T("c", TensorProto.BOOL, [2]), _opt("a", [2]), _T("b", TensorProto.FLOAT, [4, 5])],
+    ),
+    "Sum, sequence, the others not broadcasting": (
+        helper.make_node("Sum", ["a", "b", "c"], ["y"]),
+        [_seq("a", [2]), _T("b", TensorProto.FLOAT, [2]), _T("c", TensorProto.FLOAT, [5])],
+    ),
     "Min, sequence": (
         helper.make_node("Min", ["a", "b"], ["y"]),
         [_seq("a", [2]), _T("b", TensorProto.FLOAT, [2])],

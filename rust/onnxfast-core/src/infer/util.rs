@@ -72,19 +72,51 @@ fn broadcast_dims(shapes: &[&[Dim]]) -> Result<Dims, String> {
 }
 
 /// Output 0 is the broadcast of the shapes of inputs `inputs`, when every
-/// one of them has a known shape (onnx infers nothing otherwise).
+/// one of them has a known shape (onnx infers nothing otherwise), read as
+/// onnx's `hasNInputShapes` then `tensor_type().shape()` read them.
 pub fn broadcast_inputs(ctx: &mut NodeCtx<'_, '_>, inputs: std::ops::Range<usize>) -> InferResult {
+    broadcast_of(ctx, inputs, true)
+}
+
+/// [`broadcast_inputs`] for onnx's variadic rules (Sum, Max, Min, Mean),
+/// which stop at an input that is not a tensor with a shape.
+pub fn broadcast_tensor_inputs(
+    ctx: &mut NodeCtx<'_, '_>,
+    inputs: std::ops::Range<usize>,
+) -> InferResult {
+    broadcast_of(ctx, inputs, false)
+}
+
+fn broadcast_of(
+    ctx: &mut NodeCtx<'_, '_>,
+    inputs: std::ops::Range<usize>,
+    containers_as_scalars: bool,
+) -> InferResult {
     let mut shapes: smallvec::SmallVec<[&[Dim]; 4]> = smallvec::SmallVec::new();
+    let mut container = false;
     for i in inputs {
-        // onnx reads these shapes as `tensor_type().shape()`, not by
-        // getInputShape: a sequence, map or optional input fails nothing
-        // here (its type check refuses it).
+        // onnx reads these shapes as `tensor_type().shape()` after
+        // `hasNInputShapes`, not by getInputShape: a sequence or optional
+        // of a shaped tensor reads as a scalar (`NodeCtx::shape`; where
+        // onnx hides the node's errors, else its type check refuses it
+        // first), which can still fail the broadcast of the others.
         match ctx.ty(i) {
-            Some(Type::Tensor(t) | Type::SparseTensor(t)) => match t.shape.as_deref() {
+            Some(Type::Tensor(t)) => match t.shape.as_deref() {
                 Some(s) => shapes.push(s),
                 None => return Ok(()),
             },
-            _ => return Ok(()),
+            Some(Type::SparseTensor(t)) if containers_as_scalars => match t.shape.as_deref() {
+                Some(s) => shapes.push(s),
+                None => return Ok(()),
+            },
+            _ if !containers_as_scalars => return Ok(()),
+            _ => match ctx.shape(i) {
+                Some(s) => {
+                    shapes.push(s);
+                    container = true;
+                }
+                None => return Ok(()),
+            },
         }
     }
     let dims = broadcast(&shapes).map_err(|e| {
@@ -98,7 +130,11 @@ pub fn broadcast_inputs(ctx: &mut NodeCtx<'_, '_>, inputs: std::ops::Range<usize
             ),
         )
     })?;
-    ctx.set_shape(0, dims);
+    // (onnx writes the shape into an output its element propagation made a
+    // container; the type check then refuses the container input.)
+    if !container {
+        ctx.set_shape(0, dims);
+    }
     Ok(())
 }
 

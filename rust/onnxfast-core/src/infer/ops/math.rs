@@ -112,7 +112,7 @@ pub fn binary_broadcast(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
 pub fn variadic_broadcast(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     ctx.propagate_elem(0, 0)?;
     let n = ctx.n_inputs();
-    util::broadcast_inputs(ctx, 0..n)
+    util::broadcast_tensor_inputs(ctx, 0..n)
 }
 
 /// SwiGLU: the gate and the value have one shape (no broadcasting); their
