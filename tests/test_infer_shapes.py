@@ -671,6 +671,38 @@ def test_a_container_into_an_operator_of_tensors_has_onnxs_verdict(case, after_u
     assert ours == theirs, report
 
 
+@pytest.mark.parametrize(
+    ("case", "opset", "onnx_refuses"),
+    [
+        # Pad 11 and 13 take the output's shape by getOutputShape when the
+        # pads are not constant: it fails on the sequence output (hidden).
+        ("Pad 11, sequence, pads not constant", 11, False),
+        ("Pad 13, sequence, pads not constant", 13, False),
+        # Gemm 6 without B writes C's shape in place: no failure, so the
+        # type check refuses the optional A.
+        ("Gemm 6 without B, optional A", 6, True),
+    ],
+)
+def test_a_container_after_an_unknown_operator_meets_onnxs_output_writes(
+    case, opset, onnx_refuses
+) -> None:
+    """Where onnx's rule writes the output's shape decides whether a container
+    input fails the rule (hidden after an unknown operator) or reaches the
+    type check (random seed 17)."""
+    if case.startswith("Pad"):
+        node = helper.make_node("Pad", ["a", "p"], ["y"])
+        inputs = [_seq("a", [2, 3]), _T("p", TensorProto.INT64, [4])]
+    else:
+        node = helper.make_node("Gemm", ["a", "", "c"], ["y"])
+        inputs = [_opt("a", [2, 3]), _T("c", TensorProto.FLOAT, [2, 4])]
+    unknown = helper.make_node("Mystery", ["a"], ["m"], domain="com.example")
+    graph = helper.make_graph([unknown, node], "g", inputs, [_T("y", TensorProto.FLOAT, None)])
+    model = _with_example_domain(graph, opset)
+    theirs, ours = _strict_verdicts(model)
+    assert (theirs is not None) == onnx_refuses, theirs
+    assert (ours is not None) == onnx_refuses, ours
+
+
 @pytest.mark.parametrize("kind", ["sequence", "optional"])
 @pytest.mark.parametrize("opset", [1, 11, 13])
 def test_an_unsqueeze_of_a_container_after_an_unknown_operator_has_onnxs_verdict(

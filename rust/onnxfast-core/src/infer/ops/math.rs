@@ -321,7 +321,9 @@ fn gemm6(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
         .is_some_and(|a| a.i.unwrap_or(0) as i32 != 0);
     if !broadcast {
         if let Some(c) = ctx.shape(2) {
-            ctx.set_shape(0, dims_of(c));
+            // (onnx writes C's shape in place: no failure on an output its
+            // element propagation made a container.)
+            ctx.set_tensor_shape(0, dims_of(c));
         }
     }
     Ok(())

@@ -1722,7 +1722,12 @@ pub(super) fn pad_v11(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     if constant(ctx, 1).is_none() {
         let all: Vec<usize> = (0..rank).collect();
         let out = padded_by_values(ctx, shape, &all).unwrap_or_else(|| unknown_dims(rank));
-        set_dims_in_place(ctx, 0, out);
+        // (Here onnx's rule takes the output's shape by getOutputShape,
+        // which fails on an output its element propagation made a
+        // container; with constant pads it writes in place.)
+        if out.len() <= MAX_RANK {
+            ctx.set_shape(0, out);
+        }
         return Ok(());
     }
     let pads = pads_input(ctx)?;
