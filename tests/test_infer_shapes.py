@@ -1865,6 +1865,32 @@ def test_data_prop_reads_an_enclosing_graphs_values_as_onnx(twice, outcome) -> N
         assert _out_dims(onnx.ModelProto(graph=then), "r") == [3, 8]
 
 
+@pytest.mark.parametrize("op", ["ConstantOfShape", "Reshape"])
+def test_a_shape_input_of_rank_0_is_refused_even_with_values_beyond_onnx(op) -> None:
+    """onnx's getShapeInput falls back to the input's length when it has no
+    values of its own, and that input must be 1-D; a scalar whose value
+    only onnxfast followed (a Neg, not one of onnx's steps) had been taken
+    as a shape. Found by changing each tensor attribute of the corpus."""
+    vi = helper.make_tensor_value_info
+    axis = numpy_helper.from_array(np.array(-1, np.int64), "a")
+    nodes = [
+        helper.make_node("Constant", [], ["a"], value=axis),
+        helper.make_node("Neg", ["a"], ["n"]),
+    ]
+    if op == "ConstantOfShape":
+        nodes.append(helper.make_node("ConstantOfShape", ["n"], ["y"]))
+    else:
+        nodes.append(helper.make_node("Reshape", ["x", "n"], ["y"]))
+    graph = helper.make_graph(
+        nodes, "g", [vi("x", TensorProto.FLOAT, [1])], [vi("y", TensorProto.FLOAT, None)]
+    )
+    data = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)]).SerializeToString()
+    assert _compare_data_prop(data, op) == ("refused", None)
+    with pytest.raises(onnxfast.InferenceError) as raised:
+        onnxfast.infer_shapes(data, strict=True, data_prop=True)
+    assert "must be 1-D" in raised.value.report.errors[0].message
+
+
 def test_values_beyond_onnx_do_not_hide_a_type_error_after_an_unknown_operator() -> None:
     """After an unknown operator, a Pad whose pads come from ReduceMin (a
     step onnx does not take) fails its rule on those values, which onnx

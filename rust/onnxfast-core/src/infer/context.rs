@@ -534,6 +534,24 @@ impl<'a, 'm> NodeCtx<'a, 'm> {
             .map_err(|e| defect(codes::BAD_CONSTANT_INPUT, At::Input(i), e))
     }
 
+    /// Whether onnx's rule has input `i`'s values: an initializer's or a
+    /// Constant node's (getInputData), or values its own data propagation
+    /// computed (getSymbolicInput). Values only onnxfast follows are not.
+    pub fn onnx_has_values(&self, i: usize) -> bool {
+        if let Some(c) = self.consts.get(i).copied().flatten() {
+            if !matches!(c, Const::Computed { .. }) {
+                return true;
+            }
+        }
+        self.engine.data_prop
+            && self
+                .node
+                .input
+                .get(i)
+                .filter(|n| !n.is_empty())
+                .is_some_and(|n| self.run.onnx_has_data(n))
+    }
+
     /// The values data propagation computed for input `i` (onnx's
     /// `getSymbolicInput`); `None` without `data_prop`.
     pub fn data(&self, i: usize) -> Option<&'a crate::ir::types::Dims> {

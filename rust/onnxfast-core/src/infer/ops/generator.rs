@@ -4,7 +4,7 @@
 use super::{onnx, Entry};
 use crate::diag::codes;
 use crate::infer::constant::Const;
-use crate::infer::context::{defect, At, InferResult, NodeCtx};
+use crate::infer::context::{defect, At, InferError, InferResult, NodeCtx};
 use crate::infer::util::{bad_attr, bad_const, bad_rank, dims_of};
 use crate::ir::types::{elem_name, Dim, Dims, TensorType, Type, MAX_RANK};
 use crate::proto::attribute_proto::AttributeType;
@@ -75,6 +75,16 @@ fn check_non_negative(i: usize, dims: Dims, non_negative: bool) -> InferResult<D
     }
 }
 
+fn not_1d(ctx: &NodeCtx<'_, '_>, i: usize, s: &[Dim]) -> InferError {
+    bad_rank(
+        i,
+        format!(
+            "input {i} gives a shape, so it must be 1-D; it has shape {}",
+            ctx.show_dims(s)
+        ),
+    )
+}
+
 /// The shape given by input `i`, a 1-D int64 tensor of dims (onnx's
 /// getShapeInput): its values when it is constant, else the values data
 /// propagation computed for it, else as many unknown dims as its length
@@ -84,6 +94,16 @@ pub(crate) fn shape_input(
     i: usize,
     non_negative: bool,
 ) -> InferResult<Option<Dims>> {
+    // Without values of its own, onnx's getShapeInput infers the rank from
+    // the input's length, which must be 1-D: values only onnxfast follows
+    // do not excuse a shape input of another rank.
+    if !ctx.onnx_has_values(i) {
+        if let Some(s) = ctx.shape(i) {
+            if s.len() != 1 {
+                return Err(not_1d(ctx, i, s));
+            }
+        }
+    }
     if let Some(c) = ctx.constant(i) {
         if c.elem() != 7 {
             return Err(bad_const(
@@ -115,13 +135,7 @@ pub(crate) fn shape_input(
         return Ok(None);
     };
     if s.len() != 1 {
-        return Err(bad_rank(
-            i,
-            format!(
-                "input {i} gives a shape, so it must be 1-D; it has shape {}",
-                ctx.show_dims(s)
-            ),
-        ));
+        return Err(not_1d(ctx, i, s));
     }
     match s.first().copied().and_then(Dim::value) {
         Some(n) if (0..=MAX_RANK_FROM_LENGTH).contains(&n) => Ok(Some(
