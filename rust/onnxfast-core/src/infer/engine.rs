@@ -345,6 +345,19 @@ struct Capture {
     first: Vec<bool>,
 }
 
+/// `existing` with `inferred` merged in (onnx's mergeShapesAndTypes), or a
+/// conflict; `None` when the merge changes nothing.
+fn merged_type(
+    inferred: &Type,
+    existing: &Type,
+    symbols: &Symbols,
+) -> Result<Option<Type>, merge::Conflict> {
+    merge::check(inferred, existing, symbols)?;
+    let mut merged = existing.clone();
+    merge::merge_into(inferred, &mut merged);
+    Ok((merged != *existing).then_some(merged))
+}
+
 /// What an enclosing graph's value gives a subgraph's node output of its
 /// name (see [`Run::outer_type`]).
 enum OuterType<'s> {
@@ -581,29 +594,27 @@ impl<'m, 'o> Run<'m, 'o> {
         let (slot, new) = values.get_or_insert_with(name, || Entry::new(POISONED));
         match arena.get(slot.ty) {
             Some(existing) => {
-                merge::check(inferred, existing, symbols)?;
-                let mut merged = existing.clone();
-                merge::merge_into(inferred, &mut merged);
-                if merged != *existing {
+                if let Some(merged) = merged_type(inferred, existing, symbols)? {
                     slot.ty = arena.intern(merged);
                 }
             }
             // A type of no kind is this graph's: the inferred type fills it.
             None if slot.ty == UNSET => slot.ty = arena.intern_ref(inferred),
             None => match outer.and_then(|o| o.outer_type(name)) {
-                Some(OuterType::Typed(existing)) => {
-                    merge::check(inferred, existing, symbols).map_err(|mut c| {
-                        c.message
-                            .push_str(" (the type of an enclosing graph's value of this name)");
-                        c
-                    })?;
-                    let mut merged = existing.clone();
-                    merge::merge_into(inferred, &mut merged);
-                    slot.ty = arena.intern(merged);
-                    shadowing.insert(Name(name));
-                }
-                Some(OuterType::Unset) => {
-                    slot.ty = arena.intern_ref(inferred);
+                Some(outer_type) => {
+                    slot.ty = match outer_type {
+                        OuterType::Typed(existing) => {
+                            let merged =
+                                merged_type(inferred, existing, symbols).map_err(|mut c| {
+                                    c.message.push_str(
+                                        " (the type of an enclosing graph's value of this name)",
+                                    );
+                                    c
+                                })?;
+                            arena.intern(merged.unwrap_or_else(|| existing.clone()))
+                        }
+                        OuterType::Unset => arena.intern_ref(inferred),
+                    };
                     shadowing.insert(Name(name));
                 }
                 None => slot.ty = arena.intern_ref(inferred),

@@ -100,24 +100,18 @@ fn broadcast_of(
         // of a shaped tensor reads as a scalar (`NodeCtx::shape`; where
         // onnx hides the node's errors, else its type check refuses it
         // first), which can still fail the broadcast of the others.
-        match ctx.ty(i) {
-            Some(Type::Tensor(t)) => match t.shape.as_deref() {
-                Some(s) => shapes.push(s),
-                None => return Ok(()),
-            },
-            Some(Type::SparseTensor(t)) if containers_as_scalars => match t.shape.as_deref() {
-                Some(s) => shapes.push(s),
-                None => return Ok(()),
-            },
-            _ if !containers_as_scalars => return Ok(()),
-            _ => match ctx.shape(i) {
-                Some(s) => {
-                    shapes.push(s);
-                    container = true;
-                }
-                None => return Ok(()),
-            },
-        }
+        let shape = match ctx.ty(i) {
+            Some(Type::Tensor(t)) => t.shape.as_deref(),
+            Some(t) if containers_as_scalars => {
+                container |= !matches!(t, Type::SparseTensor(_));
+                ctx.shape(i)
+            }
+            _ => None,
+        };
+        let Some(s) = shape else {
+            return Ok(());
+        };
+        shapes.push(s);
     }
     let dims = broadcast(&shapes).map_err(|e| {
         let shown: Vec<String> = shapes.iter().map(|s| ctx.show_dims(s)).collect();
