@@ -1891,6 +1891,150 @@ def test_a_shape_input_of_rank_0_is_refused_even_with_values_beyond_onnx(op) -> 
     assert "must be 1-D" in raised.value.report.errors[0].message
 
 
+def _one_node_model(node, inputs, inits, opset: int) -> bytes:
+    """A model of `node` alone, its output `y` declared without a type."""
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    graph = helper.make_graph([node], "g", inputs, [y], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    return model.SerializeToString()
+
+
+@pytest.mark.parametrize("extra", [b"", b"\x05" + bytes(7), b"\x01", b"-"])
+@pytest.mark.parametrize("op", ["Reshape", "Expand", "OneHot"])
+def test_raw_data_longer_than_its_dims_need_is_read_as_onnx_reads_it(op, extra) -> None:
+    """onnx's ParseData reads the leading bytes a constant's dims need and
+    ignores the rest (its checker accepts the tensor); shorter raw_data is
+    refused by both. onnxfast had refused every such constant (E723). Found
+    by retyping and reshaping each initializer of the test models; only
+    check(strict=True) reports the extra bytes (S901)."""
+    vi = helper.make_tensor_value_info
+    x = vi("x", TensorProto.FLOAT, [2, 3])
+    if op == "OneHot":
+        c = numpy_helper.from_array(np.array(4, np.int64), "c")
+        values = numpy_helper.from_array(np.array([0, 1], np.float32), "v")
+        node = helper.make_node("OneHot", ["i", "c", "v"], ["y"])
+        inputs, inits = [vi("i", TensorProto.INT64, [3])], [values]
+    else:
+        shape = [3, 2] if op == "Reshape" else [2, 1, 3]
+        c = numpy_helper.from_array(np.array(shape, np.int64), "c")
+        node = helper.make_node(op, ["x", "c"], ["y"])
+        inputs, inits = [x], []
+    c.raw_data = c.raw_data + extra
+    data = _one_node_model(node, inputs, [*inits, c], 14)
+    assert _compare(data, f"{op} +{len(extra)} bytes") is None
+    inferred = onnxfast.infer_shapes(data, strict=True).to_onnx().graph.output[0]
+    dims = [d.dim_value for d in inferred.type.tensor_type.shape.dim]
+    assert dims == {"Reshape": [3, 2], "Expand": [2, 2, 3], "OneHot": [3, 4]}[op]
+    strict = {e.code for e in onnxfast.check(data, full=True, strict=True).errors}
+    assert ("S901" in strict) == bool(extra)
+    c.raw_data = c.raw_data[: len(c.raw_data) - len(extra) - 1]
+    short = _one_node_model(node, inputs, [*inits, c], 14)
+    assert _compare(short, f"{op}, a byte short") is None
+    with pytest.raises(onnxfast.InferenceError):
+        onnxfast.infer_shapes(short, strict=True)
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), -float("inf"), 1e30, -3.5, 2.7])
+def test_a_float_read_as_an_integer_converts_as_onnxs_static_cast_does(value) -> None:
+    """onnx converts a float constant to int64 with `static_cast`, which on
+    x86-64 gives INT64_MIN for NaN and out-of-range values (Rust's `as`
+    saturates, and gives 0 for NaN): OneHot's depth (refused as negative),
+    Resize-10's and Upsample's scaled dims (written as INT64_MIN) and
+    Range's length (clamped to 0) all follow it."""
+    vi = helper.make_tensor_value_info
+
+    def f32(v, name: str) -> TensorProto:
+        return numpy_helper.from_array(np.array(v, np.float32), name)
+
+    models = {
+        "OneHot": _one_node_model(
+            helper.make_node("OneHot", ["i", "d", "v"], ["y"]),
+            [vi("i", TensorProto.INT64, [3])],
+            [f32(value, "d"), f32([0, 1], "v")],
+            11,
+        ),
+        "Range": _one_node_model(
+            helper.make_node("Range", ["a", "n", "b"], ["y"]),
+            [],
+            [f32(0, "a"), f32(value, "n"), f32(1, "b")],
+            11,
+        ),
+    }
+    for op, opset in (("Resize", 10), ("Upsample", 9)):
+        models[op] = _one_node_model(
+            helper.make_node(op, ["x", "s"], ["y"]),
+            [vi("x", TensorProto.FLOAT, [2, 3])],
+            [f32([1, value], "s")],
+            opset,
+        )
+    for op, data in models.items():
+        assert _compare(data, f"{op} of {value}") is None
+
+
+@pytest.mark.parametrize(
+    ("case", "dp_outcome"),
+    [
+        ("Gather of a Shape", "refused"),
+        ("Gather of values of unknown length", "equal"),
+        ("Slice with axes of unknown values", "refused"),
+        ("Concat", "refused"),
+        ("Add", "refused"),
+    ],
+)
+def test_data_prop_fails_on_a_constant_it_cannot_parse_as_onnx_does(case, dp_outcome) -> None:
+    """onnx's data propagation parses an int64 constant of rank 0 or 1 when
+    its step reads it, and fails the node when the data does not fit the
+    dims (raw_data a value short here); without data_prop the rules never
+    read these values and both infer the model. onnxfast had taken such a
+    constant as unknown values. The reads follow onnx's order: Gather reads
+    its indices only when it has the data, Slice reads data, starts and
+    ends before its axes. Found by reshaping each initializer of the test
+    models."""
+    vi = helper.make_tensor_value_info
+
+    def short(name: str, values: list) -> TensorProto:
+        c = numpy_helper.from_array(np.array(values, np.int64), name)
+        c.raw_data = c.raw_data[:-8]
+        return c
+
+    shape = helper.make_node("Shape", ["x"], ["s"])
+    x = vi("x", TensorProto.FLOAT, [2, 3, 4])
+    nodes, inputs, inits = {
+        "Gather of a Shape": (
+            [shape, helper.make_node("Gather", ["s", "i"], ["y"])],
+            [x],
+            [short("i", [0, 2])],
+        ),
+        "Gather of values of unknown length": (
+            [helper.make_node("Gather", ["v", "i"], ["y"])],
+            [vi("v", TensorProto.INT64, ["n"])],
+            [short("i", [0, 2])],
+        ),
+        "Slice with axes of unknown values": (
+            [shape, helper.make_node("Slice", ["s", "st", "en", "ax"], ["y"])],
+            [x, vi("ax", TensorProto.INT64, ["k"])],
+            [short("st", [0, 1]), numpy_helper.from_array(np.array([1, 2], np.int64), "en")],
+        ),
+        "Concat": (
+            [shape, helper.make_node("Concat", ["s", "c"], ["y"], axis=0)],
+            [x],
+            [short("c", [5, 6])],
+        ),
+        "Add": ([shape, helper.make_node("Add", ["s", "c"], ["y"])], [x], [short("c", [5, 6, 7])]),
+    }[case]
+    y = vi("y", TensorProto.INT64, None)
+    graph = helper.make_graph(nodes, "g", inputs, [y], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    data = model.SerializeToString()
+    assert _compare(data, case) is None
+    onnxfast.infer_shapes(data, strict=True)
+    assert _compare_data_prop(data, case) == (dp_outcome, None)
+    if dp_outcome == "refused":
+        with pytest.raises(onnxfast.InferenceError) as raised:
+            onnxfast.infer_shapes(data, strict=True, data_prop=True)
+        assert "cannot be read" in str(raised.value)
+
+
 def test_values_beyond_onnx_do_not_hide_a_type_error_after_an_unknown_operator() -> None:
     """After an unknown operator, a Pad whose pads come from ReduceMin (a
     step onnx does not take) fails its rule on those values, which onnx

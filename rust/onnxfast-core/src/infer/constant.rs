@@ -3,6 +3,7 @@
 //! for is read, and only when it is small enough to be a shape, axes or a
 //! scalar ([`MAX_CONST_ELEMS`]): no other weight is touched.
 
+use crate::error::TensorErrorKind;
 use crate::external::{is_external, ExternalStore};
 use crate::ir::view::TensorRef;
 use crate::proto::TensorProto;
@@ -77,9 +78,42 @@ fn dims_of(len: usize, scalar: bool) -> Vec<i64> {
     }
 }
 
+/// Whether `c` is a tensor whose data is in an external file.
+pub fn is_external_data(c: &Const<'_>) -> bool {
+    match c {
+        Const::Tensor(t) => t.get().is_ok_and(is_external),
+        _ => false,
+    }
+}
+
 /// The native-endian element bytes of a small tensor.
+///
+/// `raw_data` longer than the dims need is read as onnx's `ParseData` reads
+/// it: the leading bytes, the rest ignored (onnx's checker accepts such a
+/// tensor; only `check(strict=True)` reports it, S901). Shorter is an error,
+/// as in onnx.
 fn element_bytes(t: &TensorProto, store: Option<&ExternalStore>) -> Result<Vec<u8>, String> {
-    let plan = tensor::plan(t).map_err(|e| e.to_string())?;
+    let plan = match tensor::plan(t) {
+        Ok(plan) => plan,
+        Err(e) => match (&e.kind, &t.raw_data) {
+            (
+                TensorErrorKind::SizeMismatch {
+                    field: "raw_data",
+                    got,
+                    expected,
+                    ..
+                },
+                Some(raw),
+            ) if got > expected => {
+                let cut = TensorProto {
+                    raw_data: Some(raw.slice(..*expected)),
+                    ..t.clone()
+                };
+                tensor::plan(&cut).map_err(|e| e.to_string())?
+            }
+            _ => return Err(e.to_string()),
+        },
+    };
     if plan.count > MAX_CONST_ELEMS {
         return Err(format!(
             "it has {} elements, more than inference reads ({MAX_CONST_ELEMS})",

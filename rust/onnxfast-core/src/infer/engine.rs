@@ -1910,6 +1910,9 @@ impl<'m> Engine<'m> {
         };
         // The inputs read, each with whether onnx's read gives values too.
         let mut reads: SmallVec<[(usize, bool); 4]> = SmallVec::new();
+        // The first read of a constant onnx cannot parse: its step fails
+        // there, and with it the node.
+        let mut fault: Option<String> = None;
         let result = {
             let run_ref: &Run<'m, '_> = run;
             let types: SmallVec<[Option<&Type>; 4]> = node
@@ -1935,15 +1938,14 @@ impl<'m> Engine<'m> {
             };
             if self.symbolic {
                 // Expressions need the symbol table: the inputs' data first.
-                let inputs: SmallVec<[Option<(Dims, bool)>; 4]> = (0..node.input.len())
+                let inputs: SmallVec<[DataRead; 4]> = (0..node.input.len())
                     .map(|i| self.input_data(run_ref, node, i))
                     .collect();
                 propagate::propagate(
                     &step,
                     &mut |i| {
-                        let (d, onnx_sees) = inputs.get(i).cloned().flatten()?;
-                        reads.push((i, onnx_sees));
-                        Some(d)
+                        let read = inputs.get(i).cloned().unwrap_or(Ok(None));
+                        note_read(read, i, &mut reads, &mut fault)
                     },
                     Some(&mut self.symbols),
                 )
@@ -1951,13 +1953,16 @@ impl<'m> Engine<'m> {
                 propagate::propagate(
                     &step,
                     &mut |i| {
-                        let (d, onnx_sees) = self.input_data(run_ref, node, i)?;
-                        reads.push((i, onnx_sees));
-                        Some(d)
+                        let read = self.input_data(run_ref, node, i);
+                        note_read(read, i, &mut reads, &mut fault)
                     },
                     None,
                 )
             }
+        };
+        let result = match fault {
+            Some(why) => Err(why),
+            None => result,
         };
         // onnx's step reads what this one reads (its map then holds each
         // value it found), and writes only from values it has too.
@@ -2018,10 +2023,12 @@ impl<'m> Engine<'m> {
     /// length, that many unknown values. With whether onnx's getInputData
     /// gives values too (then its map of propagated values holds the name
     /// after the read: it caches a constant's or the unknown values).
-    fn input_data(&self, run: &Run<'m, '_>, node: &NodeHead<'m>, i: usize) -> Option<(Dims, bool)> {
-        let name = node.input.get(i).filter(|n| !n.is_empty())?;
+    fn input_data(&self, run: &Run<'m, '_>, node: &NodeHead<'m>, i: usize) -> DataRead {
+        let Some(name) = node.input.get(i).filter(|n| !n.is_empty()) else {
+            return Ok(None);
+        };
         if !run.unbound.is_empty() && run.unbound.contains(&Name(name)) {
-            return None;
+            return Ok(None);
         }
         let (t, c) = run.lookup(name);
         let ty = match t {
@@ -2054,28 +2061,34 @@ impl<'m> Engine<'m> {
             // (Values onnx's steps did not compute: its read finds the
             // constant, or the unknown values of a static length, where this
             // type has one; a type refined by those values may not in onnx.)
-            return fits(ty, d.len()).then(|| (d.clone(), onnx_sees));
+            return Ok(fits(ty, d.len()).then(|| (d.clone(), onnx_sees)));
         }
         if let Some(c) = c.filter(|c| small(c)) {
             match c.elem() {
-                6 | 7 => {
-                    if let Ok(v) = super::constant::ints(c, self.store) {
-                        return Some((super::util::dims_of(&v), onnx_sees));
+                6 | 7 => match super::constant::ints(c, self.store) {
+                    Ok(v) => return Ok(Some((super::util::dims_of(&v), onnx_sees))),
+                    // onnx's ParseData fails on data that does not fit the
+                    // dims (its step, so the node, fails). External data
+                    // it cannot read at all is read here (beyond onnx):
+                    // its failure only leaves the values unknown.
+                    Err(why) if !super::constant::is_external_data(c) => {
+                        return Err(format!("the values of input {i} cannot be read: {why}"))
                     }
-                }
+                    Err(_) => {}
+                },
                 // Beyond onnx: a float constant of whole numbers (the
                 // `2.0` of `Cast(Shape(x)[2:], float) * 2.0`), exactly.
                 1 | 10 | 11 => {
                     if let Ok(v) = super::constant::floats(c, self.store) {
                         if let Some(v) = propagate::whole_numbers(&v) {
-                            return Some((super::util::dims_of(&v), false));
+                            return Ok(Some((super::util::dims_of(&v), false)));
                         }
                     }
                 }
                 _ => {}
             }
         }
-        static_length.map(|n| (std::iter::repeat_n(Dim::Unknown, n).collect(), onnx_sees))
+        Ok(static_length.map(|n| (std::iter::repeat_n(Dim::Unknown, n).collect(), onnx_sees)))
     }
 
     /// Keeps the values computed for `name` (unless they cannot be its:
@@ -2485,6 +2498,32 @@ impl<'m> Engine<'m> {
 
 /// False when a tensor type's static element count is not `len` (values
 /// computed for it cannot be its).
+/// An input's values as data propagation reads them: none, or the values
+/// with whether onnx's read finds them too; an error where onnx's read fails.
+type DataRead = Result<Option<(Dims, bool)>, String>;
+
+/// One read of data propagation: the values found (kept in `reads` with
+/// whether onnx's read finds them too), or none; the first read that fails
+/// is kept in `fault`.
+fn note_read(
+    read: DataRead,
+    i: usize,
+    reads: &mut SmallVec<[(usize, bool); 4]>,
+    fault: &mut Option<String>,
+) -> Option<Dims> {
+    match read {
+        Ok(Some((d, onnx_sees))) => {
+            reads.push((i, onnx_sees));
+            Some(d)
+        }
+        Ok(None) => None,
+        Err(why) => {
+            fault.get_or_insert(why);
+            None
+        }
+    }
+}
+
 fn fits(t: Option<&Type>, len: usize) -> bool {
     let Some(Type::Tensor(t)) = t else {
         return true;

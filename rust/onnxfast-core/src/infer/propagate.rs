@@ -513,7 +513,11 @@ fn gather(
     if !axis_is_zero(node, true)? || beyond_1d(node, 0) {
         return Ok(None);
     }
-    let (Some(values), Some(indices)) = (data(0), data(1)) else {
+    // onnx reads the indices only when it has the data.
+    let Some(values) = data(0) else {
+        return Ok(None);
+    };
+    let Some(indices) = data(1) else {
         return Ok(None);
     };
     let n = values.len() as i64;
@@ -550,7 +554,9 @@ fn slice(
     data: &mut dyn FnMut(usize) -> Option<Dims>,
 ) -> Result<Option<Dims>, Failure> {
     let n_inputs = node.types.len();
-    // onnx reads axes and steps first: an unknown one stops it.
+    // onnx reads the data, starts and ends, then axes and steps: an
+    // unknown axes or steps stops it before it looks at the first three.
+    let (values, starts, ends) = (data(0), data(1), data(2));
     let axes = if n_inputs >= 4 {
         match data(3) {
             Some(a) => Some(a),
@@ -567,7 +573,7 @@ fn slice(
     } else {
         None
     };
-    let (Some(values), Some(starts), Some(ends)) = (data(0), data(1), data(2)) else {
+    let (Some(values), Some(starts), Some(ends)) = (values, starts, ends) else {
         return Ok(None);
     };
     if starts.len() != ends.len() {

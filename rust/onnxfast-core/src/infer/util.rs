@@ -7,6 +7,20 @@ use crate::ir::types::{Dim, Dims, TensorType, Type};
 
 use super::context::{defect, At, InferError, InferResult, NodeCtx};
 
+/// A float converted to int64 as onnx's `static_cast<int64_t>` does on
+/// x86-64, where its wheels run (`cvttsd2si`): truncated toward zero, and
+/// NaN or a value outside i64's range gives i64::MIN (Rust's `as`
+/// saturates instead, and gives 0 for NaN).
+pub fn cast_i64(x: f64) -> i64 {
+    // 2^63, exactly: i64 holds [-2^63, 2^63).
+    const BOUND: f64 = 9_223_372_036_854_775_808.0;
+    if (-BOUND..BOUND).contains(&x) {
+        x as i64
+    } else {
+        i64::MIN
+    }
+}
+
 /// Dims from a list of known values.
 pub fn dims_of(values: &[i64]) -> Dims {
     values.iter().map(|&v| Dim::Value(v)).collect()

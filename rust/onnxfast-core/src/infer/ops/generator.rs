@@ -5,7 +5,7 @@ use super::{onnx, Entry};
 use crate::diag::codes;
 use crate::infer::constant::Const;
 use crate::infer::context::{defect, At, InferError, InferResult, NodeCtx};
-use crate::infer::util::{bad_attr, bad_const, bad_rank, dims_of};
+use crate::infer::util::{self, bad_attr, bad_const, bad_rank, dims_of};
 use crate::ir::types::{elem_name, Dim, Dims, TensorType, Type, MAX_RANK};
 use crate::proto::attribute_proto::AttributeType;
 
@@ -516,14 +516,7 @@ fn scalar_float(ctx: &mut NodeCtx<'_, '_>, i: usize) -> InferResult<f64> {
 /// finite number in i64's range gives 0, as onnx's conversion does on x86
 /// (the integer it yields there is i64::MIN, clamped to 0).
 fn range_length(quotient: f64) -> i64 {
-    // 2^63: i64 holds [-2^63, 2^63).
-    let bound = i64::MAX as f64;
-    let n = quotient.ceil();
-    if (-bound..bound).contains(&n) {
-        (n as i64).max(0)
-    } else {
-        0
-    }
+    util::cast_i64(quotient.ceil()).max(0)
 }
 
 pub const OPS: &[Entry] = &[

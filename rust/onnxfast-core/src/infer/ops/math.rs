@@ -52,7 +52,7 @@ pub(crate) fn const_scalar(ctx: &mut NodeCtx<'_, '_>, i: usize) -> InferResult<i
         6 | 7 => ctx.const_ints(i)?.and_then(|v| v.first().copied()),
         1 | 11 => ctx
             .const_floats(i)?
-            .and_then(|v| v.first().map(|&f| f as i64)),
+            .and_then(|v| v.first().map(|&f| util::cast_i64(f))),
         other => {
             return Err(bad_const(
                 i,
@@ -1086,17 +1086,6 @@ fn dft20(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     Ok(())
 }
 
-/// onnx converts a float to int64 with the x86 instruction: NaN and values
-/// out of range give i64::MIN.
-fn f32_to_i64(x: f32) -> i64 {
-    const LIMIT: f32 = 9.223_372e18;
-    if x.is_nan() || !(-LIMIT..LIMIT).contains(&x) {
-        i64::MIN
-    } else {
-        x as i64
-    }
-}
-
 /// STFT: [batch, frames, bins, 2] when the signal length, the frame step
 /// and the frame length (or the window's length) are known.
 fn stft(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
@@ -1180,7 +1169,10 @@ fn stft(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     } else {
         dft_size
     };
-    let frames = f32_to_i64(signal.wrapping_sub(dft_size) as f32 / step as f32).wrapping_add(1);
+    let frames = util::cast_i64(f64::from(
+        signal.wrapping_sub(dft_size) as f32 / step as f32,
+    ))
+    .wrapping_add(1);
     let batch = match s[0] {
         Dim::Value(v) => Dim::Value(v),
         _ => Dim::Unknown,

@@ -652,7 +652,7 @@ fn clamp(v: i64, lo: i64, hi: i64) -> i64 {
 /// The length of `[start, end)` by `step` (onnx's `ceil((end - start) /
 /// step)` in doubles, at least 0).
 fn slice_len(start: i64, end: i64, step: i64) -> i64 {
-    let len = (end.wrapping_sub(start) as f64 / step as f64).ceil() as i64;
+    let len = util::cast_i64((end.wrapping_sub(start) as f64 / step as f64).ceil());
     len.max(0)
 }
 
@@ -2080,7 +2080,7 @@ fn scaled(
         .iter()
         .zip(scales)
         .map(|(&d, &s)| match d {
-            Dim::Value(v) => Dim::Value((v as f64 * s).floor() as i64),
+            Dim::Value(v) => Dim::Value(util::cast_i64((v as f64 * s).floor())),
             Dim::Sym(_) => symbolic(d, s).unwrap_or(Dim::Unknown),
             Dim::Unknown => Dim::Unknown,
         })
@@ -2192,7 +2192,7 @@ fn keep_aspect(policy: AspectPolicy, shape: &[Dim], axes: &[usize], sizes: &mut 
     }
     for (i, s) in sizes.iter_mut().enumerate() {
         *s = match (unknown, dim_of(i)) {
-            (false, Some(v)) => (scale * v as f64).round() as i64,
+            (false, Some(v)) => util::cast_i64((scale * v as f64).round()),
             _ => -1,
         };
     }
@@ -2476,7 +2476,7 @@ fn one_hot_shape(ctx: &mut NodeCtx<'_, '_>, v9: bool) -> InferResult {
             Some(6 | 7) => ctx.const_ints(1)?.and_then(|v| v.first().copied()),
             Some(1) => ctx
                 .const_floats(1)?
-                .and_then(|v| v.first().map(|&f| f as i64)),
+                .and_then(|v| v.first().map(|&f| util::cast_i64(f))),
             _ => None,
         };
         if let Some(d) = depth.filter(|&d| d < 0) {
