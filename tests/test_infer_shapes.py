@@ -1979,6 +1979,7 @@ def test_a_float_read_as_an_integer_converts_as_onnxs_static_cast_does(value) ->
         ("Slice with axes of unknown values", "refused"),
         ("Concat", "refused"),
         ("Add", "refused"),
+        ("Add of a 2-D input", "refused"),
     ],
 )
 def test_data_prop_fails_on_a_constant_it_cannot_parse_as_onnx_does(case, dp_outcome) -> None:
@@ -1988,8 +1989,9 @@ def test_data_prop_fails_on_a_constant_it_cannot_parse_as_onnx_does(case, dp_out
     read these values and both infer the model. onnxfast had taken such a
     constant as unknown values. The reads follow onnx's order: Gather reads
     its indices only when it has the data, Slice reads data, starts and
-    ends before its axes. Found by reshaping each initializer of the test
-    models."""
+    ends before its axes, arithmetic reads both inputs even when one is not
+    1-D. Found by reshaping each initializer of the test models and each
+    Constant node's tensor of the corpus."""
     vi = helper.make_tensor_value_info
 
     def short(name: str, values: list) -> TensorProto:
@@ -2021,6 +2023,11 @@ def test_data_prop_fails_on_a_constant_it_cannot_parse_as_onnx_does(case, dp_out
             [short("c", [5, 6])],
         ),
         "Add": ([shape, helper.make_node("Add", ["s", "c"], ["y"])], [x], [short("c", [5, 6, 7])]),
+        "Add of a 2-D input": (
+            [helper.make_node("Add", ["v", "c"], ["y"])],
+            [vi("v", TensorProto.INT64, [2, 1])],
+            [short("c", [5, 6, 7])],
+        ),
     }[case]
     y = vi("y", TensorProto.INT64, None)
     graph = helper.make_graph(nodes, "g", inputs, [y], inits)

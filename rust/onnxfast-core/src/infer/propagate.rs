@@ -151,11 +151,13 @@ fn arithmetic(
     let exact = node.out_elem.and_then(float_exact);
     // Mod's remainder takes the divisor's sign, or with `fmod` the dividend's.
     let fmod = op == "Mod" && node.int_attr("fmod").is_some_and(|f| f != 0);
+    // onnx reads both inputs (a constant it cannot parse fails the step).
+    let (a, b) = (data(0), data(1));
     if beyond_1d(node, 0) || beyond_1d(node, 1) {
         // Element-wise on flattened values is only right for 1-D operands.
         return Ok(None);
     }
-    let (Some(a), Some(b)) = (data(0), data(1)) else {
+    let (Some(a), Some(b)) = (a, b) else {
         return Ok(None);
     };
     let (n, m) = (a.len(), b.len());
@@ -510,7 +512,7 @@ fn gather(
     node: &Node<'_, '_>,
     data: &mut dyn FnMut(usize) -> Option<Dims>,
 ) -> Result<Option<Dims>, Failure> {
-    if !axis_is_zero(node, true)? || beyond_1d(node, 0) {
+    if !axis_is_zero(node, true)? {
         return Ok(None);
     }
     // onnx reads the indices only when it has the data.
@@ -520,6 +522,9 @@ fn gather(
     let Some(indices) = data(1) else {
         return Ok(None);
     };
+    if beyond_1d(node, 0) {
+        return Ok(None);
+    }
     let n = values.len() as i64;
     let mut out = Dims::with_capacity(indices.len());
     for ix in indices {
