@@ -285,7 +285,7 @@ pub const INCOMPATIBLE_SHAPES: Code = error(
 pub const BAD_INPUT_RANK: Code = error("E721", "An input's rank is not one the operator accepts.");
 pub const BAD_ATTRIBUTE: Code = error(
     "E722",
-    "An attribute's value is invalid for the operator or its inputs (axis out of range, `perm` not a permutation, `Cast(to=UNDEFINED)`, `kernel_shape` of the wrong length, ...).",
+    "An attribute's value is invalid for the operator or its inputs (axis out of range, `perm` not a permutation, a `to` that is not an element type, `kernel_shape` of the wrong length, ...).",
 );
 pub const BAD_CONSTANT_INPUT: Code = error(
     "E723",

@@ -1998,10 +1998,12 @@ impl<'m> Engine<'m> {
                 }
             }
             // A step onnx does not take leaves the values a value defined
-            // before had (computed, cached or constant), as onnx does.
+            // before had (computed, cached or constant; here or, for a
+            // subgraph output named like an enclosing value, there), as
+            // onnx does.
             Ok(Some(d))
-                if !run.data.contains_key(&Name(out))
-                    && !run.onnx_data.contains(&Name(out))
+                if run.data_of(out).is_none()
+                    && !run.onnx_has_data(out)
                     && run.entry(out).is_none_or(|e| e.konst == NO_CONST) =>
             {
                 self.keep_data(run, out, d)

@@ -165,16 +165,12 @@ fn elem_and_shape(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
 
 /// Output `out`'s element type from attribute `name` (onnx's
 /// propagateElemTypeFromAttributeToOutput, which needs the attribute).
-/// `Ok(Some(error))` for 0 (UNDEFINED): onnx takes it for a type, goes on
-/// with its rule, then fails outside its inference errors when it checks
-/// the output against the type constraints; the caller returns `error`
-/// after the rest of its rule (which may fail first, hidden after an
-/// unknown operator).
-fn elem_from_attr(
-    ctx: &mut NodeCtx<'_, '_>,
-    name: &str,
-    out: usize,
-) -> InferResult<Option<InferError>> {
+/// 0 (UNDEFINED, or a value whose low 32 bits are 0: onnx casts the int64
+/// to its enum) is a valid enum value to onnx: the output gets element
+/// type 0, which its type check (E704), a declared type or an If's other
+/// branch then fail to name, ending its whole run; without those (no
+/// type check) onnx accepts it.
+fn elem_from_attr(ctx: &mut NodeCtx<'_, '_>, name: &str, out: usize) -> InferResult {
     let Some(a) = ctx.attr(name) else {
         return Err(bad_attr(name, format!("attribute '{name}' is needed")));
     };
@@ -184,33 +180,21 @@ fn elem_from_attr(
             format!("attribute '{name}' must hold an integer element type"),
         ));
     };
-    // onnx casts the int64 to its enum of int32 values (2^32 is 0).
     let code = v as i32;
-    if code == 0 {
-        let read = match v {
-            0 => "",
-            _ => ", read as its low 32 bits: 0",
-        };
-        return Ok(Some(fatal(
-            codes::BAD_ATTRIBUTE,
-            At::Attribute(name.to_string()),
-            format!("attribute '{name}' is {v}{read} (UNDEFINED), not a tensor element type"),
-        )));
-    }
-    if elem_name(code).is_none() {
+    if code != 0 && elem_name(code).is_none() {
         return Err(bad_attr(
             name,
             format!("attribute '{name}' is {v}, which is not a tensor element type"),
         ));
     }
     ctx.set_elem(out, code);
-    Ok(None)
+    Ok(())
 }
 
 fn cast(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
-    let undefined = elem_from_attr(ctx, "to", 0)?;
+    elem_from_attr(ctx, "to", 0)?;
     ctx.propagate_shape(0, 0);
-    undefined.map_or(Ok(()), Err)
+    Ok(())
 }
 
 fn cast_like(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
@@ -248,9 +232,9 @@ fn bit_cast(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
             ));
         }
     }
-    let undefined = elem_from_attr(ctx, "to", 0)?;
+    elem_from_attr(ctx, "to", 0)?;
     ctx.propagate_shape(0, 0);
-    undefined.map_or(Ok(()), Err)
+    Ok(())
 }
 
 fn identity(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
