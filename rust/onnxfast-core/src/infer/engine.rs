@@ -708,6 +708,15 @@ fn function_id(domain: &str, name: &str, overload: &str) -> String {
 /// [`Engine::refuse_unfit`] for what inference does with it). The flag: the
 /// misfit is in the counts, which onnx's type check verifies (and fails at
 /// once on) after the rule.
+/// Whether `node` has at least the inputs and outputs `s` requires and
+/// more of one of them than it takes.
+fn only_extra(node: &NodeHead<'_>, s: &OpSchema) -> bool {
+    let (n_in, n_out) = (node.input.len(), node.output.len());
+    n_in >= s.min_input as usize
+        && n_out >= s.min_output as usize
+        && (n_in > s.max_input as usize || n_out > s.max_output as usize)
+}
+
 fn unfit(node: &NodeHead<'_>, attrs: &Attrs<'_, '_>, s: &OpSchema) -> Option<(String, bool)> {
     let (n_in, n_out) = (node.input.len(), node.output.len());
     if n_in < s.min_input as usize || n_in > s.max_input as usize {
@@ -1538,7 +1547,13 @@ impl<'m> Engine<'m> {
         let Some((why, counts)) = unfit(node, attrs, schema) else {
             return Fit::Infer(None);
         };
-        if self.report_unfit && as_onnx && !counts {
+        // Without the type check (check_type=False) onnx never verifies
+        // the counts: it runs the rule on the inputs there are. Followed
+        // where the node only has more inputs or outputs than the schema
+        // (the rule reads none of those); with fewer, onnx's reads of the
+        // missing ones fail, which is not followed read by read (E731).
+        let extra_only = counts && !self.check_type && only_extra(node, schema);
+        if self.report_unfit && as_onnx && (!counts || extra_only) {
             return Fit::Infer(None);
         }
         if self.report_unfit && as_onnx && self.check_type && (run.masked || run.hidden) {
