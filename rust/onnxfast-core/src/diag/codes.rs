@@ -317,7 +317,7 @@ pub const UNFIT_NODE: Code = error(
 );
 pub const DATA_PROPAGATION: Code = error(
     "E732",
-    "With data propagation (`data_prop=True`), the values of a shape computation are invalid: an index out of range, values that cannot broadcast, an overflow, a Slice step of 0; or a value defined twice in one graph gets values a second time (onnx's \"Data for input 0 already exists\").",
+    "With data propagation (`data_prop=True`), the values of a shape computation are invalid: an index out of range, values that cannot broadcast, an overflow, a Slice step of 0, an int64/int32 constant whose data does not fit its dims; or a value defined twice in one graph gets values a second time (onnx's \"Data for input 0 already exists\").",
 );
 pub const NO_INFERENCE: Code = warning(
     "W790",
