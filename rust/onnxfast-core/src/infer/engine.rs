@@ -702,12 +702,6 @@ fn function_id(domain: &str, name: &str, overload: &str) -> String {
     }
 }
 
-/// Why a node does not fit its schema well enough for inference (input and
-/// output counts, attribute types, required attributes), or `None` when it
-/// fits: a node that does not is reported by the structural checker (see
-/// [`Engine::refuse_unfit`] for what inference does with it). The flag: the
-/// misfit is in the counts, which onnx's type check verifies (and fails at
-/// once on) after the rule.
 /// Whether `node` has at least the inputs and outputs `s` requires and
 /// more of one of them than it takes.
 fn only_extra(node: &NodeHead<'_>, s: &OpSchema) -> bool {
@@ -717,6 +711,12 @@ fn only_extra(node: &NodeHead<'_>, s: &OpSchema) -> bool {
         && (n_in > s.max_input as usize || n_out > s.max_output as usize)
 }
 
+/// Why a node does not fit its schema well enough for inference (input and
+/// output counts, attribute types, required attributes), or `None` when it
+/// fits: a node that does not is reported by the structural checker (see
+/// [`Engine::refuse_unfit`] for what inference does with it). The flag: the
+/// misfit is in the counts, which onnx's type check verifies (and fails at
+/// once on) after the rule.
 fn unfit(node: &NodeHead<'_>, attrs: &Attrs<'_, '_>, s: &OpSchema) -> Option<(String, bool)> {
     let (n_in, n_out) = (node.input.len(), node.output.len());
     if n_in < s.min_input as usize || n_in > s.max_input as usize {
@@ -2513,8 +2513,6 @@ impl<'m> Engine<'m> {
     }
 }
 
-/// False when a tensor type's static element count is not `len` (values
-/// computed for it cannot be its).
 /// An input's values as data propagation reads them: none, or the values
 /// with whether onnx's read finds them too; an error where onnx's read fails.
 type DataRead = Result<Option<(Dims, bool)>, String>;
@@ -2541,6 +2539,8 @@ fn note_read(
     }
 }
 
+/// False when a tensor type's static element count is not `len` (values
+/// computed for it cannot be its).
 fn fits(t: Option<&Type>, len: usize) -> bool {
     let Some(Type::Tensor(t)) = t else {
         return true;
