@@ -3345,3 +3345,99 @@ def test_symbolic_gives_every_dim_of_a_gpt2_block_in_terms_of_its_inputs() -> No
                 values[name].shape,
                 np.shape(array),
             )
+
+
+def _old_shape_computation(opset: int) -> onnx.ModelProto:
+    """An exporter's dynamic reshape at an old opset (ddddocr's and
+    PaddleOCR's shape): Shape -> Gather(scalar index) -> Unsqueeze ->
+    Concat -> Reshape, a product of two dims (Mul), and an Expand to the
+    computed shape; Reshape 5 or 13 and Expand 8 read constants only in
+    onnx."""
+
+    def const(name: str, v) -> onnx.NodeProto:
+        return helper.make_node(
+            "Constant", [], [name], value=numpy_helper.from_array(np.array(v, np.int64))
+        )
+
+    def unsqueeze(i: str, o: str) -> onnx.NodeProto:
+        if opset < 13:
+            return helper.make_node("Unsqueeze", [i], [o], axes=[0])
+        return helper.make_node("Unsqueeze", [i, "axis0"], [o])
+
+    nodes = [const("axis0", [0])]
+    for k in range(4):
+        nodes += [
+            helper.make_node("Shape", ["x"], [f"s{k}"]),
+            const(f"i{k}", k),
+            helper.make_node("Gather", [f"s{k}", f"i{k}"], [f"g{k}"], axis=0),
+        ]
+    nodes += [
+        helper.make_node("Mul", ["g2", "g3"], ["area"]),
+        unsqueeze("g0", "u0"),
+        unsqueeze("g1", "u1"),
+        unsqueeze("area", "u2"),
+        helper.make_node("Concat", ["u0", "u1", "u2"], ["target"], axis=0),
+        helper.make_node("Reshape", ["x", "target"], ["y"]),
+        helper.make_node("Shape", ["y"], ["y_shape"]),
+        helper.make_node("Expand", ["row", "y_shape"], ["rows"]),
+        # [-1, 512] of [W, 1, 512]: the -1 is W.
+        helper.make_node("Mul", ["u2", "one"], ["area_again"]),
+        helper.make_node("Concat", ["minus_one", "area_again"], ["flat"], axis=0),
+        helper.make_node("Reshape", ["y", "flat"], ["z"]),
+    ]
+    inits = [
+        numpy_helper.from_array(np.zeros((1, 512), np.float32), "row"),
+        numpy_helper.from_array(np.array([-1], np.int64), "minus_one"),
+        numpy_helper.from_array(np.array([1], np.int64), "one"),
+    ]
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["W", 1, 64, 8])
+    outputs = [helper.make_tensor_value_info(o, TensorProto.FLOAT, None) for o in ("y", "rows")]
+    outputs.append(helper.make_tensor_value_info("z", TensorProto.FLOAT, None))
+    graph = helper.make_graph(nodes, "old_reshape", [x], outputs, inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=7)
+
+
+@pytest.mark.parametrize("opset", [9, 11, 12, 13, 14])
+def test_old_reshape_and_expand_read_propagated_values_as_the_runtime_runs_them(
+    opset: int,
+) -> None:
+    """With data_prop, Reshape 5 and 13 and Expand 8 (which in onnx read a
+    constant only) take the values data propagation computed, as their
+    newer versions do: every dim is the shape onnxruntime gives when it runs
+    the model. Without data_prop, onnxfast is onnx."""
+    import onnxruntime as ort
+
+    model = _old_shape_computation(opset)
+    theirs = onnx.shape_inference.infer_shapes(
+        model, check_type=True, strict_mode=True, data_prop=True
+    )
+    onnx_dims = _static_dims_and_params(theirs.graph)
+    ours = onnxfast.infer_shapes(model, strict=True, data_prop=True)
+    dims = _static_dims_and_params(ours.to_onnx().graph)
+    symbolic = onnxfast.infer_shapes(model, strict=True, data_prop=True, symbolic=True)
+    symbolic_dims = _static_dims_and_params(symbolic.to_onnx().graph)
+    expected = {"y": ["W", 1, 512], "rows": ["W", 1, 512], "z": ["W", 512]}
+    for name, want in expected.items():
+        # z's -1 is W: an expression of the input's dims (symbolic=True).
+        assert symbolic_dims.get(name) == want, (opset, name, symbolic_dims.get(name))
+        got = dims.get(name)
+        assert got is not None, (opset, name)
+        assert got[1:] == want[1:], (opset, name, got)
+        if name != "z":
+            assert got == want, (opset, name, got)
+        if opset >= 14:
+            # Reshape 14 and Expand 13 read them in onnx too.
+            theirs_dims = onnx_dims.get(name)
+            assert theirs_dims == (want if name != "z" else got), (name, theirs_dims)
+    if opset < 13:
+        # onnx's Reshape 5 reads no propagated value: no shape.
+        assert onnx_dims.get("y") is None, onnx_dims.get("y")
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    for w in (1, 3, 10):
+        got = session.run(["y", "rows", "z"], {"x": np.zeros((w, 1, 64, 8), np.float32)})
+        for name, array in zip(("y", "rows", "z"), got):
+            assert list(array.shape) == [w if d == "W" else d for d in expected[name]]
+    # Without data_prop: onnx's answer (no shape for the computed targets).
+    plain = onnxfast.infer_shapes(model, strict=True).to_onnx()
+    bare = onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True)
+    assert _static_dims_and_params(plain.graph) == _static_dims_and_params(bare.graph)

@@ -58,7 +58,9 @@ def infer_shapes(
     ``AffineGrid`` whose target is computed gets its dims (model symbols
     included) as with onnx, and values that are all known serve every rule
     that reads a constant input (``Tile``'s repeats, ``Slice``'s starts,
-    ``Pad``'s pads, ``Range``, axes inputs, ...), where onnx gives up.
+    ``Pad``'s pads, ``Range``, axes inputs, ...), where onnx gives up;
+    ``Reshape`` 5 and 13 and ``Expand`` 8 read computed shapes as their
+    newer versions do (onnx reads a constant there).
     Invalid values (an index out of range) are defects (code E732).
 
     ``symbolic=True`` (beyond onnx) gives dims that rules compute from

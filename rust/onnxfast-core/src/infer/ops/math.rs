@@ -410,7 +410,10 @@ fn expand8(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     let len = shape_of_shape[0];
     let target = match const_i64s(ctx, 1)? {
         Some(v) => util::dims_of(&v),
-        None => match rank_only(len) {
+        // Beyond onnx, whose Expand 8 reads a constant only: with
+        // data_prop, the values data propagation computed, as Expand 13
+        // reads them (the operator is the same), else the rank alone.
+        None => match ctx.data(1).cloned().or_else(|| rank_only(len)) {
             Some(d) => d,
             None => return Ok(()),
         },

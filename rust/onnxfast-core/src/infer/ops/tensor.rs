@@ -1846,7 +1846,13 @@ fn reshape_shape(ctx: &mut NodeCtx<'_, '_>, dynamic: bool) -> InferResult {
     let target = if dynamic {
         shape_input(ctx, 1)?
     } else {
-        const_i64(ctx, 1)?.map(|v| util::dims_of(&v))
+        match const_i64(ctx, 1)? {
+            Some(v) => Some(util::dims_of(&v)),
+            // Beyond onnx, whose Reshape 5 and 13 read a constant only: with
+            // data_prop, the values data propagation computed (symbols
+            // too), as Reshape 14 reads them. The operator is the same.
+            None => ctx.data(1).cloned(),
+        }
     };
     let Some(target) = target else {
         return Ok(());
