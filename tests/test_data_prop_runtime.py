@@ -22,20 +22,17 @@ import json
 import pickle
 import subprocess
 import sys
-import tempfile
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
 import onnx
+from _ort_outputs import WORKER, run_groups
 from onnx import numpy_helper
 
 import onnxfast
 
 from conftest import corpus_models
-
-_WORKER = Path(__file__).resolve().parent / "_ort_outputs.py"
 
 
 def _changed(values: np.ndarray) -> Iterator[tuple[str, np.ndarray]]:
@@ -115,50 +112,6 @@ def _dims(vi: onnx.ValueInfoProto) -> list | None:
     return [d.dim_value if d.HasField("dim_value") else None for d in tensor.shape.dim]
 
 
-def _run_all(groups: dict[str, list]) -> tuple[dict, list]:
-    """onnxruntime's output shapes (None: it does not run) by label, and the
-    labels of the runs that aborted it (the rest of their group runs on)."""
-    results: dict[str, dict | None] = {}
-    aborted: list[str] = []
-    scratch = Path(tempfile.mkdtemp())
-
-    def run(item: tuple[str, list]) -> tuple[dict, str | None, list]:
-        name, items = item
-        pkl = scratch / f"{name}.pkl"
-        with open(pkl, "wb") as f:
-            pickle.dump(items, f)
-        done = subprocess.run(
-            [sys.executable, str(_WORKER), str(pkl)],
-            capture_output=True,
-            text=True,
-            timeout=600,
-            check=False,
-        )
-        out, started = {}, None
-        for line in done.stdout.splitlines():
-            record = json.loads(line)
-            if record.get("start"):
-                started = record["label"]
-            else:
-                out[record["label"]] = record["shapes"]
-                started = None
-        return out, started if done.returncode != 0 else None, items
-
-    pending = list(groups.items())
-    while pending:
-        with ThreadPoolExecutor(2) as pool:
-            finished = list(pool.map(run, pending))
-        pending = []
-        for out, abort, items in finished:
-            results.update(out)
-            if abort is not None:
-                aborted.append(abort)
-                rest = [it for it in items if it[0] not in out and it[0] != abort]
-                if rest:
-                    pending.append((f"{len(aborted)}-rest", rest))
-    return results, aborted
-
-
 def test_data_prop_dims_are_the_runtimes_and_its_refusals_do_not_run() -> None:
     groups: dict[str, list] = {}
     ours: dict[str, dict] = {}
@@ -175,7 +128,7 @@ def test_data_prop_dims_are_the_runtimes_and_its_refusals_do_not_run() -> None:
         theirs[label] = {o.name: _dims(o) for o in reference.graph.output}
         groups.setdefault(name, []).append((label, data, feeds))
 
-    actual, aborted = _run_all(groups)
+    actual, aborted = run_groups(groups)
     contradicted, ran_refused, ran = [], [], 0
     static = {"onnxfast": 0, "onnx": 0}
     for label, shapes in actual.items():
@@ -230,7 +183,7 @@ def test_check_with_data_prop_refuses_a_model_that_aborts_onnxruntime(tmp_path: 
         feeds = _feeds(_corpus_path("test_rotary_embedding_with_interleaved_rotary_dim_expanded"))
         pickle.dump([("aborting", data, feeds)], f)
     done = subprocess.run(
-        [sys.executable, str(_WORKER), str(items)], capture_output=True, text=True, check=False
+        [sys.executable, str(WORKER), str(items)], capture_output=True, text=True, check=False
     )
     results = [json.loads(line) for line in done.stdout.splitlines()]
     assert done.returncode != 0 or results[-1]["shapes"] is None, results

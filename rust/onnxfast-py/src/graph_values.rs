@@ -518,9 +518,7 @@ fn dims_at(t: &proto::TypeProto, sizes: &HashMap<String, i64>) -> Option<Vec<Opt
             .map(|d| match &d.value {
                 // A negative value (an exporter's -1 for "dynamic", which
                 // onnx carries along) is no size.
-                Some(tensor_shape_proto::dimension::Value::DimValue(v)) => {
-                    (*v >= 0).then_some(*v)
-                }
+                Some(tensor_shape_proto::dimension::Value::DimValue(v)) => (*v >= 0).then_some(*v),
                 Some(tensor_shape_proto::dimension::Value::DimParam(p)) => {
                     evaluate(p, &|n| sizes.get(n).copied()).ok()
                 }
