@@ -2861,6 +2861,21 @@ def test_evaluate_dim_reads_expressions_and_refuses_bad_sizes() -> None:
     namespace = {"__builtins__": {}, "floor": math.floor, "min": min, "max": max}
     for text in texts:
         assert onnxfast.evaluate_dim(text, sizes) == eval(text, namespace, dict(sizes)), text
+    # As SymPy prints them (onnxruntime's symbolic_shape_infer.py saves these).
+    sympy_texts = {
+        "floor(h/2 - 1/2) + 1": 17,
+        "floor(floor(h/2 - 1/2)/2) + 1": 9,
+        "ceiling(seq/4)": 2,
+        "Max(1, seq - 3, B)": 4,
+        "Min(h, 16)": 16,
+        "Mod(h, 4)": 1,
+        "3*h/2 - h/2": 33,
+    }
+    for text, want in sympy_texts.items():
+        assert onnxfast.evaluate_dim(text, sizes) == want, text
+    for text in ["h/2", "floor(h, 2)", "Mod(h, 0)"]:
+        with pytest.raises(ValueError, match="not an expression"):
+            onnxfast.evaluate_dim(text, sizes)
     assert onnxfast.evaluate_dim(3, {}) == 3
     assert onnxfast.evaluate_dim(None, sizes) is None
     assert onnxfast.evaluate_dim("unk__4 + 1", sizes) is None

@@ -302,4 +302,6 @@ def test_real_models_symbolic_shapes_are_the_runtimes() -> None:
     assert twice >= 40, twice
     # onnx's STFT bins: each of the 3 values of both models at both sizes.
     assert stft_bins == 12, stft_bins
-    assert checked > 30_000, checked
+    # ~48,500 dims, ~7,300 of them SymPy's (`floor(height/2 - 1/2) + 1`,
+    # saved in nudenet's and PaddleOCR's models by onnxruntime's tools).
+    assert checked > 45_000, checked

@@ -1,15 +1,19 @@
 //! The value of a dim's text at given sizes: a symbol of the model
 //! (`batch`) or an expression as `symbolic` inference writes them
-//! (`floor((h + 1)/2)`, `min(seq, 512) - 2`, `12*batch*seq`), read from the
-//! text itself, so the dims of a model saved with such expressions evaluate
-//! as well as those of a fresh inference.
+//! (`floor((h + 1)/2)`, `min(seq, 512) - 2`, `12*batch*seq`), or as
+//! SymPy prints them (onnxruntime's `symbolic_shape_infer.py` saves dims
+//! such as `floor(height/2 - 1/2) + 1`, `ceiling(seq/4)`, `Max(a, b)`),
+//! read from the text itself, so the dims of a model saved with such
+//! expressions evaluate as well as those of a fresh inference.
 //!
-//! The grammar is the one [`super::symbolic`] renders (Python-readable):
-//! sums and differences of products of integers, names, parenthesised
-//! expressions, `floor(e/d)` (`d` a positive integer), `min(a, b)` and
-//! `max(a, b)`. A name is a run of characters other than spaces and
-//! `+-*/(),`; a dim whose whole text is a given name is that size whatever
-//! its characters. Arithmetic is checked (64-bit); nesting is bounded, so
+//! The grammar: sums and differences of products and quotients of
+//! integers, names, parenthesised expressions and calls of `floor`,
+//! `ceiling` (or `ceil`), `min`/`Min` and `max`/`Max` (two arguments or
+//! more) and `Mod(a, b)`. Intermediate values are exact fractions (`h/2 -
+//! 1/2` is `(h - 1)/2`); the dim's value must be a whole number. A name is
+//! a run of characters other than spaces and `+-*/(),`; a dim whose whole
+//! text is a given name is that size whatever its characters. Arithmetic
+//! is checked (128-bit fractions, a 64-bit result); nesting is bounded, so
 //! hostile text costs time in proportion to its length and no more stack
 //! than [`MAX_DEPTH`] levels.
 
@@ -23,9 +27,10 @@ pub enum Unevaluated {
     /// caller did not give).
     Unknown(String),
     /// It is not an expression of this grammar (a name with spaces or
-    /// operators in it, inside an expression), or nests too deep.
+    /// operators in it, inside an expression), nests too deep, divides by
+    /// zero or is not a whole number.
     Syntax(String),
-    /// A step overflows 64 bits.
+    /// A step overflows (128-bit fractions, or a result past 64 bits).
     Overflow,
 }
 
@@ -52,9 +57,115 @@ pub fn evaluate(text: &str, size: &dyn Fn(&str) -> Option<i64>) -> Result<i64, U
     };
     let v = p.sum()?;
     p.skip_spaces();
-    match p.peek() {
-        None => Ok(v),
-        Some(c) => Err(p.syntax(&format!("'{c}' after the expression"))),
+    if let Some(c) = p.peek() {
+        return Err(p.syntax(&format!("'{c}' after the expression")));
+    }
+    if v.den != 1 {
+        return Err(Unevaluated::Syntax(format!(
+            "the value {}/{} is not a whole number",
+            v.num, v.den
+        )));
+    }
+    i64::try_from(v.num).map_err(|_| Unevaluated::Overflow)
+}
+
+/// An exact fraction `num/den`, `den > 0`, in lowest terms.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Frac {
+    num: i128,
+    den: i128,
+}
+
+/// The greatest common divisor of `|a|` and `|b|` (neither is `i128::MIN`:
+/// [`Frac::new`] refuses it, so the result fits).
+fn gcd(a: i128, b: i128) -> i128 {
+    let (mut a, mut b) = (a.unsigned_abs(), b.unsigned_abs());
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    i128::try_from(a).unwrap_or(1)
+}
+
+impl Frac {
+    fn int(v: i128) -> Self {
+        Frac { num: v, den: 1 }
+    }
+
+    /// `num/den` in lowest terms (`den != 0`); `i128::MIN`, whose negation
+    /// overflows, is refused as an overflow.
+    fn new(num: i128, den: i128) -> Result<Self, Unevaluated> {
+        if num == i128::MIN || den == i128::MIN {
+            return Err(Unevaluated::Overflow);
+        }
+        let g = gcd(num, den).max(1);
+        let (mut num, mut den) = (num / g, den / g);
+        if den < 0 {
+            num = num.checked_neg().ok_or(Unevaluated::Overflow)?;
+            den = den.checked_neg().ok_or(Unevaluated::Overflow)?;
+        }
+        Ok(Frac { num, den })
+    }
+
+    fn add(self, o: Frac) -> Result<Self, Unevaluated> {
+        let g = gcd(self.den, o.den).max(1);
+        let (a, b) = (self.den / g, o.den / g);
+        let num = self
+            .num
+            .checked_mul(b)
+            .and_then(|x| o.num.checked_mul(a).and_then(|y| x.checked_add(y)));
+        let den = self.den.checked_mul(b);
+        match (num, den) {
+            (Some(n), Some(d)) => Frac::new(n, d),
+            _ => Err(Unevaluated::Overflow),
+        }
+    }
+
+    fn neg(self) -> Result<Self, Unevaluated> {
+        Ok(Frac {
+            num: self.num.checked_neg().ok_or(Unevaluated::Overflow)?,
+            den: self.den,
+        })
+    }
+
+    fn mul(self, o: Frac) -> Result<Self, Unevaluated> {
+        // Cross-reduced first, so products of fractions in lowest terms
+        // overflow only when the result does.
+        let g1 = gcd(self.num, o.den).max(1);
+        let g2 = gcd(o.num, self.den).max(1);
+        let num = (self.num / g1).checked_mul(o.num / g2);
+        let den = (self.den / g2).checked_mul(o.den / g1);
+        match (num, den) {
+            (Some(n), Some(d)) => Frac::new(n, d),
+            _ => Err(Unevaluated::Overflow),
+        }
+    }
+
+    /// `None` for a division by zero.
+    fn div(self, o: Frac) -> Option<Result<Self, Unevaluated>> {
+        (o.num != 0).then(|| {
+            self.mul(Frac {
+                num: o.den,
+                den: o.num,
+            })
+        })
+    }
+
+    fn floor(self) -> Self {
+        Frac::int(self.num.div_euclid(self.den))
+    }
+
+    fn ceil(self) -> Result<Self, Unevaluated> {
+        Ok(Frac::int(
+            self.neg()?
+                .floor()
+                .num
+                .checked_neg()
+                .ok_or(Unevaluated::Overflow)?,
+        ))
+    }
+
+    fn less(self, o: Frac) -> Result<bool, Unevaluated> {
+        Ok(self.add(o.neg()?)?.num < 0)
     }
 }
 
@@ -100,7 +211,7 @@ impl Parser<'_, '_> {
     }
 
     /// term (('+' | '-') term)*
-    fn sum(&mut self) -> Result<i64, Unevaluated> {
+    fn sum(&mut self) -> Result<Frac, Unevaluated> {
         self.depth += 1;
         if self.depth > MAX_DEPTH {
             return Err(self.syntax("nested too deep"));
@@ -108,40 +219,62 @@ impl Parser<'_, '_> {
         let mut v = self.product()?;
         loop {
             self.skip_spaces();
-            let sign = match self.peek() {
-                Some('+') => 1,
-                Some('-') => -1,
+            let minus = match self.peek() {
+                Some('+') => false,
+                Some('-') => true,
                 _ => break,
             };
             self.at += 1;
             let t = self.product()?;
-            v = match sign {
-                1 => v.checked_add(t),
-                _ => v.checked_sub(t),
-            }
-            .ok_or(Unevaluated::Overflow)?;
+            v = v.add(if minus { t.neg()? } else { t })?;
         }
         self.depth -= 1;
         Ok(v)
     }
 
-    /// factor ('*' factor)*
-    fn product(&mut self) -> Result<i64, Unevaluated> {
+    /// factor (('*' | '/') factor)*
+    fn product(&mut self) -> Result<Frac, Unevaluated> {
         let mut v = self.factor()?;
         loop {
             self.skip_spaces();
-            if self.peek() != Some('*') {
-                return Ok(v);
-            }
+            let divide = match self.peek() {
+                Some('*') => false,
+                Some('/') => true,
+                _ => return Ok(v),
+            };
             self.at += 1;
             let f = self.factor()?;
-            v = v.checked_mul(f).ok_or(Unevaluated::Overflow)?;
+            v = match divide {
+                false => v.mul(f)?,
+                true => match v.div(f) {
+                    Some(q) => q?,
+                    None => return Err(self.syntax("a division by zero")),
+                },
+            };
         }
     }
 
-    /// '-' factor | integer | '(' sum ')' | floor(sum/integer) |
-    /// min(sum, sum) | max(sum, sum) | name
-    fn factor(&mut self) -> Result<i64, Unevaluated> {
+    /// The arguments of a call, after its '(' : sums separated by commas,
+    /// then ')'.
+    fn arguments(&mut self) -> Result<Vec<Frac>, Unevaluated> {
+        let mut args = vec![self.sum()?];
+        loop {
+            self.skip_spaces();
+            match self.peek() {
+                Some(',') => {
+                    self.at += 1;
+                    args.push(self.sum()?);
+                }
+                _ => {
+                    self.expect(')')?;
+                    return Ok(args);
+                }
+            }
+        }
+    }
+
+    /// '-' factor | integer | '(' sum ')' | call | name
+    fn factor(&mut self) -> Result<Frac, Unevaluated> {
         self.skip_spaces();
         let text = self.text;
         let rest = text.get(self.at..).unwrap_or("");
@@ -156,7 +289,7 @@ impl Parser<'_, '_> {
             }
             let v = self.factor()?;
             self.depth -= 1;
-            return v.checked_neg().ok_or(Unevaluated::Overflow);
+            return v.neg();
         }
         if c == '(' {
             self.at += 1;
@@ -171,32 +304,45 @@ impl Parser<'_, '_> {
         let word = &rest[..len];
         self.at += len;
         if word.bytes().all(|b| b.is_ascii_digit()) {
-            return word.parse::<i64>().map_err(|_| Unevaluated::Overflow);
+            return match word.parse::<i64>() {
+                Ok(v) => Ok(Frac::int(i128::from(v))),
+                Err(_) => Err(Unevaluated::Overflow),
+            };
         }
         self.skip_spaces();
-        if self.peek() == Some('(') && matches!(word, "floor" | "min" | "max") {
+        let call = matches!(
+            word,
+            "floor" | "ceiling" | "ceil" | "min" | "Min" | "max" | "Max" | "Mod"
+        );
+        if call && self.peek() == Some('(') {
             self.at += 1;
-            let a = self.sum()?;
-            let v = if word == "floor" {
-                self.expect('/')?;
-                let d = self.factor()?;
-                if d <= 0 {
-                    return Err(self.syntax(&format!("floor by {d}, not a positive divisor")));
+            let at = self.at;
+            let args = self.arguments()?;
+            let wrong =
+                |n: &str| Unevaluated::Syntax(format!("{word} takes {n} at character {at}"));
+            return match (word, args.as_slice()) {
+                ("floor", [x]) => Ok(x.floor()),
+                ("ceiling" | "ceil", [x]) => x.ceil(),
+                ("floor" | "ceiling" | "ceil", _) => Err(wrong("one argument")),
+                ("min" | "Min" | "max" | "Max", [first, more @ ..]) if !more.is_empty() => {
+                    let smallest = matches!(word, "min" | "Min");
+                    more.iter().try_fold(*first, |best, &x| {
+                        Ok(if x.less(best)? == smallest { x } else { best })
+                    })
                 }
-                a.div_euclid(d)
-            } else {
-                self.expect(',')?;
-                let b = self.sum()?;
-                if word == "min" {
-                    a.min(b)
-                } else {
-                    a.max(b)
-                }
+                ("min" | "Min" | "max" | "Max", _) => Err(wrong("two arguments or more")),
+                // SymPy's Mod: a - b*floor(a/b), the divisor's sign.
+                ("Mod", [a, b]) => match a.div(*b) {
+                    Some(q) => a.add(b.mul(q?.floor())?.neg()?),
+                    None => Err(self.syntax("Mod by zero")),
+                },
+                _ => Err(wrong("two arguments")),
             };
-            self.expect(')')?;
-            return Ok(v);
         }
-        (self.size)(word).ok_or_else(|| Unevaluated::Unknown(word.to_string()))
+        match (self.size)(word) {
+            Some(v) => Ok(Frac::int(i128::from(v))),
+            None => Err(Unevaluated::Unknown(word.to_string())),
+        }
     }
 }
 
@@ -277,6 +423,51 @@ mod tests {
     }
 
     #[test]
+    fn reads_what_sympy_prints() {
+        // As onnxruntime's symbolic_shape_infer.py saves them (SymPy's
+        // str), against the same arithmetic on integers.
+        for h in 0..70i64 {
+            let pairs = [("height", h), ("DynamicDimension.1", h), ("w", 7)];
+            let at = sizes(&pairs);
+            let conv = (h - 1).div_euclid(2) + 1;
+            let cases = [
+                ("floor(height/2 - 1/2) + 1", conv),
+                ("floor(DynamicDimension.1/2 - 1/2) + 1", conv),
+                (
+                    "floor(floor(height/2 - 1/2)/2) + 1",
+                    (conv - 1).div_euclid(2) + 1,
+                ),
+                ("ceiling(height/4)", (h + 3).div_euclid(4)),
+                ("ceil(height/4)", (h + 3).div_euclid(4)),
+                ("Max(1, height - 3, w)", 1.max(h - 3).max(7)),
+                ("Min(height, 16)", h.min(16)),
+                ("Mod(height, 3)", h.rem_euclid(3)),
+                ("3*height/2 - height/2", h),
+                ("height*(height + 1)/2", h * (h + 1) / 2),
+                ("-(height/2 - 1/2)*2", 1 - h),
+            ];
+            for (text, want) in cases {
+                assert_eq!(evaluate(text, &at), Ok(want), "{text} at {h}");
+            }
+        }
+        let at = sizes(&[("n", 2)]);
+        assert_eq!(evaluate("Mod(-7, 3)", &at), Ok(2), "the divisor's sign");
+        assert_eq!(evaluate("Mod(7, -3)", &at), Ok(-2));
+        // 2^62*2^62 is past 64 bits, but divided back it is not.
+        assert_eq!(
+            evaluate(
+                "4611686018427387904*4611686018427387904/4611686018427387904",
+                &at
+            ),
+            Ok(4611686018427387904)
+        );
+        assert_eq!(
+            evaluate("4611686018427387904*4611686018427387904", &at),
+            Err(Unevaluated::Overflow)
+        );
+    }
+
+    #[test]
     fn names_and_defects() {
         let at = sizes(&[("batch size", 3), ("DynamicDimension.0", 4), ("n", 2)]);
         assert_eq!(evaluate("batch size", &at), Ok(3), "a whole text is a name");
@@ -290,8 +481,14 @@ mod tests {
             evaluate("floor(n/0)", &at),
             Err(Unevaluated::Syntax(_))
         ));
+        assert_eq!(evaluate("floor(n/-3)", &at), Ok(-1));
+        assert!(matches!(evaluate("n/4", &at), Err(Unevaluated::Syntax(_))));
         assert!(matches!(
-            evaluate("floor(n/-2)", &at),
+            evaluate("Mod(n, 0)", &at),
+            Err(Unevaluated::Syntax(_))
+        ));
+        assert!(matches!(
+            evaluate("floor(n, 2)", &at),
             Err(Unevaluated::Syntax(_))
         ));
         assert!(matches!(
@@ -307,6 +504,51 @@ mod tests {
             evaluate("99999999999999999999", &at),
             Err(Unevaluated::Overflow)
         );
+        // i128::MIN (-2^127) reached exactly, then divided by -1: an
+        // overflow, not a panic.
+        let min = "(-4611686018427387904*4611686018427387904*8)";
+        assert_eq!(
+            evaluate(&format!("{min}/(-1)"), &at),
+            Err(Unevaluated::Overflow)
+        );
+        assert_eq!(
+            evaluate(&format!("Mod({min}, -1)"), &at),
+            Err(Unevaluated::Overflow)
+        );
+        // Any text of these pieces: a value or an error, never a panic.
+        let pieces = [
+            "n",
+            "-",
+            "+",
+            "*",
+            "/",
+            "(",
+            ")",
+            ",",
+            "0",
+            "1",
+            "-1",
+            "2",
+            "9223372036854775807",
+            "4611686018427387904",
+            "floor(",
+            "ceiling(",
+            "Max(",
+            "Min(",
+            "Mod(",
+            " ",
+        ];
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        for _ in 0..200_000 {
+            let mut text = String::new();
+            for _ in 0..(state % 12) {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                text.push_str(pieces[(state % pieces.len() as u64) as usize]);
+            }
+            let _ = evaluate(&text, &at);
+        }
         // Hostile nesting: refused, not a stack overflow.
         let deep = format!("{}n{}", "(".repeat(100_000), ")".repeat(100_000));
         assert!(matches!(evaluate(&deep, &at), Err(Unevaluated::Syntax(_))));
