@@ -38,7 +38,7 @@ bench:
 # runs each target for FUZZ_SECONDS (60 by default) from the committed
 # regression inputs; findings land in rust/onnxfast-core/fuzz/artifacts/.
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS = decode check tensor external_data infer
+FUZZ_TARGETS = decode check tensor external_data infer evaluate
 .PHONY: fuzz-smoke fuzz-build
 fuzz-build:
 	cd rust/onnxfast-core && cargo fuzz build -O --sanitizer none

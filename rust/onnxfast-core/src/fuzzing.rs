@@ -318,6 +318,29 @@ pub fn decode_and_check(data: &[u8]) {
     );
 }
 
+/// A dim's text (a model's `dim_param`, hostile as any) evaluated at sizes
+/// the input also picks: the first byte gives each name of one to three
+/// characters a size or none; the rest is the text. Evaluating never
+/// panics and gives the same answer twice.
+pub fn evaluate_text(data: &[u8]) {
+    let Some((&seed, text)) = data.split_first() else {
+        return;
+    };
+    let text = String::from_utf8_lossy(text);
+    let size = |name: &str| -> Option<i64> {
+        let h = name.bytes().fold(u64::from(seed), |h, b| {
+            h.wrapping_mul(31).wrapping_add(u64::from(b))
+        });
+        match (name.len() <= 3, h % 4) {
+            (false, _) | (_, 0) => None,
+            (_, 1) => Some(i64::MAX - (h % 7) as i64),
+            (_, _) => Some((h % 100) as i64),
+        }
+    };
+    let first = crate::ir::evaluate::evaluate(&text, &size);
+    assert_eq!(first, crate::ir::evaluate::evaluate(&text, &size));
+}
+
 /// Decodes a tensor and turns it into numpy-layout bytes and f32/i8 values.
 pub fn tensor_to_arrays(data: &[u8]) {
     let Ok(t) = decode::<TensorProto>(Bytes::copy_from_slice(data), &options(data.len())) else {

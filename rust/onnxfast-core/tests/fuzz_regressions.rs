@@ -47,6 +47,13 @@ fn check_regressions() {
 }
 
 #[test]
+fn evaluate_regressions() {
+    for (_, data) in inputs("evaluate") {
+        fuzzing::evaluate_text(&data);
+    }
+}
+
+#[test]
 fn tensor_regressions() {
     for (_, data) in inputs("tensor") {
         fuzzing::tensor_to_arrays(&data);
