@@ -375,6 +375,46 @@ def test_strict_adds_checks_onnx_lacks(tmp_path) -> None:
     assert {d.severity for d in strict if d.code.startswith("W")} == {"warning"}
 
 
+def test_strict_reports_a_negative_dim_value() -> None:
+    """Paddle2ONNX declares dynamic dims as -1 (onnx accepts it and its
+    inference carries it on): strict mode reports each declaration, in
+    subgraphs and element types too; onnx's verdict stands without it."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [-1, 3])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, -3])
+    seq = helper.make_value_info(
+        "s", helper.make_sequence_type_proto(helper.make_tensor_type_proto(1, [4, -1]))
+    )
+    inner = helper.make_graph(
+        [helper.make_node("Identity", ["x"], ["t"])],
+        "then",
+        [],
+        [helper.make_tensor_value_info("t", TensorProto.FLOAT, [-1, 3])],
+    )
+    nodes = [
+        helper.make_node("Relu", ["x"], ["r"]),
+        helper.make_node("ReduceMax", ["r"], ["m"], keepdims=0),
+        helper.make_node("Cast", ["m"], ["c"], to=TensorProto.BOOL),
+        helper.make_node("If", ["c"], ["y"], then_branch=inner, else_branch=inner),
+        helper.make_node("SequenceConstruct", ["x"], ["s"]),
+    ]
+    model = _model(nodes, [x], [y], [], value_info=[seq])
+    onnx.checker.check_model(model)
+    assert onnxfast.check(model).ok
+    strict = onnxfast.check(model, strict=True)
+    found = [d.location for d in strict if d.code == "S908"]
+    assert found == [
+        "graph 'g' › input[0] 'x'",
+        "graph 'g' › output[0] 'y'",
+        "graph 'g' › value_info[0] 's'",
+        "graph 'g' › node[3] (If) › attribute 'else_branch' › graph 'then' › output[0] 't'",
+        "graph 'g' › node[3] (If) › attribute 'then_branch' › graph 'then' › output[0] 't'",
+    ], found
+    assert [str(d).splitlines()[0] for d in strict if d.code == "S908"][0] == (
+        "error[S908]: 'x' declares dim 0 as -1, which is no size (a dynamic dim has a "
+        "dim_param or no value)"
+    )
+
+
 def test_checking_a_path_reads_no_weights(tmp_path) -> None:
     n = 64 << 20  # 256 MiB of float32, sparse on disk
     head = TensorProto(name="w", data_type=TensorProto.FLOAT, dims=[n]).SerializeToString()

@@ -86,6 +86,25 @@ fn check_graph(c: &mut Checker<'_>, g: &GraphProto, here: &Location) {
     for (k, vi) in g.value_info.iter().enumerate() {
         check_value_info(c, vi, &here.child(item("value_info", k, vi.name())));
     }
+    for (field, list) in [
+        ("input", &g.input),
+        ("output", &g.output),
+        ("value_info", &g.value_info),
+    ] {
+        for (k, vi) in list.iter().enumerate() {
+            if let Some((i, v)) = vi.r#type.as_ref().and_then(negative_dim) {
+                c.emit(
+                    codes::STRICT_NEGATIVE_DIM,
+                    &here.child(item(field, k, vi.name())),
+                    format!(
+                        "{} declares dim {i} as {v}, which is no size (a dynamic dim has a \
+                         dim_param or no value)",
+                        q(vi.name())
+                    ),
+                );
+            }
+        }
+    }
     // Liveness from the graph outputs backwards; a node's subgraphs count
     // as reading every name they mention.
     let mut live: HashSet<&str> = g.output.iter().map(|o| o.name()).collect();
@@ -155,6 +174,34 @@ fn collect_subgraph_reads<'a>(n: &'a NodeProto, into: &mut HashSet<&'a str>) {
         }
         into.extend(g.output.iter().map(|o| o.name()));
     }
+}
+
+/// The first negative dim value of a type's shape (index, value), the
+/// element types of sequences, optionals and maps included.
+fn negative_dim(t: &crate::proto::TypeProto) -> Option<(usize, i64)> {
+    use crate::proto::tensor_shape_proto::dimension::Value as D;
+    let shape = match &t.value {
+        Some(type_proto::Value::TensorType(x)) => x.shape.as_ref(),
+        Some(type_proto::Value::SparseTensorType(x)) => x.shape.as_ref(),
+        Some(type_proto::Value::SequenceType(x)) => {
+            return x.elem_type.as_deref().and_then(negative_dim)
+        }
+        Some(type_proto::Value::OptionalType(x)) => {
+            return x.elem_type.as_deref().and_then(negative_dim)
+        }
+        Some(type_proto::Value::MapType(x)) => {
+            return x.value_type.as_deref().and_then(negative_dim)
+        }
+        _ => None,
+    };
+    shape?
+        .dim
+        .iter()
+        .enumerate()
+        .find_map(|(i, d)| match d.value {
+            Some(D::DimValue(v)) if v < 0 => Some((i, v)),
+            _ => None,
+        })
 }
 
 /// `graph.value_info` entries (never checked by onnx): a name and a

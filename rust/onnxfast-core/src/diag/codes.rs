@@ -236,6 +236,10 @@ pub const STRICT_VALUE_INFO: Code = error(
     "S904",
     "A `graph.value_info` entry has no name or an incomplete/unknown type (onnx never checks `value_info`).",
 );
+pub const STRICT_NEGATIVE_DIM: Code = error(
+    "S908",
+    "A graph input, output or `value_info` type declares a negative dim value (exporters write -1 for a dynamic dim; onnx's inference carries it to every later value, and a declared -1 conflicts with any size inferred for it): a dynamic dim has a `dim_param` or no value.",
+);
 pub const UNUSED_INITIALIZER: Code = warning("W905", "An initializer is never used.");
 pub const DEAD_NODE: Code = warning(
     "W906",
@@ -499,6 +503,7 @@ pub const ALL: &[Code] = &[
     STRICT_DATA_TYPE,
     STRICT_EXTERNAL_DATA,
     STRICT_VALUE_INFO,
+    STRICT_NEGATIVE_DIM,
     UNUSED_INITIALIZER,
     DEAD_NODE,
     EXPERIMENTAL_OPERATOR,
