@@ -409,7 +409,7 @@ def test_strict_reports_a_negative_dim_value() -> None:
         "graph 'g' › node[3] (If) › attribute 'else_branch' › graph 'then' › output[0] 't'",
         "graph 'g' › node[3] (If) › attribute 'then_branch' › graph 'then' › output[0] 't'",
     ], found
-    assert [str(d).splitlines()[0] for d in strict if d.code == "S908"][0] == (
+    assert next(str(d).splitlines()[0] for d in strict if d.code == "S908") == (
         "error[S908]: 'x' declares dim 0 as -1, which is no size (a dynamic dim has a "
         "dim_param or no value)"
     )
