@@ -198,7 +198,9 @@ def main() -> int:
     print(f"{len(files)} models: {agree} agree on everything compared")
     print(f"  ({unfit} have a node onnx's checker refuses against its schema)")
     for (is_unfit, kind), items in sorted(kinds.items()):
-        label = "unfit-node models" if is_unfit else "models"
+        # A difference either way: the models with a misfit node are only
+        # counted apart (their differences may be the documented kind).
+        label = "models with a misfit node differ in" if is_unfit else "models differ in"
         print(f"{len(items):6d} {label}: {kind}")
         for file, detail in items[: args.show]:
             print(f"         {Path(file).name}: {detail[:400]}")
