@@ -76,14 +76,19 @@ struct Frac {
     den: i128,
 }
 
-/// The greatest common divisor of `|a|` and `|b|` (neither is `i128::MIN`:
-/// [`Frac::new`] refuses it, so the result fits).
-fn gcd(a: i128, b: i128) -> i128 {
-    let (mut a, mut b) = (a.unsigned_abs(), b.unsigned_abs());
+/// The greatest common divisor of two magnitudes (Euclid's), shared with
+/// [`super::symbolic`].
+pub(super) fn gcd_abs(mut a: u128, mut b: u128) -> u128 {
     while b != 0 {
         (a, b) = (b, a % b);
     }
-    i128::try_from(a).unwrap_or(1)
+    a
+}
+
+/// The greatest common divisor of `|a|` and `|b|` (neither is `i128::MIN`:
+/// [`Frac::new`] refuses it, so the result fits).
+fn gcd(a: i128, b: i128) -> i128 {
+    i128::try_from(gcd_abs(a.unsigned_abs(), b.unsigned_abs())).unwrap_or(1)
 }
 
 impl Frac {

@@ -194,11 +194,8 @@ impl Poly {
 
 /// Greatest common divisor of `a > 0` and `b` (at most `a`).
 fn gcd(a: i64, b: i64) -> i64 {
-    let (mut x, mut y) = (a.unsigned_abs(), b.unsigned_abs());
-    while y != 0 {
-        (x, y) = (y, x % y);
-    }
-    i64::try_from(x).unwrap_or(1)
+    let g = super::evaluate::gcd_abs(a.unsigned_abs().into(), b.unsigned_abs().into());
+    i64::try_from(g).unwrap_or(1)
 }
 
 impl Symbols {
