@@ -3456,3 +3456,43 @@ def test_old_reshape_and_expand_read_propagated_values_as_the_runtime_runs_them(
     plain = onnxfast.infer_shapes(model, strict=True).to_onnx()
     bare = onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True)
     assert _static_dims_and_params(plain.graph) == _static_dims_and_params(bare.graph)
+
+
+def test_symbolic_arithmetic_on_a_saved_sympy_dim_is_the_runtimes() -> None:
+    """A dim onnxruntime's symbolic_shape_infer.py saved into a model
+    (`floor(h/2 - 1/2) + 1`) is one operand of the expressions built on it:
+    the pooled, doubled and concatenated dims after it evaluate to the shapes
+    of onnxruntime's arrays (they once rendered as `floor(E + 1/2)` for
+    `(E - 1)/2`, losing the parentheses around the saved text)."""
+    import onnxruntime as ort
+
+    saved = ["floor(h/2 - 1/2) + 1", "floor(w/2 - 1/2) + 1"]
+    nodes = [
+        helper.make_node(
+            "MaxPool", ["x"], ["a"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]
+        ),
+        helper.make_node("AveragePool", ["a"], ["b"], kernel_shape=[3, 2], strides=[3, 2]),
+        helper.make_node("Resize", ["b", "", "scales"], ["c"], mode="nearest"),
+        helper.make_node("Concat", ["a", "a"], ["d"], axis=3),
+        helper.make_node("Transpose", ["a"], ["e"], perm=[0, 1, 3, 2]),
+        helper.make_node("MatMul", ["a", "e"], ["f"]),
+    ]
+    scales = numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "scales")
+    graph = helper.make_graph(
+        nodes,
+        "saved",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, "h", "w"])],
+        [helper.make_tensor_value_info(v, TensorProto.FLOAT, None) for v in "bcdf"],
+        [scales],
+        value_info=[helper.make_tensor_value_info("a", TensorProto.FLOAT, [1, 2, *saved])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    values = onnxfast.infer_shapes(model, symbolic=True).graph.values
+    assert values["b"].shape[3] == f"floor(({saved[1]})/2)"
+    assert values["d"].shape[3] == f"2*({saved[1]})"
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    for h, w in [(64, 96), (65, 33), (17, 40)]:
+        x = np.zeros((1, 2, h, w), np.float32)
+        arrays = dict(zip("bcdf", session.run(list("bcdf"), {"x": x}), strict=True))
+        for name, array in arrays.items():
+            assert values[name].shape_at({"h": h, "w": w}) == list(array.shape), (name, h, w)

@@ -463,7 +463,19 @@ impl Symbols {
                 self.render_poly(p, name, out);
                 out.push(')');
             }
-            None => out.push_str(&name(s)),
+            None => {
+                // A model's dim text can itself be an expression
+                // (`floor(h/2 - 1/2) + 1`, as SymPy writes them): inside
+                // another expression it is one operand.
+                let text = name(s);
+                if is_operand(&text) {
+                    out.push_str(&text);
+                } else {
+                    out.push('(');
+                    out.push_str(&text);
+                    out.push(')');
+                }
+            }
         }
     }
 
@@ -543,6 +555,35 @@ impl Symbols {
             }
         }
     }
+}
+
+/// Whether a symbol's text reads as one operand inside an expression: a
+/// name (no space or `+-*/(),`, as [`super::evaluate`] reads names) or one
+/// call, `f(...)`, whose parentheses enclose the rest.
+fn is_operand(text: &str) -> bool {
+    const SEPARATORS: &[char] = &[' ', '+', '-', '*', '/', '(', ')', ','];
+    let Some(open) = text.find('(') else {
+        return !text.is_empty() && !text.contains(SEPARATORS);
+    };
+    let (head, call) = text.split_at(open);
+    if head.is_empty() || head.contains(SEPARATORS) {
+        return false;
+    }
+    // The call's parenthesis closes at the text's end and nowhere before.
+    let mut depth = 0usize;
+    for (i, c) in call.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    return i + 1 == call.len();
+                }
+            }
+            _ => {}
+        }
+    }
+    false
 }
 
 #[cfg(test)]
@@ -826,5 +867,44 @@ mod tests {
         assert_eq!(s.dim_floor_div(up, 5), None, "nesting bound");
         assert_eq!(s.dim_add(x, Dim::Unknown), None);
         assert_eq!(s.dim_floor_div(x, 0), None);
+    }
+
+    #[test]
+    fn a_model_dim_that_is_an_expression_is_one_operand() {
+        for (text, operand) in [
+            ("batch", true),
+            ("DynamicDimension.1", true),
+            ("floor(h/2)", true),
+            ("Max(a, b)", true),
+            ("floor(h/2) + 1", false),
+            ("E + 1", false),
+            ("a-b", false),
+            ("f(a)(b)", false),
+            ("(a)", false),
+            ("f(a", false),
+            ("", false),
+        ] {
+            assert_eq!(is_operand(text), operand, "{text:?}");
+        }
+        // A pooling of a dim onnxruntime's symbolic inference saved:
+        // floor((E - 2)/2) + 1 with E = `floor(h/2 - 1/2) + 1`.
+        let mut s = Symbols::default();
+        let e = s.intern("floor(h/2 - 1/2) + 1");
+        let x = s.dim_add(e, Dim::Value(-2)).unwrap_or(Dim::Unknown);
+        let f = s.dim_floor_div(x, 2).unwrap_or(Dim::Unknown);
+        let out = s.dim_add(f, Dim::Value(1)).unwrap_or(Dim::Unknown);
+        let text = show(&s, out);
+        assert_eq!(text, "floor((floor(h/2 - 1/2) + 1)/2)");
+        for h in [63, 64, 65, 96] {
+            let e = (h - 1) / 2 + 1;
+            let size = |name: &str| (name == "h").then_some(h);
+            let value = super::super::evaluate::evaluate(&text, &size);
+            assert_eq!(value, Ok((e - 2) / 2 + 1), "h = {h}");
+        }
+        let twice = s.dim_mul(e, Dim::Value(2)).unwrap_or(Dim::Unknown);
+        assert_eq!(show(&s, twice), "2*(floor(h/2 - 1/2) + 1)");
+        let call = s.intern("floor(h/2)");
+        let sum = s.dim_add(call, Dim::Value(3)).unwrap_or(Dim::Unknown);
+        assert_eq!(show(&s, sum), "floor(h/2) + 3");
     }
 }
