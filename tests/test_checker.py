@@ -9,7 +9,7 @@ import numpy as np
 import onnx
 import pytest
 from _mutations import mutants
-from onnx import AttributeProto, TensorProto, helper
+from onnx import AttributeProto, TensorProto, helper, numpy_helper
 
 import onnxfast
 
@@ -528,3 +528,23 @@ def test_verdict_counts_findings_that_were_not_kept(full) -> None:
         assert report.summary().startswith(f"invalid: {everything.error_count} errors")
         assert report.to_dict()["errors"] == everything.error_count
         assert [d.code for d in report] == [d.code for d in everything][:cap]
+
+
+def test_an_initializer_that_is_not_an_input_up_to_ir_3_is_reported_once() -> None:
+    """Up to IR version 3 an initializer must be a graph input (onnx: "W in
+    initializer but not in graph input"; onnxruntime 1.0's mul_1.onnx): one
+    finding at the initializer, none at each node that reads it."""
+    w = numpy_helper.from_array(np.ones((3, 2), np.float32), "W")
+    nodes = [
+        helper.make_node("Mul", ["X", "W"], ["Y"]),
+        helper.make_node("Add", ["Y", "W"], ["Z"]),
+    ]
+    x = helper.make_tensor_value_info("X", TensorProto.FLOAT, [3, 2])
+    z = helper.make_tensor_value_info("Z", TensorProto.FLOAT, [3, 2])
+    model = _model(nodes, [x], [z], [w], opset=7, ir=3)
+    with pytest.raises(
+        onnx.checker.ValidationError, match="W in initializer but not in graph input"
+    ):
+        onnx.checker.check_model(model)
+    report = _same_verdict(model)
+    assert [(d.code, d.location) for d in report] == [("E209", "graph 'g' › initializer[0] 'W'")]

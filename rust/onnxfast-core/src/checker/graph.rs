@@ -585,6 +585,8 @@ fn initializer_names<'a>(
                         c.ir_version
                     ),
                 );
+                // Reported once, here: its uses see a value (no E212 each).
+                scope.add(text);
             }
         } else if own {
             scope.add(text);
