@@ -823,7 +823,11 @@ impl<'m> Engine<'m> {
         }
         let nodes = nodes as u64;
         Engine {
-            symbols: Symbols::default(),
+            symbols: {
+                let mut symbols = Symbols::default();
+                symbols.negative_dims_unknown = options.symbolic;
+                symbols
+            },
             schemas: SchemaRegistry::global(),
             functions,
             ir_version: model.ir_version(),

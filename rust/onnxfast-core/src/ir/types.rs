@@ -297,6 +297,10 @@ pub struct Symbols {
     /// (expression, nesting depth of its floor divisions).
     exprs: HashMap<Sym, (super::symbolic::SymExpr, u8)>,
     by_expr: HashMap<super::symbolic::SymExpr, Sym>,
+    /// Read a declared negative dim value (Paddle2ONNX's -1 for a dynamic
+    /// dim) as unknown, not as the value onnx carries on
+    /// (`InferOptions::symbolic`: dims that are the runtime's).
+    pub negative_dims_unknown: bool,
 }
 
 /// More symbols than this in one run are not created: dims that would need
@@ -449,7 +453,13 @@ impl Symbols {
             s.dim
                 .iter()
                 .map(|d| match &d.value {
-                    Some(tensor_shape_proto::dimension::Value::DimValue(v)) => Dim::Value(*v),
+                    Some(tensor_shape_proto::dimension::Value::DimValue(v)) => {
+                        if *v < 0 && self.negative_dims_unknown {
+                            Dim::Unknown
+                        } else {
+                            Dim::Value(*v)
+                        }
+                    }
                     Some(tensor_shape_proto::dimension::Value::DimParam(p)) => self.intern(p),
                     None => Dim::Unknown,
                 })
