@@ -92,7 +92,12 @@ def main(path: str) -> None:
             if session is None:
                 raise RuntimeError("the model does not load")
             arrays = session.run(None, feeds)
-            shapes = {o.name: list(a.shape) for o, a in zip(session.get_outputs(), arrays)}
+            # Tensors only (a classifier's ZipMap gives a list of dicts).
+            shapes = {
+                o.name: list(a.shape)
+                for o, a in zip(session.get_outputs(), arrays)
+                if hasattr(a, "shape")
+            }
         except Exception:  # any refusal or failure: it does not run
             shapes = None
         print(json.dumps({"label": label, "shapes": shapes}), flush=True)

