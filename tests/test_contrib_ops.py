@@ -2978,3 +2978,65 @@ def test_onnxruntimes_schema_verification_for_every_operator() -> None:
             assert ("E407" in _codes_at_node(model)) == theirs, schema.name
             checked += 1
     assert checked > 40
+
+
+def _qdq_case(op: str, scale_shape: list[int], zero_shape: list[int] | None, **attrs):
+    """One QuantizeLinear (float x [4, 3], a graph input) or DequantizeLinear
+    (int8 x [4, 3]) with a scale and zero point of these shapes."""
+    elem = TensorProto.FLOAT if op == "QuantizeLinear" else TensorProto.INT8
+    if op == "DequantizeLinear":
+        out = TensorProto.FLOAT
+    else:
+        out = TensorProto.UINT8 if zero_shape is None else TensorProto.INT8
+    inits = [numpy_helper.from_array(np.full(scale_shape, 0.5, np.float32), "scale")]
+    inputs = ["x", "scale"]
+    if zero_shape is not None:
+        inits.append(numpy_helper.from_array(np.zeros(zero_shape, np.int8), "zero"))
+        inputs.append("zero")
+    graph = helper.make_graph(
+        [helper.make_node(op, inputs, ["y"], **attrs)],
+        "qdq",
+        [helper.make_tensor_value_info("x", elem, [4, 3])],
+        [helper.make_tensor_value_info("y", out, [4, 3])],
+        inits,
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
+@pytest.mark.parametrize(
+    ("op", "scale", "zero", "attrs", "expect"),
+    [
+        # ORT's quantizer wrote a [vocab, 1] scale for a per-row weight.
+        ("QuantizeLinear", [4, 1], [], {}, "E720 the scale [4,1] is neither a scalar"),
+        ("QuantizeLinear", [4], [4], {"axis": 0}, None),
+        ("QuantizeLinear", [4], None, {"axis": 1}, "E720 the scale [4] is neither"),
+        ("QuantizeLinear", [3], None, {"axis": 2}, "E722 the scale [3] is per axis"),
+        ("QuantizeLinear", [1], [1], {"axis": 7}, None),
+        ("QuantizeLinear", [], [], {}, None),
+        ("QuantizeLinear", [4], [3], {"axis": 0}, "E720 the zero point [3] is not"),
+        ("DequantizeLinear", [3, 1], None, {}, "E720 the scale [3,1] is neither"),
+        ("DequantizeLinear", [3], [3], {"axis": -1}, None),
+    ],
+)
+def test_a_quantization_scale_onnxruntime_refuses_is_a_defect_with_contrib_ops(
+    op, scale, zero, attrs, expect
+) -> None:
+    """onnx's QuantizeLinear and DequantizeLinear rules do not look at the
+    scale's shape; onnxruntime loads such a model and its kernel refuses it
+    on the first run (found on a BERT quantized per channel by
+    onnxruntime.quantization). Checked as onnxruntime runs the model
+    (contrib_ops=True), that is an error at the node."""
+    model = _qdq_case(op, scale, zero, **attrs)
+    onnx.checker.check_model(model, full_check=True)
+    assert onnxfast.check(model, full=True).ok
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    feeds = {"x": np.ones((4, 3), np.float32 if op == "QuantizeLinear" else np.int8)}
+    report = onnxfast.check(model, full=True, contrib_ops=True)
+    if expect is None:
+        session.run(None, feeds)
+        assert report.ok, report
+        return
+    with pytest.raises(Exception, match=r"scale|zero_point|axis"):
+        session.run(None, feeds)
+    (error,) = report.errors
+    assert f"{error.code} {error.message}".startswith(expect), report

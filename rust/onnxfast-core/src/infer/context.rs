@@ -870,6 +870,13 @@ impl<'a, 'm> NodeCtx<'a, 'm> {
         self.engine.symbolic
     }
 
+    /// Whether the model is checked as onnxruntime runs it (`contrib_ops`):
+    /// a rule may then refuse what onnxruntime's kernel refuses where the
+    /// types tell, beyond onnx's rule.
+    pub fn runtime_checks(&self) -> bool {
+        self.engine.contrib_ops
+    }
+
     /// `a * b` as an expression.
     pub fn sym_mul(&mut self, a: Dim, b: Dim) -> Option<Dim> {
         self.symbolic(|s| s.dim_mul(a, b))

@@ -91,7 +91,7 @@ pub(crate) struct Engine<'m> {
     pub(crate) data_prop: bool,
     pub(crate) symbolic: bool,
     /// Infer onnxruntime's operators ([`ops::contrib`]).
-    contrib_ops: bool,
+    pub(crate) contrib_ops: bool,
     /// A function call's output data (output index, values), handed from
     /// [`Engine::infer_call`] to the calling node (onnx's
     /// BindValuesOnReturn).
