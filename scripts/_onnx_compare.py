@@ -107,7 +107,9 @@ def refines(ours: tuple | None, theirs: tuple | None, free: frozenset[str] = fro
     """`ours` says what `theirs` says, and maybe more: a dim onnx leaves
     unknown may be known, and so may a dim onnx leaves as the model declared
     it with a symbol that no graph input has (`free`: the inputs' symbols;
-    onnx's merge would write an inferred number over such a symbol)."""
+    onnx's merge would write an inferred number over such a symbol). A
+    negative dim value of onnx's (a declared -1 carried on: no size) says
+    nothing: ours may be unknown there."""
     if ours == theirs:
         return True
     if ours is None or theirs is None or ours[:2] != theirs[:2] or len(ours) != 3:
@@ -117,7 +119,10 @@ def refines(ours: tuple | None, theirs: tuple | None, free: frozenset[str] = fro
     if ours[2] is None or len(ours[2]) != len(theirs[2]):
         return False
     return all(
-        t is None or o == t or (isinstance(t, str) and t not in free and isinstance(o, int))
+        t is None
+        or o == t
+        or (isinstance(t, str) and t not in free and isinstance(o, int))
+        or (isinstance(t, int) and t < 0 and (o is None or isinstance(o, int)))
         for o, t in zip(ours[2], theirs[2])
     )
 

