@@ -3011,6 +3011,7 @@ def _qdq_case(op: str, scale_shape: list[int], zero_shape: list[int] | None, **a
         ("QuantizeLinear", [4], [4], {"axis": 0}, None),
         ("QuantizeLinear", [4], None, {"axis": 1}, "E720 the scale [4] is neither"),
         ("QuantizeLinear", [3], None, {"axis": 2}, "E722 the scale [3] is per axis"),
+        ("QuantizeLinear", [3], None, {"axis": -(2**63)}, "E722 the scale [3] is per axis"),
         ("QuantizeLinear", [1], [1], {"axis": 7}, None),
         ("QuantizeLinear", [], [], {}, None),
         ("QuantizeLinear", [4], [3], {"axis": 0}, "E720 the zero point [3] is not"),

@@ -42,8 +42,15 @@ fn runtime_scale(ctx: &NodeCtx<'_, '_>) -> InferResult {
     }
     let rank = x.len() as i64;
     let axis = ctx.int_or("axis", 1);
-    let at = if axis < 0 { axis + rank } else { axis };
-    let Some(dim) = usize::try_from(at).ok().and_then(|a| x.get(a)) else {
+    let at = if axis < 0 {
+        axis.checked_add(rank)
+    } else {
+        Some(axis)
+    };
+    let Some((at, dim)) = at
+        .and_then(|a| usize::try_from(a).ok())
+        .and_then(|a| Some((a, x.get(a)?)))
+    else {
         return Err(bad_attr(
             "axis",
             format!(
