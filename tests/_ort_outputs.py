@@ -29,8 +29,14 @@ def run_groups(groups: dict[str, list]) -> tuple[dict, list]:
     their group runs on, in a new process)."""
     results: dict[str, dict | None] = {}
     aborted: list[str] = []
-    scratch = Path(tempfile.mkdtemp())
+    # The pickles hold every model's bytes (~0.5-1 GB for the real models):
+    # removed when the runs end, however they end.
+    with tempfile.TemporaryDirectory(prefix="onnxfast-ort-") as scratch:
+        _run_all(Path(scratch), groups, results, aborted)
+    return results, aborted
 
+
+def _run_all(scratch: Path, groups: dict[str, list], results: dict, aborted: list[str]) -> None:
     count = iter(range(1 << 62))
 
     def run(item: tuple[str, list]) -> tuple[dict, str | None, list]:
@@ -38,13 +44,16 @@ def run_groups(groups: dict[str, list]) -> tuple[dict, list]:
         pkl = scratch / f"{next(count)}.pkl"
         with open(pkl, "wb") as f:
             pickle.dump(items, f)
-        done = subprocess.run(
-            [sys.executable, str(WORKER), str(pkl)],
-            capture_output=True,
-            text=True,
-            timeout=600,
-            check=False,
-        )
+        try:
+            done = subprocess.run(
+                [sys.executable, str(WORKER), str(pkl)],
+                capture_output=True,
+                text=True,
+                timeout=600,
+                check=False,
+            )
+        finally:
+            pkl.unlink()
         out, started = {}, None
         for line in done.stdout.splitlines():
             record = json.loads(line)
@@ -67,7 +76,6 @@ def run_groups(groups: dict[str, list]) -> tuple[dict, list]:
                 rest = [it for it in items if it[0] not in out and it[0] != abort]
                 if rest:
                     pending.append((f"{len(aborted)}-rest", rest))
-    return results, aborted
 
 
 def main(path: str) -> None:
