@@ -2756,6 +2756,63 @@ def test_symbolic_expressions_of_a_small_model() -> None:
     assert plain["c"][2].startswith("unk__")
 
 
+def test_symbolic_reshape_minus_one_over_symbols_that_do_not_divide() -> None:
+    """torch's exporter writes `mask.view(ids.shape[0], -1)` with a symbol
+    for each input's batch: the -1 is the mask's element count over the
+    ids' batch, `floor((S*M)/B)` (torch.export: `((S*M)//B)`; onnx and,
+    before, onnxfast: a fresh symbol); the same count computed by shape
+    arithmetic (an integer Div by a size) sizes a Range. Evaluated against
+    onnx's reference evaluator running the model at batches equal and not."""
+    from onnx.reference import ReferenceEvaluator
+
+    nodes = [
+        helper.make_node("Shape", ["ids"], ["ids_shape"], start=0, end=1),
+        helper.make_node("Concat", ["ids_shape", "minus_one"], ["target"], axis=0),
+        helper.make_node("Reshape", ["mask", "target"], ["rows"]),
+        helper.make_node("Shape", ["rows"], ["rows_shape"]),
+        # The same count as shape arithmetic (torch's `arange(S*M // B)`).
+        helper.make_node("Shape", ["mask"], ["m"], start=0, end=1),
+        helper.make_node("Shape", ["mask"], ["s"], start=1, end=2),
+        helper.make_node("Mul", ["s", "m"], ["count"]),
+        helper.make_node("Div", ["count", "ids_shape"], ["per_row"]),
+        helper.make_node("Squeeze", ["per_row"], ["limit"]),
+        helper.make_node("Range", ["zero", "limit", "one"], ["positions"]),
+        helper.make_node("Shape", ["positions"], ["positions_shape"]),
+    ]
+    g = helper.make_graph(
+        nodes,
+        "g",
+        [
+            helper.make_tensor_value_info("ids", TensorProto.INT64, ["B", "S"]),
+            helper.make_tensor_value_info("mask", TensorProto.INT64, ["M", "S"]),
+        ],
+        [
+            helper.make_tensor_value_info("rows_shape", TensorProto.INT64, None),
+            helper.make_tensor_value_info("positions_shape", TensorProto.INT64, None),
+        ],
+        initializer=[
+            numpy_helper.from_array(np.array([-1], np.int64), "minus_one"),
+            numpy_helper.from_array(np.array(0, np.int64), "zero"),
+            numpy_helper.from_array(np.array(1, np.int64), "one"),
+        ],
+    )
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)])
+    values = onnxfast.infer_shapes(m, symbolic=True, data_prop=True).graph.values
+    rows, positions = values["rows"], values["positions"]
+    assert rows.shape == ["B", "floor((S*M)/B)"]
+    assert positions.shape == ["floor((S*M)/B)"]
+    plain = onnxfast.infer_shapes(m, data_prop=True).graph.values
+    assert plain["rows"].shape[1].startswith("unk__"), plain["rows"].shape
+    assert plain["positions"].shape[0].startswith("unk__"), plain["positions"].shape
+    run = ReferenceEvaluator(m)
+    for b, mm, seq in [(2, 2, 7), (1, 3, 7), (2, 3, 4), (4, 2, 6)]:
+        feeds = {"ids": np.zeros((b, seq), np.int64), "mask": np.zeros((mm, seq), np.int64)}
+        ran_rows, ran_positions = run.run(None, feeds)
+        sizes = {"B": b, "M": mm, "S": seq}
+        assert rows.shape_at(sizes) == ran_rows.tolist()
+        assert positions.shape_at(sizes) == ran_positions.tolist()
+
+
 @pytest.mark.parametrize("opset", [1, 11, 13, 18])
 def test_symbolic_slices_evaluate_to_onnxs_static_dims(opset: int) -> None:
     """Slices of every combination of bounds (inside the dim, open, past it)

@@ -887,6 +887,12 @@ impl<'a, 'm> NodeCtx<'a, 'm> {
         self.symbolic(|s| s.dim_div_exact(a, b))
     }
 
+    /// `floor(a / b)` of two sizes as an expression (see
+    /// `Symbols::dim_floor_div_by`).
+    pub fn sym_floor_div_by(&mut self, a: Dim, b: Dim) -> Option<Dim> {
+        self.symbolic(|s| s.dim_floor_div_by(a, b))
+    }
+
     /// `min(a, b)` as an expression (see `Symbols::dim_min`).
     pub fn sym_min(&mut self, a: Dim, b: Dim) -> Option<Dim> {
         self.symbolic(|s| s.dim_min(a, b))

@@ -4,7 +4,9 @@
 //!
 //! An expression is a polynomial with integer coefficients over atoms; an
 //! atom is a symbol of the model (or a fresh one), the floor division of
-//! a polynomial by a positive constant, or the smaller or larger of two
+//! a polynomial by a positive constant or by a polynomial of sizes
+//! (`floor((s*b)/a)`, a Reshape's `-1` over symbols that do not divide
+//! out), or the smaller or larger of two
 //! polynomials (`min(seq, 512)`, a slice's clamped end; `max(seq, 4)`). Polynomials are kept in one
 //! canonical form (terms sorted, like terms combined, no zero
 //! coefficients), and each expression is interned as a [`Sym`] of the run's
@@ -43,6 +45,9 @@ pub enum SymExpr {
     Poly(Poly),
     /// `floor(p / d)`, `d > 1`, an atom of other polynomials.
     FloorDiv(Poly, i64),
+    /// `floor(p / q)`, `p` and `q` of positive coefficients, `q` not a
+    /// constant and not dividing `p` (see [`Symbols::dim_floor_div_by`]).
+    FloorDivBy(Poly, Poly),
     /// `min(p, q)`, `p < q` in the polynomials' order, when neither is
     /// known to be the smaller (see [`Symbols::dim_min`]).
     Min(Poly, Poly),
@@ -433,6 +438,29 @@ impl Symbols {
         })
     }
 
+    /// `floor(a / b)` for dims that are sizes: `b`'s constant division
+    /// ([`Symbols::dim_floor_div`]), `a / b` where `b` divides `a` exactly,
+    /// else, when both have positive coefficients only (sums of products of
+    /// sizes, at least 0), the atom `floor(a/b)`: the `-1` of a Reshape of
+    /// `[b1, s]` to `[b2, -1]` is `floor((s*b1)/b2)`, the element count
+    /// over the other dims whatever the batches are (equal in a run, where
+    /// it is `s`).
+    pub fn dim_floor_div_by(&mut self, a: Dim, b: Dim) -> Option<Dim> {
+        let (pa, pb) = (self.poly(a)?, self.poly(b)?);
+        if let Some(d) = pb.as_constant() {
+            return self.dim_floor_div(a, d);
+        }
+        if let Some(q) = pa.div_exact(&pb) {
+            return self.dim_of(q);
+        }
+        let sizes = |p: &Poly| !p.terms.is_empty() && p.terms.iter().all(|(_, c)| *c > 0);
+        if !sizes(&pa) || !sizes(&pb) {
+            return None;
+        }
+        let atom = self.intern_expr(SymExpr::FloorDivBy(pa, pb))?;
+        Some(Dim::Sym(atom))
+    }
+
     /// `ceil(a / d)` for a constant `d > 0`: `floor((a + d - 1) / d)`.
     pub fn dim_ceil_div(&mut self, a: Dim, d: i64) -> Option<Dim> {
         let shifted = self.dim_add(a, Dim::Value(d.checked_sub(1)?))?;
@@ -447,6 +475,7 @@ impl Symbols {
         match self.expr(s)? {
             SymExpr::Poly(p) => self.render_poly(p, name, &mut out),
             SymExpr::FloorDiv(p, d) => self.render_floor(p, *d, name, &mut out),
+            SymExpr::FloorDivBy(p, q) => self.render_floor_by(p, q, name, &mut out),
             SymExpr::Min(p, q) => self.render_pair("min", p, q, name, &mut out),
             SymExpr::Max(p, q) => self.render_pair("max", p, q, name, &mut out),
         }
@@ -456,6 +485,7 @@ impl Symbols {
     fn render_atom(&self, s: Sym, name: &mut dyn FnMut(Sym) -> String, out: &mut String) {
         match self.expr(s) {
             Some(SymExpr::FloorDiv(p, d)) => self.render_floor(p, *d, name, out),
+            Some(SymExpr::FloorDivBy(p, q)) => self.render_floor_by(p, q, name, out),
             Some(SymExpr::Min(p, q)) => self.render_pair("min", p, q, name, out),
             Some(SymExpr::Max(p, q)) => self.render_pair("max", p, q, name, out),
             Some(SymExpr::Poly(p)) => {
@@ -496,6 +526,31 @@ impl Symbols {
             out.push(')');
         }
         let _ = write!(out, "/{d})");
+    }
+
+    /// `floor((s*b1)/b2)`: each side in parentheses unless one atom.
+    fn render_floor_by(
+        &self,
+        p: &Poly,
+        q: &Poly,
+        name: &mut dyn FnMut(Sym) -> String,
+        out: &mut String,
+    ) {
+        out.push_str("floor(");
+        for (k, side) in [p, q].into_iter().enumerate() {
+            if k == 1 {
+                out.push('/');
+            }
+            let simple = side.as_atom().is_some();
+            if !simple {
+                out.push('(');
+            }
+            self.render_poly(side, name, out);
+            if !simple {
+                out.push(')');
+            }
+        }
+        out.push(')');
     }
 
     fn render_pair(
@@ -645,6 +700,40 @@ mod tests {
         assert_eq!(show(&s, minus), "-seq + 5");
     }
 
+    #[test]
+    fn floors_over_sizes() {
+        let mut s = Symbols::default();
+        let (seq, b1, b2) = (s.intern("s"), s.intern("b1"), s.intern("b2"));
+        let total = s.dim_mul(seq, b1).unwrap_or(Dim::Unknown);
+        // A constant divisor is the constant floor; an exact one divides.
+        let half = s
+            .dim_floor_div_by(total, Dim::Value(2))
+            .unwrap_or(Dim::Unknown);
+        assert_eq!(show(&s, half), "floor((s*b1)/2)");
+        assert_eq!(s.dim_floor_div_by(total, b1), Some(seq));
+        let q = s.dim_floor_div_by(total, b2).unwrap_or(Dim::Unknown);
+        assert_eq!(show(&s, q), "floor((s*b1)/b2)");
+        assert_eq!(s.dim_floor_div_by(total, b2), Some(q), "interned");
+        let two_b2 = s.dim_mul(b2, Dim::Value(2)).unwrap_or(Dim::Unknown);
+        let q2 = s.dim_floor_div_by(total, two_b2).unwrap_or(Dim::Unknown);
+        assert_eq!(show(&s, q2), "floor((s*b1)/(2*b2))");
+        // Inside another expression it is one operand.
+        let more = s.dim_add(q, Dim::Value(1)).unwrap_or(Dim::Unknown);
+        assert_eq!(show(&s, more), "floor((s*b1)/b2) + 1");
+        assert_eq!(s.dim_sign(q), Some(true));
+        // Not sizes (a negative coefficient), or a zero divisor: no floor.
+        let diff = s.dim_sub(seq, b1).unwrap_or(Dim::Unknown);
+        assert_eq!(s.dim_floor_div_by(diff, b2), None);
+        assert_eq!(s.dim_floor_div_by(total, Dim::Value(0)), None);
+        assert_eq!(s.dim_floor_div_by(total, Dim::Unknown), None);
+        let Dim::Sym(hs) = b2 else { panic!("a symbol") };
+        // floor(21/b2) at b2 = 2: 10.
+        let fixed = s
+            .dim_floor_div_by(Dim::Value(21), b2)
+            .unwrap_or(Dim::Unknown);
+        assert_eq!(eval(&s, fixed, hs, 2), 10);
+    }
+
     /// The value of `d` with `h` at `v` (plain integer arithmetic).
     fn eval(s: &Symbols, d: Dim, h: Sym, v: i64) -> i64 {
         match d {
@@ -653,6 +742,9 @@ mod tests {
             Dim::Sym(x) => match s.expr(x) {
                 Some(SymExpr::Poly(p)) => eval_poly(s, p, h, v),
                 Some(SymExpr::FloorDiv(p, k)) => eval_poly(s, p, h, v).div_euclid(*k),
+                Some(SymExpr::FloorDivBy(p, q)) => {
+                    eval_poly(s, p, h, v).div_euclid(eval_poly(s, q, h, v))
+                }
                 Some(SymExpr::Min(p, q)) => eval_poly(s, p, h, v).min(eval_poly(s, q, h, v)),
                 Some(SymExpr::Max(p, q)) => eval_poly(s, p, h, v).max(eval_poly(s, q, h, v)),
                 None => panic!("a symbol other than h"),

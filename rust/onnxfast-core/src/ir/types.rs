@@ -365,7 +365,7 @@ impl Symbols {
         let (p, q, own) = match e {
             SymExpr::Poly(p) => (p, None, 0),
             SymExpr::FloorDiv(p, _) => (p, None, 1),
-            SymExpr::Min(p, q) | SymExpr::Max(p, q) => (p, Some(q), 1),
+            SymExpr::FloorDivBy(p, q) | SymExpr::Min(p, q) | SymExpr::Max(p, q) => (p, Some(q), 1),
         };
         let inner = p
             .atoms()

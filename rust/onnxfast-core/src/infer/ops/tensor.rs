@@ -2020,7 +2020,9 @@ fn cancel_symbols(input: &[Dim], target: &[Dim], k: usize) -> Option<i64> {
 /// The `-1` of a Reshape target (at `k`) as the input's element count over
 /// the other target dims (`symbolic`): their symbols divided out exactly
 /// as polynomials, then their numbers, as a floor where that does not
-/// divide (`floor(h/3)`: the model is valid only when it divides).
+/// divide (`floor(h/3)`: the model is valid only when it divides); where
+/// the symbols do not divide out, the count over their product as a floor
+/// (`floor((s*b1)/b2)` for `[b2, -1]` of `[b1, s]`).
 fn symbolic_quotient(
     ctx: &mut NodeCtx<'_, '_>,
     input: &[Dim],
@@ -2040,7 +2042,15 @@ fn symbolic_quotient(
             Dim::Unknown => return None,
         }
     }
-    let rest = ctx.sym_div_exact(total, symbols)?;
+    let Some(rest) = ctx.sym_div_exact(total, symbols) else {
+        // Symbols that do not divide out (`[b2, -1]` of `[b1, s]`, two
+        // batch symbols): the count over the other dims, rounded down.
+        if number <= 0 {
+            return None;
+        }
+        let others = ctx.sym_mul(symbols, Dim::Value(number))?;
+        return ctx.sym_floor_div_by(total, others);
+    };
     match ctx.sym_div_exact(rest, Dim::Value(number)) {
         Some(q) => Some(q),
         None if number > 0 => ctx.sym_floor_div(rest, number),
