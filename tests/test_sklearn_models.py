@@ -1,5 +1,5 @@
 """scikit-learn models converted by skl2onnx, the way most tabular models
-reach an ingestion pipeline: 170 models of 46 classifiers, regressors,
+reach an ingestion pipeline: 174 models of 47 classifiers, regressors,
 transformers, encoders and pipelines fitted on a small random data set and
 converted at skl2onnx's default opset and at opsets 13 and 9, with and
 without ZipMap, with float and double inputs. Their graphs are made of
@@ -17,9 +17,13 @@ distances). Against onnx and onnxruntime:
   of it;
 - the conversions skl2onnx gets wrong are refused by both, with the same
   findings (REFUSED);
-- `infer_shapes(symbolic=True, data_prop=True)`: every dim of every model
-  onnxruntime runs, at two batch sizes, is the dim of the array onnxruntime
-  computes for that value.
+- checked as onnxruntime runs them (`contrib_ops=True`), tree ensembles of
+  version 1 get version 3's shapes, as onnxruntime's kernels compute them:
+  the one wrong declaration that shows (a two-target tree) is reported, no
+  other verdict changes;
+- `infer_shapes(symbolic=True, data_prop=True, contrib_ops=True)`: every dim
+  of every model onnxruntime runs, at two batch sizes, is the dim of the
+  array onnxruntime computes for that value.
 
 The models are made by a fixture (no file is committed); the conversions
 are deterministic for the pinned scikit-learn and skl2onnx.
@@ -142,6 +146,10 @@ def _estimators() -> dict[str, tuple]:
         # skl2onnx declares PLS's output with the input's width (REFUSED).
         "pls": cross_decomposition.PLSRegression(2),
     }
+    # Two targets: skl2onnx declares the output [N, 1] (see
+    # test_tree_outputs_as_onnxruntime_computes_them).
+    two_targets = tree.DecisionTreeRegressor(max_depth=3, random_state=0)
+    two_targets.fit(_X, np.stack([_TARGET, -_TARGET], 1))
     transformers = {
         "standard_scaler": preprocessing.StandardScaler(),
         "min_max_scaler": preprocessing.MinMaxScaler(),
@@ -164,6 +172,7 @@ def _estimators() -> dict[str, tuple]:
         made[name] = (est.fit(_X, _TARGET), False)
     for name, est in transformers.items():
         made[name] = (est.fit(_X), False)
+    made["tree_two_targets"] = (two_targets, False)
     return made
 
 
@@ -281,6 +290,7 @@ REFUSED = {
     "pls_double": ["E713"],
     "polynomial_double": ["E702"],
     "bins_onehot_double": ["E711"],
+    "tree_two_targets_double": ["E711"],
 }
 # ... and onnxfast with data_prop: one_vs_one at opset 13 reshapes each
 # binary classifier's probabilities to [dim, -1] from the input's Shape;
@@ -311,6 +321,31 @@ def test_sklearn_models_decode_check_and_infer_as_onnx(models: dict[str, Path]) 
     assert refused == len(REFUSED), refused
 
 
+def test_tree_outputs_as_onnxruntime_computes_them(models: dict[str, Path]) -> None:
+    """onnx has no shape rule for TreeEnsembleRegressor 1 and types only for
+    TreeEnsembleClassifier 1, the versions skl2onnx writes; onnxruntime's
+    kernels give them version 3's shapes ([N, n_targets]; [N] and
+    [N, classes]). Checked as onnxruntime runs them, they get those: the
+    output skl2onnx declares [N, 1] for a tree of two targets is reported
+    (onnxruntime returns [N, 2]), and no other model's verdict changes."""
+    import onnxruntime as ort
+
+    failures = []
+    for name, path in models.items():
+        codes = [d.code for d in onnxfast.check(path, full=True, contrib_ops=True).errors]
+        two = name.startswith("tree_two_targets") and name not in REFUSED
+        if codes != (["E713"] if two else REFUSED.get(name, [])):
+            failures.append(f"{name}: {codes}")
+    assert not failures, failures
+    path = models["tree_two_targets"]
+    assert onnxfast.check(path, full=True).ok
+    (finding,) = onnxfast.check(path, full=True, contrib_ops=True).errors
+    assert "inferred [?,2], declared [?,1]" in str(finding), finding
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    (y,) = session.run(None, {"X": _X[:3]})
+    assert y.shape == (3, 2)
+
+
 # onnxruntime has no kernel of doubles for SVMRegressor and Imputer.
 NOT_RUN = {"svr_double", "imputer_double"}
 
@@ -332,7 +367,7 @@ def test_sklearn_models_symbolic_shapes_are_the_runtimes(models: dict[str, Path]
             if t.shape.dim and not t.shape.dim[0].HasField("dim_value"):
                 t.shape.dim[0].dim_param = "N"
         inferred[name] = values = onnxfast.infer_shapes(
-            model, symbolic=True, data_prop=True
+            model, symbolic=True, data_prop=True, contrib_ops=True
         ).graph.values
         probe = onnx.ModelProto()
         probe.CopyFrom(model)
@@ -363,6 +398,10 @@ def test_sklearn_models_symbolic_shapes_are_the_runtimes(models: dict[str, Path]
                     # inferred rank 2, not the declared 1.
                     assert (len(at), len(shape)) == (1, 2), (at, shape)
                     continue
+                if name.startswith("tree_two_targets") and value == "variable":
+                    # The declaration reported above: 2 targets, not 1.
+                    assert (at[1], shape[1]) == (1, 2), (at, shape)
+                    continue
                 if len(at) != len(shape):
                     failures.append(f"{name} {value}: {at} ran {shape}")
                     continue
@@ -372,7 +411,7 @@ def test_sklearn_models_symbolic_shapes_are_the_runtimes(models: dict[str, Path]
                         if d != n:
                             failures.append(f"{name} {value}[{k}] = {d}, ran {n} at {sizes}")
     assert not failures, f"{len(failures)} dims differ:\n" + "\n".join(failures[:20])
-    # 129 models, each at batches of 1 and 2; ~3,200 dims.
+    # 132 models, each at batches of 1 and 2; ~3,300 dims.
     assert len(probes) > 120, len(probes)
     assert twice == len(probes), twice
     assert checked > 3_000, checked

@@ -446,7 +446,8 @@ fn one_hot_encoder(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
 }
 
 /// Classifiers that infer only the label type (SVMClassifier,
-/// TreeEnsembleClassifier-1): strings when `classlabels_strings` is set.
+/// TreeEnsembleClassifier-1 as onnx infers it): strings when
+/// `classlabels_strings` is set.
 fn label_type_only(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     let strings = has_strings(ctx, "classlabels_strings");
     ctx.set_tensor(0, if strings { STRING } else { INT64 }, None);
@@ -468,6 +469,17 @@ fn no_twin_attrs(ctx: &NodeCtx<'_, '_>, names: &[&str]) -> InferResult {
     Ok(())
 }
 
+/// TreeEnsembleClassifier-1: the label type (onnx's rule). As onnxruntime
+/// runs it (`contrib_ops`), version 3's shapes too, which its kernel gives
+/// every version: skl2onnx and onnxmltools write version 1.
+fn tree_ensemble_classifier_1(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
+    if ctx.runtime_checks() {
+        classifier_shapes(ctx)
+    } else {
+        label_type_only(ctx)
+    }
+}
+
 /// TreeEnsembleClassifier-3: labels [N], scores [N, labels]; X is [N, F].
 fn tree_ensemble_classifier_3(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     no_twin_attrs(
@@ -479,6 +491,12 @@ fn tree_ensemble_classifier_3(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
             "base_values",
         ],
     )?;
+    classifier_shapes(ctx)
+}
+
+/// A tree classifier's outputs: labels [N] (strings when
+/// `classlabels_strings` is set), float scores [N, labels].
+fn classifier_shapes(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     let strings = has_strings(ctx, "classlabels_strings");
     ctx.set_elem(0, if strings { STRING } else { INT64 });
     ctx.set_elem(1, FLOAT);
@@ -510,6 +528,17 @@ fn targets(ctx: &NodeCtx<'_, '_>) -> Dim {
         .map_or(Dim::Unknown, |a| Dim::Value(a.i.unwrap_or(0)))
 }
 
+/// TreeEnsembleRegressor-1: onnx has no rule (the schema's types only).
+/// As onnxruntime runs it (`contrib_ops`), version 3's float
+/// [N, n_targets], which its kernel gives every version.
+fn tree_ensemble_regressor_1(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
+    if ctx.runtime_checks() {
+        regressor_shapes(ctx)
+    } else {
+        Ok(())
+    }
+}
+
 /// TreeEnsembleRegressor-3: float [N, n_targets]; X is [N, F].
 fn tree_ensemble_regressor_3(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     no_twin_attrs(
@@ -521,6 +550,10 @@ fn tree_ensemble_regressor_3(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
             "base_values",
         ],
     )?;
+    regressor_shapes(ctx)
+}
+
+fn regressor_shapes(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     check_rank(ctx, 0, 2)?;
     let n = batch_dim(ctx)?;
     let e = targets(ctx);
@@ -715,8 +748,9 @@ pub const OPS: &[Entry] = &[
     ml("OneHotEncoder", 1, 1, one_hot_encoder),
     ml("SVMClassifier", 1, 1, label_type_only),
     ml("TreeEnsemble", 5, 5, tree_ensemble),
-    ml("TreeEnsembleClassifier", 1, 1, label_type_only),
+    ml("TreeEnsembleClassifier", 1, 1, tree_ensemble_classifier_1),
     ml("TreeEnsembleClassifier", 3, 3, tree_ensemble_classifier_3),
+    ml("TreeEnsembleRegressor", 1, 1, tree_ensemble_regressor_1),
     ml("TreeEnsembleRegressor", 3, 3, tree_ensemble_regressor_3),
     ml("ZipMap", 1, 1, zip_map),
 ];
