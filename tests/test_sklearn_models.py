@@ -17,10 +17,11 @@ distances). Against onnx and onnxruntime:
   of it;
 - the conversions skl2onnx gets wrong are refused by both, with the same
   findings (REFUSED);
-- checked as onnxruntime runs them (`contrib_ops=True`), tree ensembles of
-  version 1 get version 3's shapes, as onnxruntime's kernels compute them:
-  the one wrong declaration that shows (a two-target tree) is reported, no
-  other verdict changes;
+- checked as onnxruntime runs them (`contrib_ops=True`), the classic ML
+  operators onnx's rules give types only (tree ensembles of version 1,
+  LinearRegressor, SVMRegressor, Scaler, Normalizer, Imputer) get the shapes
+  onnxruntime's kernels compute: the one wrong declaration that shows (a
+  two-target tree) is reported, no other verdict changes;
 - `infer_shapes(symbolic=True, data_prop=True, contrib_ops=True)`: every dim
   of every model onnxruntime runs, at two batch sizes, is the dim of the
   array onnxruntime computes for that value.
@@ -411,7 +412,7 @@ def test_sklearn_models_symbolic_shapes_are_the_runtimes(models: dict[str, Path]
                         if d != n:
                             failures.append(f"{name} {value}[{k}] = {d}, ran {n} at {sizes}")
     assert not failures, f"{len(failures)} dims differ:\n" + "\n".join(failures[:20])
-    # 132 models, each at batches of 1 and 2; ~3,300 dims.
+    # 132 models, each at batches of 1 and 2; ~3,500 dims.
     assert len(probes) > 120, len(probes)
     assert twice == len(probes), twice
     assert checked > 3_000, checked

@@ -473,11 +473,82 @@ fn no_twin_attrs(ctx: &NodeCtx<'_, '_>, names: &[&str]) -> InferResult {
 /// runs it (`contrib_ops`), version 3's shapes too, which its kernel gives
 /// every version: skl2onnx and onnxmltools write version 1.
 fn tree_ensemble_classifier_1(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
-    if ctx.runtime_checks() {
-        classifier_shapes(ctx)
-    } else {
-        label_type_only(ctx)
+    label_type_only(ctx)?;
+    if !ctx.runtime_checks() {
+        return Ok(());
     }
+    ctx.set_elem(1, FLOAT);
+    let e = class_count(ctx)?;
+    if let Some(n) = runtime_batch(ctx) {
+        ctx.set_shape(0, dims(&[n]));
+        ctx.set_shape(1, dims(&[n, e]));
+    }
+    Ok(())
+}
+
+/// The batch onnxruntime's kernels of the classic ML operators read from
+/// X: 1 for a vector, else its first dim (unknown without a shape; `None`
+/// for a scalar, which they refuse when run).
+fn runtime_batch(ctx: &NodeCtx<'_, '_>) -> Option<Dim> {
+    match ctx.shape(0) {
+        None => Some(Dim::Unknown),
+        Some([]) => None,
+        Some([_]) => Some(Dim::Value(1)),
+        Some([n, ..]) => Some(*n),
+    }
+}
+
+/// As onnxruntime runs it (`contrib_ops`), onnx's rule being types only:
+/// output 0 of X's shape, which their kernels give it (none for a scalar
+/// X, which they refuse when run): floats (Scaler, Normalizer), else X's
+/// element type (Imputer).
+fn runtime_same_shape(ctx: &mut NodeCtx<'_, '_>, floats: bool) -> InferResult {
+    if !ctx.runtime_checks() {
+        return Ok(());
+    }
+    if floats {
+        ctx.set_elem(0, FLOAT);
+    } else {
+        ctx.propagate_elem(0, 0)?;
+    }
+    if let Some(s) = ctx.shape(0).filter(|s| !s.is_empty()) {
+        let s = dims(s);
+        ctx.set_shape(0, s);
+    }
+    Ok(())
+}
+
+fn scaled_floats(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
+    runtime_same_shape(ctx, true)
+}
+
+fn imputer(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
+    runtime_same_shape(ctx, false)
+}
+
+/// LinearRegressor: as onnxruntime runs it, float [N, targets] for an X of
+/// rank 1 or 2 (onnx: types only).
+fn linear_regressor(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
+    if !ctx.runtime_checks() || ctx.shape(0).is_some_and(|s| s.len() > 2) {
+        return Ok(());
+    }
+    let targets = Dim::Value(ctx.own_int("targets", 1));
+    if let Some(n) = runtime_batch(ctx) {
+        ctx.set_tensor(0, FLOAT, Some(dims(&[n, targets])));
+    }
+    Ok(())
+}
+
+/// SVMRegressor: as onnxruntime runs it, float [N, 1] (one target; onnx:
+/// types only).
+fn svm_regressor(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
+    if !ctx.runtime_checks() {
+        return Ok(());
+    }
+    if let Some(n) = runtime_batch(ctx) {
+        ctx.set_tensor(0, FLOAT, Some(dims(&[n, Dim::Value(1)])));
+    }
+    Ok(())
 }
 
 /// TreeEnsembleClassifier-3: labels [N], scores [N, labels]; X is [N, F].
@@ -502,6 +573,16 @@ fn classifier_shapes(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     ctx.set_elem(1, FLOAT);
     check_rank(ctx, 0, 2)?;
     let n = batch_dim(ctx)?;
+    let e = class_count(ctx)?;
+    ctx.set_shape(0, dims(&[n]));
+    ctx.set_shape(1, dims(&[n, e]));
+    Ok(())
+}
+
+/// A tree classifier's number of classes: its labels' (one of
+/// `classlabels_strings` and `classlabels_int64s` must be set).
+fn class_count(ctx: &NodeCtx<'_, '_>) -> InferResult<Dim> {
+    let strings = has_strings(ctx, "classlabels_strings");
     let labels = if strings {
         ctx.attr("classlabels_strings")
             .map_or(0, |a| a.strings().len())
@@ -516,10 +597,7 @@ fn classifier_shapes(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
             }
         }
     };
-    let e = Dim::Value(i64::try_from(labels).unwrap_or(i64::MAX));
-    ctx.set_shape(0, dims(&[n]));
-    ctx.set_shape(1, dims(&[n, e]));
-    Ok(())
+    Ok(Dim::Value(i64::try_from(labels).unwrap_or(i64::MAX)))
 }
 
 /// The number of targets of a regressor: attribute `n_targets` when set.
@@ -532,11 +610,14 @@ fn targets(ctx: &NodeCtx<'_, '_>) -> Dim {
 /// As onnxruntime runs it (`contrib_ops`), version 3's float
 /// [N, n_targets], which its kernel gives every version.
 fn tree_ensemble_regressor_1(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
-    if ctx.runtime_checks() {
-        regressor_shapes(ctx)
-    } else {
-        Ok(())
+    if !ctx.runtime_checks() {
+        return Ok(());
     }
+    if let Some(n) = runtime_batch(ctx) {
+        let e = targets(ctx);
+        ctx.set_tensor(0, FLOAT, Some(dims(&[n, e])));
+    }
+    Ok(())
 }
 
 /// TreeEnsembleRegressor-3: float [N, n_targets]; X is [N, F].
@@ -744,9 +825,14 @@ pub const OPS: &[Entry] = &[
     ml("LabelEncoder", 1, 1, label_encoder_1),
     ml("LabelEncoder", 2, 2, label_encoder_2),
     ml("LabelEncoder", 4, 4, label_encoder_4),
+    ml("Imputer", 1, 1, imputer),
     ml("LinearClassifier", 1, 1, linear_classifier),
+    ml("LinearRegressor", 1, 1, linear_regressor),
+    ml("Normalizer", 1, 1, scaled_floats),
     ml("OneHotEncoder", 1, 1, one_hot_encoder),
+    ml("Scaler", 1, 1, scaled_floats),
     ml("SVMClassifier", 1, 1, label_type_only),
+    ml("SVMRegressor", 1, 1, svm_regressor),
     ml("TreeEnsemble", 5, 5, tree_ensemble),
     ml("TreeEnsembleClassifier", 1, 1, tree_ensemble_classifier_1),
     ml("TreeEnsembleClassifier", 3, 3, tree_ensemble_classifier_3),
