@@ -532,7 +532,11 @@ fn linear_regressor(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     if !ctx.runtime_checks() || ctx.shape(0).is_some_and(|s| s.len() > 2) {
         return Ok(());
     }
-    let targets = Dim::Value(ctx.own_int("targets", 1));
+    let targets = match ctx.own_int("targets", 1) {
+        // (A negative count is no size: the kernel fails when run.)
+        v if v < 0 => Dim::Unknown,
+        v => Dim::Value(v),
+    };
     if let Some(n) = runtime_batch(ctx) {
         ctx.set_tensor(0, FLOAT, Some(dims(&[n, targets])));
     }
@@ -614,7 +618,11 @@ fn tree_ensemble_regressor_1(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
         return Ok(());
     }
     if let Some(n) = runtime_batch(ctx) {
-        let e = targets(ctx);
+        // (A negative count is no size: the kernel fails when run.)
+        let e = match targets(ctx) {
+            Dim::Value(v) if v < 0 => Dim::Unknown,
+            e => e,
+        };
         ctx.set_tensor(0, FLOAT, Some(dims(&[n, e])));
     }
     Ok(())
