@@ -283,6 +283,24 @@ def _runtime_shapes(probes: dict[str, onnx.ModelProto]) -> dict[str, list[tuple[
     return runs
 
 
+def _probe(model: onnx.ModelProto, values) -> onnx.ModelProto:
+    """A copy of `model` whose outputs also hold every node output of the
+    main graph with a tensor type (typed as `values` infers it), so that
+    onnxruntime returns it."""
+    probe = onnx.ModelProto()
+    probe.CopyFrom(model)
+    names = {o.name for o in model.graph.output}
+    for node in model.graph.node:
+        for name in node.output:
+            t = values[name].type if name and name in values else None
+            if name in names or t is None or t.WhichOneof("value") != "tensor_type":
+                continue
+            names.add(name)
+            elem = t.tensor_type.elem_type
+            probe.graph.output.append(helper.make_tensor_value_info(name, elem, None))
+    return probe
+
+
 def test_real_models_symbolic_shapes_are_the_runtimes() -> None:
     failures = []
     checked = 0
@@ -294,20 +312,7 @@ def test_real_models_symbolic_shapes_are_the_runtimes() -> None:
         inferred[_key(path)] = values = onnxfast.infer_shapes(
             model, symbolic=True, data_prop=True
         ).graph.values
-        # Every node output of the main graph with a tensor type, made a
-        # graph output so that onnxruntime returns it.
-        probe = onnx.ModelProto()
-        probe.CopyFrom(model)
-        names = {o.name for o in model.graph.output}
-        for node in model.graph.node:
-            for name in node.output:
-                t = values[name].type if name and name in values else None
-                if name in names or t is None or t.WhichOneof("value") != "tensor_type":
-                    continue
-                names.add(name)
-                elem = t.tensor_type.elem_type
-                probe.graph.output.append(helper.make_tensor_value_info(name, elem, None))
-        probes[_key(path)] = probe
+        probes[_key(path)] = _probe(model, values)
     twice = stft_bins = 0
     for key, runs in _runtime_shapes(probes).items():
         assert runs, f"{key}: onnxruntime ran it at none of the sizes tried"

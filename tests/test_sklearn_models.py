@@ -38,7 +38,6 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
-from onnx import helper
 from skl2onnx import convert_sklearn
 from skl2onnx.common.data_types import (
     DictionaryType,
@@ -352,7 +351,7 @@ NOT_RUN = {"svr_double", "imputer_double"}
 
 
 def test_sklearn_models_symbolic_shapes_are_the_runtimes(models: dict[str, Path]) -> None:
-    from test_real_models import _runtime_shapes
+    from test_real_models import _probe, _runtime_shapes
 
     probes, inferred = {}, {}
     for name, path in models.items():
@@ -370,19 +369,7 @@ def test_sklearn_models_symbolic_shapes_are_the_runtimes(models: dict[str, Path]
         inferred[name] = values = onnxfast.infer_shapes(
             model, symbolic=True, data_prop=True, contrib_ops=True
         ).graph.values
-        probe = onnx.ModelProto()
-        probe.CopyFrom(model)
-        names = {o.name for o in model.graph.output}
-        for node in model.graph.node:
-            for out in node.output:
-                t = values[out].type if out and out in values else None
-                if out in names or t is None or t.WhichOneof("value") != "tensor_type":
-                    continue
-                names.add(out)
-                probe.graph.output.append(
-                    helper.make_tensor_value_info(out, t.tensor_type.elem_type, None)
-                )
-        probes[name] = probe
+        probes[name] = _probe(model, values)
     failures = []
     checked = twice = 0
     for name, runs in _runtime_shapes(probes).items():
