@@ -131,17 +131,30 @@ fn dims(list: &[Dim]) -> Dims {
 // ---- rules -----------------------------------------------------------------
 
 /// ArrayFeatureExtractor: the last axis of X is replaced by as many entries
-/// as Y has indices.
+/// as Y has indices. As onnxruntime runs it (`contrib_ops`), where onnx's
+/// rule gives less, its kernel's shape: a vector X gives `[1, indices]`,
+/// and a scalar Y one index.
 fn array_feature_extractor(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     ctx.propagate_elem(0, 0)?;
     let Some(x) = ctx.shape(0) else {
         return Ok(());
     };
-    if x.len() == 1 {
+    let runtime = ctx.runtime_checks();
+    if x.len() == 1 && !runtime {
         return Ok(());
     }
-    let mut out = dims(&x[..x.len().saturating_sub(1)]);
-    out.push(index_count(ctx)?);
+    let count = match index_count(ctx)? {
+        Dim::Unknown if runtime && ctx.input_shape(1).is_some_and(<[Dim]>::is_empty) => {
+            Dim::Value(1)
+        }
+        count => count,
+    };
+    let mut out = if x.len() == 1 {
+        dims(&[Dim::Value(1)])
+    } else {
+        dims(&x[..x.len().saturating_sub(1)])
+    };
+    out.push(count);
     ctx.set_tensor_shape(0, out);
     Ok(())
 }
@@ -445,8 +458,8 @@ fn one_hot_encoder(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     Ok(())
 }
 
-/// Classifiers that infer only the label type (SVMClassifier,
-/// TreeEnsembleClassifier-1 as onnx infers it): strings when
+/// Classifiers that infer only the label type (SVMClassifier and
+/// TreeEnsembleClassifier-1 as onnx infers them): strings when
 /// `classlabels_strings` is set.
 fn label_type_only(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     let strings = has_strings(ctx, "classlabels_strings");
@@ -540,6 +553,48 @@ fn linear_regressor(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     if let Some(n) = runtime_batch(ctx) {
         ctx.set_tensor(0, FLOAT, Some(dims(&[n, targets])));
     }
+    Ok(())
+}
+
+/// SVMClassifier: the label type (onnx's rule). As onnxruntime runs it
+/// (`contrib_ops`), its kernel's shapes: labels [N] and scores [N, k], `k`
+/// the number of classes, or without `prob_a` for support vectors the
+/// number of class pairs (2 for two classes).
+fn svm_classifier(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
+    label_type_only(ctx)?;
+    if !ctx.runtime_checks() {
+        return Ok(());
+    }
+    ctx.set_elem(1, FLOAT);
+    let strings = ctx.attr("classlabels_strings").map_or(0, |a| a.strings().len());
+    let ints = ctx.attr("classlabels_ints").map_or(0, |a| a.ints.len());
+    let classes = if strings > 0 { strings } else { ints };
+    let vectors = ctx.attr("vectors_per_class").map_or(Some(0i64), |a| {
+        a.ints.iter().try_fold(0i64, |sum, &v| sum.checked_add(v))
+    });
+    let (Some(n), Ok(classes), Some(vectors)) =
+        (runtime_batch(ctx), i64::try_from(classes), vectors)
+    else {
+        return Ok(());
+    };
+    if classes == 0 {
+        // (The kernel refuses a classifier without labels.)
+        return Ok(());
+    }
+    let probabilities = ctx.attr("prob_a").is_some_and(|a| !a.floats.is_empty());
+    let scores = if vectors > 0 && !probabilities {
+        match classes {
+            ..=2 => Some(2),
+            c => c.checked_mul(c - 1).map(|p| p / 2),
+        }
+    } else {
+        Some(classes)
+    };
+    let Some(scores) = scores else {
+        return Ok(());
+    };
+    ctx.set_shape(0, dims(&[n]));
+    ctx.set_shape(1, dims(&[n, Dim::Value(scores)]));
     Ok(())
 }
 
@@ -839,7 +894,7 @@ pub const OPS: &[Entry] = &[
     ml("Normalizer", 1, 1, scaled_floats),
     ml("OneHotEncoder", 1, 1, one_hot_encoder),
     ml("Scaler", 1, 1, scaled_floats),
-    ml("SVMClassifier", 1, 1, label_type_only),
+    ml("SVMClassifier", 1, 1, svm_classifier),
     ml("SVMRegressor", 1, 1, svm_regressor),
     ml("TreeEnsemble", 5, 5, tree_ensemble),
     ml("TreeEnsembleClassifier", 1, 1, tree_ensemble_classifier_1),
