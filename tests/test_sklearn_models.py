@@ -19,7 +19,8 @@ distances). Against onnx and onnxruntime:
   findings (REFUSED);
 - checked as onnxruntime runs them (`contrib_ops=True`), the classic ML
   operators onnx's rules give types only (tree ensembles of version 1,
-  LinearRegressor, SVMRegressor, Scaler, Normalizer, Imputer) get the shapes
+  LinearRegressor, SVMClassifier, SVMRegressor, ArrayFeatureExtractor of a
+  vector, Scaler, Normalizer, Imputer) get the shapes
   onnxruntime's kernels compute: the one wrong declaration that shows (a
   two-target tree) is reported, no other verdict changes;
 - `infer_shapes(symbolic=True, data_prop=True, contrib_ops=True)`: every dim
@@ -399,7 +400,7 @@ def test_sklearn_models_symbolic_shapes_are_the_runtimes(models: dict[str, Path]
                         if d != n:
                             failures.append(f"{name} {value}[{k}] = {d}, ran {n} at {sizes}")
     assert not failures, f"{len(failures)} dims differ:\n" + "\n".join(failures[:20])
-    # 132 models, each at batches of 1 and 2; ~3,500 dims.
+    # 132 models, each at batches of 1 and 2; ~4,000 dims.
     assert len(probes) > 120, len(probes)
     assert twice == len(probes), twice
     assert checked > 3_000, checked

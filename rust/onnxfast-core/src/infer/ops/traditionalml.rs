@@ -566,7 +566,9 @@ fn svm_classifier(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
         return Ok(());
     }
     ctx.set_elem(1, FLOAT);
-    let strings = ctx.attr("classlabels_strings").map_or(0, |a| a.strings().len());
+    let strings = ctx
+        .attr("classlabels_strings")
+        .map_or(0, |a| a.strings().len());
     let ints = ctx.attr("classlabels_ints").map_or(0, |a| a.ints.len());
     let classes = if strings > 0 { strings } else { ints };
     let vectors = ctx.attr("vectors_per_class").map_or(Some(0i64), |a| {
