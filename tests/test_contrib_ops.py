@@ -3041,3 +3041,222 @@ def test_a_quantization_scale_onnxruntime_refuses_is_a_defect_with_contrib_ops(
         session.run(None, feeds)
     (error,) = report.errors
     assert f"{error.code} {error.message}".startswith(expect), report
+
+
+def _ml_case(op: str, inputs: list[tuple[str, int, list[int]]], outputs: list[int], **attrs):
+    """One ai.onnx.ml node over inputs of static shapes (name, element type,
+    shape); outputs of these element types, without shapes."""
+    node = helper.make_node(
+        op,
+        [n for n, _, _ in inputs],
+        [f"y{i}" for i in range(len(outputs))],
+        domain="ai.onnx.ml",
+        **attrs,
+    )
+    g = helper.make_graph(
+        [node],
+        "g",
+        [helper.make_tensor_value_info(n, t, s) for n, t, s in inputs],
+        [helper.make_tensor_value_info(f"y{i}", t, None) for i, t in enumerate(outputs)],
+    )
+    return helper.make_model(
+        g,
+        opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("ai.onnx.ml", 1)],
+        ir_version=8,
+    )
+
+
+_F, _I = TensorProto.FLOAT, TensorProto.INT64
+# (onnxruntime's SVM kernels need kernel_params: gamma, coef0, degree.)
+_KERNEL = {"kernel_params": [0.5, 0.0, 3.0]}
+_LINEAR = {
+    "coefficients": [0.5] * 12,
+    "rho": [0.1, 0.2, 0.3],
+    "classlabels_ints": [0, 1, 2],
+    "kernel_type": "LINEAR",
+    **_KERNEL,
+}
+_TREE = {
+    "nodes_treeids": [0, 0, 0],
+    "nodes_nodeids": [0, 1, 2],
+    "nodes_featureids": [0, 0, 0],
+    "nodes_values": [0.5, 0.0, 0.0],
+    "nodes_modes": ["BRANCH_LEQ", "LEAF", "LEAF"],
+    "nodes_truenodeids": [1, 0, 0],
+    "nodes_falsenodeids": [2, 0, 0],
+}
+
+
+def _svc(classes: int, **more) -> dict:
+    """A support-vector classifier of one vector per class over 4 features."""
+    return {
+        "vectors_per_class": [1] * classes,
+        "support_vectors": [0.25] * (4 * classes),
+        "coefficients": [1.0] * ((classes - 1) * classes),
+        "rho": [0.1] * (classes * (classes - 1) // 2),
+        "classlabels_ints": list(range(classes)),
+        "kernel_type": "RBF",
+        **_KERNEL,
+        **more,
+    }
+
+
+@pytest.mark.parametrize(
+    ("label", "model"),
+    [
+        (
+            "FeatureVectorizer of rows",
+            _ml_case(
+                "FeatureVectorizer",
+                [("a", _F, [3, 2]), ("b", _F, [3, 3])],
+                [_F],
+                inputdimensions=[2, 3],
+            ),
+        ),
+        (
+            "FeatureVectorizer of vectors",
+            _ml_case(
+                "FeatureVectorizer", [("a", _F, [2]), ("b", _F, [3])], [_F], inputdimensions=[2, 3]
+            ),
+        ),
+        (
+            "Scaler of a vector",
+            _ml_case("Scaler", [("x", _I, [4])], [_F], scale=[2.0], offset=[1.0]),
+        ),
+        ("Normalizer", _ml_case("Normalizer", [("x", _F, [2, 3])], [_F], norm="L2")),
+        (
+            "Imputer",
+            _ml_case(
+                "Imputer",
+                [("x", _I, [2, 3])],
+                [_I],
+                imputed_value_int64s=[0],
+                replaced_value_int64=-1,
+            ),
+        ),
+        (
+            "LinearRegressor of a vector",
+            _ml_case("LinearRegressor", [("x", _F, [5])], [_F], coefficients=[0.5] * 10, targets=2),
+        ),
+        (
+            "LinearRegressor",
+            _ml_case("LinearRegressor", [("x", _F, [3, 5])], [_F], coefficients=[0.5] * 5),
+        ),
+        (
+            "SVMRegressor",
+            _ml_case(
+                "SVMRegressor",
+                [("x", _F, [3, 4])],
+                [_F],
+                coefficients=[0.5] * 4,
+                rho=[0.1],
+                n_supports=0,
+                kernel_type="LINEAR",
+                **_KERNEL,
+            ),
+        ),
+        (
+            "SVMClassifier, linear",
+            _ml_case("SVMClassifier", [("x", _F, [3, 4])], [_I, _F], **_LINEAR),
+        ),
+        (
+            "SVMClassifier, 4 classes by votes",
+            _ml_case("SVMClassifier", [("x", _F, [3, 4])], [_I, _F], **_svc(4)),
+        ),
+        (
+            "SVMClassifier, 2 classes by votes",
+            _ml_case("SVMClassifier", [("x", _F, [3, 4])], [_I, _F], **_svc(2)),
+        ),
+        (
+            "SVMClassifier, probabilities",
+            _ml_case(
+                "SVMClassifier",
+                [("x", _F, [3, 4])],
+                [_I, _F],
+                **_svc(4, prob_a=[1.0] * 6, prob_b=[0.0] * 6),
+            ),
+        ),
+        (
+            "ArrayFeatureExtractor of a vector",
+            helper.make_model(
+                helper.make_graph(
+                    [
+                        helper.make_node(
+                            "ArrayFeatureExtractor", ["x", "k"], ["y0"], domain="ai.onnx.ml"
+                        )
+                    ],
+                    "g",
+                    [helper.make_tensor_value_info("x", _F, [5])],
+                    [helper.make_tensor_value_info("y0", _F, None)],
+                    initializer=[numpy_helper.from_array(np.array([0, 3], np.int64), "k")],
+                ),
+                opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("ai.onnx.ml", 1)],
+                ir_version=8,
+            ),
+        ),
+        (
+            "ArrayFeatureExtractor, scalar index",
+            helper.make_model(
+                helper.make_graph(
+                    [
+                        helper.make_node(
+                            "ArrayFeatureExtractor", ["x", "k"], ["y0"], domain="ai.onnx.ml"
+                        )
+                    ],
+                    "g",
+                    [helper.make_tensor_value_info("x", _F, [3, 5])],
+                    [helper.make_tensor_value_info("y0", _F, None)],
+                    initializer=[numpy_helper.from_array(np.array(2, np.int64), "k")],
+                ),
+                opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("ai.onnx.ml", 1)],
+                ir_version=8,
+            ),
+        ),
+        (
+            "TreeEnsembleRegressor 1 of a vector",
+            _ml_case(
+                "TreeEnsembleRegressor",
+                [("x", _F, [4])],
+                [_F],
+                n_targets=2,
+                target_treeids=[0, 0],
+                target_nodeids=[1, 2],
+                target_ids=[0, 1],
+                target_weights=[1.0, 2.0],
+                **_TREE,
+            ),
+        ),
+        (
+            "TreeEnsembleClassifier 1 of a vector",
+            _ml_case(
+                "TreeEnsembleClassifier",
+                [("x", _F, [4])],
+                [_I, _F],
+                classlabels_int64s=[0, 1, 2],
+                class_treeids=[0, 0],
+                class_nodeids=[1, 2],
+                class_ids=[0, 2],
+                class_weights=[1.0, 2.0],
+                **_TREE,
+            ),
+        ),
+    ],
+)
+def test_classic_ml_shapes_with_contrib_ops_are_onnxruntimes(label: str, model) -> None:
+    """onnx's rules give these ai.onnx.ml operators types only (or no shape
+    for a vector input); checked as onnxruntime runs them, every output has
+    the shape onnxruntime's kernel returns, inputs of rank 1 (one row)
+    included. Without the option: onnx's result."""
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    rng = np.random.default_rng(0)
+    feeds = {}
+    for i in session.get_inputs():
+        dtype = np.int64 if i.type == "tensor(int64)" else np.float32
+        feeds[i.name] = (rng.random(i.shape) * 3).astype(dtype)
+    ran = [o.shape for o in session.run(None, feeds)]
+    values = onnxfast.infer_shapes(model, contrib_ops=True).graph.values
+    assert [tuple(values[f"y{i}"].shape) for i in range(len(ran))] == ran, label
+    plain = onnxfast.infer_shapes(model).graph.values
+    theirs = onnx.shape_inference.infer_shapes(model, strict_mode=True, check_type=True)
+    shaped = {v.name for v in theirs.graph.output if v.type.tensor_type.HasField("shape")}
+    assert {f"y{i}" for i in range(len(ran)) if plain[f"y{i}"].shape is not None} == shaped

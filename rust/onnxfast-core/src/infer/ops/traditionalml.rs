@@ -539,6 +539,24 @@ fn imputer(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     runtime_same_shape(ctx, false)
 }
 
+/// FeatureVectorizer: as onnxruntime runs it, float [N, the sum of
+/// `inputdimensions`], N read from the first input (onnx: types only).
+fn feature_vectorizer(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
+    if !ctx.runtime_checks() {
+        return Ok(());
+    }
+    let total = ctx.attr("inputdimensions").map_or(Some(0i64), |a| {
+        a.ints.iter().try_fold(0i64, |sum, &v| {
+            (v >= 0).then(|| sum.checked_add(v)).flatten()
+        })
+    });
+    ctx.set_elem(0, FLOAT);
+    if let (Some(n), Some(total)) = (runtime_batch(ctx), total) {
+        ctx.set_shape(0, dims(&[n, Dim::Value(total)]));
+    }
+    Ok(())
+}
+
 /// LinearRegressor: as onnxruntime runs it, float [N, targets] for an X of
 /// rank 1 or 2 (onnx: types only).
 fn linear_regressor(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
@@ -890,6 +908,7 @@ pub const OPS: &[Entry] = &[
     ml("LabelEncoder", 1, 1, label_encoder_1),
     ml("LabelEncoder", 2, 2, label_encoder_2),
     ml("LabelEncoder", 4, 4, label_encoder_4),
+    ml("FeatureVectorizer", 1, 1, feature_vectorizer),
     ml("Imputer", 1, 1, imputer),
     ml("LinearClassifier", 1, 1, linear_classifier),
     ml("LinearRegressor", 1, 1, linear_regressor),
