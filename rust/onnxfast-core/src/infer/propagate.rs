@@ -207,28 +207,18 @@ fn arithmetic(
                     "Add" => s.dim_add(x, y),
                     "Sub" => s.dim_sub(x, y),
                     "Mul" => s.dim_mul(x, y),
-                    // x mod d = x - d*floor(x/d) for d > 0 (the divisor's sign).
-                    // By a size (`floor_div_by` takes sizes only): the same.
-                    "Mod" => match y {
-                        Dim::Value(d) if d > 0 && !fmod => {
-                            let q = s.dim_floor_div(x, d)?;
-                            let dq = s.dim_mul(q, y)?;
-                            s.dim_sub(x, dq)
-                        }
-                        Dim::Sym(_) if !fmod => {
-                            let q = s.dim_floor_div_by(x, y)?;
-                            let dq = s.dim_mul(q, y)?;
-                            s.dim_sub(x, dq)
-                        }
-                        _ => None,
-                    },
+                    // x mod d = x - d*floor(x/d) for d > 0 (the divisor's
+                    // sign), a constant or a size.
+                    "Mod" if fmod => None,
+                    "Mod" => {
+                        let q = s.dim_floor_div_by(x, y)?;
+                        let dq = s.dim_mul(q, y)?;
+                        s.dim_sub(x, dq)
+                    }
                     // Truncation is floor for the non-negative sizes of shapes
-                    // (`S*M / B`: `floor((S*M)/B)`).
-                    _ => match y {
-                        Dim::Value(d) if d > 0 => s.dim_floor_div(x, d),
-                        Dim::Sym(_) => s.dim_floor_div_by(x, y),
-                        _ => None,
-                    },
+                    // (`S*M / B`: `floor((S*M)/B)`; `floor_div_by` takes a
+                    // positive constant or sizes only).
+                    _ => s.dim_floor_div_by(x, y),
                 })
                 .unwrap_or(Dim::Unknown),
         };

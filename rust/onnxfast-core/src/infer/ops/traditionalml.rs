@@ -493,10 +493,26 @@ fn tree_ensemble_classifier_1(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     ctx.set_elem(1, FLOAT);
     let e = class_count(ctx)?;
     if let Some(n) = runtime_batch(ctx) {
-        ctx.set_shape(0, dims(&[n]));
-        ctx.set_shape(1, dims(&[n, e]));
+        labels_and_scores(ctx, n, e);
     }
     Ok(())
+}
+
+/// A classifier's outputs: labels [n], scores [n, k] (element types set
+/// by the caller).
+fn labels_and_scores(ctx: &mut NodeCtx<'_, '_>, n: Dim, k: Dim) {
+    ctx.set_shape(0, dims(&[n]));
+    ctx.set_shape(1, dims(&[n, k]));
+}
+
+/// A count read from an attribute as a dim: a negative one is no size
+/// (the kernel fails when run).
+fn count_dim(v: i64) -> Dim {
+    if v < 0 {
+        Dim::Unknown
+    } else {
+        Dim::Value(v)
+    }
 }
 
 /// The batch onnxruntime's kernels of the classic ML operators read from
@@ -563,11 +579,7 @@ fn linear_regressor(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     if !ctx.runtime_checks() || ctx.shape(0).is_some_and(|s| s.len() > 2) {
         return Ok(());
     }
-    let targets = match ctx.own_int("targets", 1) {
-        // (A negative count is no size: the kernel fails when run.)
-        v if v < 0 => Dim::Unknown,
-        v => Dim::Value(v),
-    };
+    let targets = count_dim(ctx.own_int("targets", 1));
     if let Some(n) = runtime_batch(ctx) {
         ctx.set_tensor(0, FLOAT, Some(dims(&[n, targets])));
     }
@@ -613,8 +625,7 @@ fn svm_classifier(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     let Some(scores) = scores else {
         return Ok(());
     };
-    ctx.set_shape(0, dims(&[n]));
-    ctx.set_shape(1, dims(&[n, Dim::Value(scores)]));
+    labels_and_scores(ctx, n, Dim::Value(scores));
     Ok(())
 }
 
@@ -653,8 +664,7 @@ fn classifier_shapes(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
     check_rank(ctx, 0, 2)?;
     let n = batch_dim(ctx)?;
     let e = class_count(ctx)?;
-    ctx.set_shape(0, dims(&[n]));
-    ctx.set_shape(1, dims(&[n, e]));
+    labels_and_scores(ctx, n, e);
     Ok(())
 }
 
@@ -693,9 +703,8 @@ fn tree_ensemble_regressor_1(ctx: &mut NodeCtx<'_, '_>) -> InferResult {
         return Ok(());
     }
     if let Some(n) = runtime_batch(ctx) {
-        // (A negative count is no size: the kernel fails when run.)
         let e = match targets(ctx) {
-            Dim::Value(v) if v < 0 => Dim::Unknown,
+            Dim::Value(v) => count_dim(v),
             e => e,
         };
         ctx.set_tensor(0, FLOAT, Some(dims(&[n, e])));
