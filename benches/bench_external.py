@@ -5,6 +5,11 @@
 onnxfast.load + [t.numpy() for every weight] (lazy maps, zero-copy views)
 against onnx.load (reads every external file into memory) + to_array. Wall
 time and peak RSS growth, fresh process each; values compared on a sample.
+
+Then the model copied to another folder with its weights in one new data
+file: onnx.load + onnx.save_model(save_as_external_data=True) against
+onnxfast.load + Model.save(save_as_external_data=True) (the same files,
+byte for byte: tests/test_save_external.py), libraries taking turns.
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from _common import DATA, fmt_bytes, fmt_seconds, measure, table
+from _common import DATA, fmt_bytes, fmt_seconds, measure, measure_interleaved, table
 
 
 def build(folder, total: int, tensors: int):
@@ -103,7 +108,55 @@ def main() -> int:
             ],
         )
     )
+    print()
+    print(copy_rows(path, size, repeat))
     return 0
+
+
+def copy_rows(path, size: int, repeat: int) -> str:
+    """Copying the model to a new folder, its weights in one new data file."""
+    out = path.parent / "copy"
+    out.mkdir(exist_ok=True)
+    target = str(out / "model.onnx")
+    # Each run starts from an empty folder (onnx appends to an existing file).
+    clean = f"import shutil, os\nshutil.rmtree({str(out)!r}, True)\nos.mkdir({str(out)!r})"
+    save = "save_as_external_data=True, location='copy.bin'"
+    results = measure_interleaved(
+        {
+            "onnx.load + onnx.save_model": (
+                f"import onnx\n{clean}",
+                f"onnx.save_model(onnx.load({str(path)!r}), {target!r}, {save})",
+            ),
+            "onnxfast.load + Model.save": (
+                f"import onnxfast\n{clean}",
+                f"onnxfast.load({str(path)!r}).save({target!r}, {save})",
+            ),
+        },
+        repeat=repeat,
+    )
+    ours = results["onnxfast.load + Model.save"]
+    rows = []
+    for name, r in results.items():
+        if "seconds" not in r:
+            rows.append([name, fmt_bytes(size), r.get("error", "")[:40], "", ""])
+            continue
+        ratio = r["seconds"] / ours["seconds"] if "seconds" in ours else float("nan")
+        rows.append(
+            [
+                name,
+                fmt_bytes(size),
+                fmt_seconds(r["seconds"]),
+                fmt_bytes(r["peak_growth"]),
+                f"{ratio:.1f}×",
+            ]
+        )
+    import shutil
+
+    shutil.rmtree(out, True)
+    return table(
+        rows,
+        ["copied with external data", "external data", "time", "peak RSS growth", "vs onnxfast"],
+    )
 
 
 if __name__ == "__main__":

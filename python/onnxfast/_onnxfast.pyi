@@ -195,7 +195,15 @@ class Model:
     @property
     def opsets(self) -> dict[str, int]: ...
     def external_files(self) -> list[ExternalFile]: ...
-    def save(self, path: str | os.PathLike[str]) -> int: ...
+    def save(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        save_as_external_data: bool = False,
+        location: str | None = None,
+        size_threshold: int | None = None,
+        convert_attribute: bool = False,
+    ) -> int: ...
 
 @final
 class Graph:

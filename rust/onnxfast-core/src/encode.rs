@@ -21,20 +21,32 @@ const BUFFER: usize = 1 << 20;
 /// A [`BufMut`] writing to a file. A write that fails is kept (and what
 /// follows discarded) until [`FileSink::finish`] returns it: `BufMut`'s
 /// methods cannot fail.
-pub struct FileSink {
+pub struct FileSink<'a> {
     file: File,
     buf: Vec<u8>,
     written: u64,
     failed: Option<io::Error>,
+    /// Called with each large slice once it is written straight to the file
+    /// (to release the pages of a map it came from).
+    after_write: &'a dyn Fn(&[u8]),
 }
 
-impl FileSink {
-    pub fn new(file: File) -> FileSink {
+/// The `after_write` of a sink that releases nothing.
+fn keep(_: &[u8]) {}
+
+impl<'a> FileSink<'a> {
+    pub fn new(file: File) -> FileSink<'static> {
+        FileSink::releasing(file, &keep)
+    }
+
+    /// A sink that calls `after_write` with each large slice once written.
+    pub fn releasing(file: File, after_write: &'a dyn Fn(&[u8])) -> FileSink<'a> {
         FileSink {
             file,
             buf: Vec::with_capacity(BUFFER),
             written: 0,
             failed: None,
+            after_write,
         }
     }
 
@@ -65,7 +77,7 @@ impl FileSink {
 // full buffer is written out first), and `advance_mut` only grows the
 // buffer's length over bytes the caller has initialised in that chunk
 // (`BufMut::advance_mut`'s contract), within its capacity.
-unsafe impl BufMut for FileSink {
+unsafe impl BufMut for FileSink<'_> {
     fn remaining_mut(&self) -> usize {
         // A file takes what it is given (a full disk is a write failure).
         usize::MAX - self.buf.len()
@@ -87,11 +99,31 @@ unsafe impl BufMut for FileSink {
         UninitSlice::uninit(spare)
     }
 
+    /// prost writes a `Bytes` field with `put`, whose default copies it
+    /// through `chunk_mut` (the buffer): here each of its chunks goes to
+    /// [`FileSink::put_slice`], so tensor data goes straight to the file.
+    fn put<T: bytes::Buf>(&mut self, mut src: T)
+    where
+        Self: Sized,
+    {
+        while src.has_remaining() {
+            let chunk = src.chunk();
+            let n = chunk.len();
+            self.put_slice(chunk);
+            src.advance(n);
+        }
+    }
+
     fn put_slice(&mut self, src: &[u8]) {
         if src.len() >= BUFFER / 2 {
             // Tensor data: straight to the file, not through the buffer.
+            // A window at a time, each released once written, so a large
+            // field read from a map never has more than a window mapped.
             self.flush_buffer();
-            write_out(&mut self.file, &mut self.failed, &mut self.written, src);
+            for piece in src.chunks(crate::decode::source::RELEASE_WINDOW) {
+                write_out(&mut self.file, &mut self.failed, &mut self.written, piece);
+                (self.after_write)(piece);
+            }
             return;
         }
         // Smaller than the buffer: fits whole once the buffer is written out.
@@ -118,25 +150,100 @@ fn write_out(file: &mut File, failed: &mut Option<io::Error>, written: &mut u64,
 /// it renamed over `path` once complete (a failed write leaves `path` as
 /// it was). Returns the bytes written.
 pub fn write_message<M: prost::Message>(message: &M, path: &Path) -> io::Result<u64> {
-    write_atomically(path, |sink| {
+    write_message_releasing(message, path, &keep)
+}
+
+/// [`write_message`], calling `after_write` with each large byte field
+/// (tensor data) once it is written.
+pub fn write_message_releasing<M: prost::Message>(
+    message: &M,
+    path: &Path,
+    after_write: &dyn Fn(&[u8]),
+) -> io::Result<u64> {
+    write_atomically(path, after_write, |sink| {
         message
             .encode(sink)
             .map_err(|e| io::Error::other(e.to_string()))
     })
 }
 
-/// Writes `bytes` to `path` as [`write_message`] does.
-pub fn write_bytes(bytes: &[u8], path: &Path) -> io::Result<u64> {
-    write_atomically(path, |sink| {
+/// Writes `bytes` to `path` as [`write_message_releasing`] does.
+pub fn write_bytes(bytes: &[u8], path: &Path, after_write: &dyn Fn(&[u8])) -> io::Result<u64> {
+    write_atomically(path, after_write, |sink| {
         sink.put_slice(bytes);
         Ok(())
     })
 }
 
+/// Writes `message`'s encoding to `path` and `chunks`, one after another,
+/// to `data_path`, each through a temporary file beside it; neither is
+/// renamed into place before both are complete (the data file first, so a
+/// model never names data that is not there yet). `after_write` is called
+/// with each chunk of 64 KiB or more and each large byte field of the
+/// message once written. Returns the bytes written to the model file and
+/// to the data file.
+pub fn write_message_with_data<M: prost::Message>(
+    message: &M,
+    path: &Path,
+    data_path: &Path,
+    chunks: &[bytes::Bytes],
+    after_write: &dyn Fn(&[u8]),
+) -> io::Result<(u64, u64)> {
+    // What would make the second rename fail once the first is done.
+    for target in [path, data_path] {
+        if target.is_dir() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("cannot write {}: it is a folder", target.display()),
+            ));
+        }
+    }
+    let data = write_temp(data_path, &keep, |sink| {
+        for chunk in chunks {
+            sink.put_slice(chunk);
+            // Written, or copied into the buffer: its source is done with.
+            // Below 64 KiB a release costs more than it frees.
+            if chunk.len() >= 64 << 10 {
+                after_write(chunk);
+            }
+        }
+        Ok(())
+    })?;
+    let model = match write_temp(path, after_write, |sink| {
+        message
+            .encode(sink)
+            .map_err(|e| io::Error::other(e.to_string()))
+    }) {
+        Ok(model) => model,
+        Err(e) => {
+            let _ = std::fs::remove_file(&data.0);
+            return Err(e);
+        }
+    };
+    let (data_written, model_written) = (data.1, model.1);
+    commit(data, data_path)
+        .inspect_err(|_| {
+            let _ = std::fs::remove_file(&model.0);
+        })
+        .and_then(|_| commit(model, path))?;
+    Ok((model_written, data_written))
+}
+
 fn write_atomically(
     path: &Path,
+    after_write: &dyn Fn(&[u8]),
     fill: impl FnOnce(&mut FileSink) -> io::Result<()>,
 ) -> io::Result<u64> {
+    commit(write_temp(path, after_write, fill)?, path)
+}
+
+/// Writes a file's content to a temporary file beside `path`: its path and
+/// the bytes written (nothing is left behind on failure).
+fn write_temp(
+    path: &Path,
+    after_write: &dyn Fn(&[u8]),
+    fill: impl FnOnce(&mut FileSink) -> io::Result<()>,
+) -> io::Result<(std::path::PathBuf, u64)> {
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
@@ -149,15 +256,34 @@ fn write_atomically(
     temp_name.push(format!(".{}.tmp", std::process::id()));
     let temp = dir.join(temp_name);
     let result = File::create(&temp).and_then(|file| {
-        let mut sink = FileSink::new(file);
+        let mut sink = FileSink::releasing(file, after_write);
         fill(&mut sink)?;
         sink.finish()
     });
-    let renamed = result.and_then(|n| std::fs::rename(&temp, path).map(|()| n));
-    if renamed.is_err() {
-        let _ = std::fs::remove_file(&temp);
+    match result {
+        Ok(n) => Ok((temp, n)),
+        Err(e) => {
+            let _ = std::fs::remove_file(&temp);
+            Err(io::Error::new(
+                e.kind(),
+                format!("cannot write {}: {e}", path.display()),
+            ))
+        }
     }
-    renamed
+}
+
+/// Renames a temporary file written by [`write_temp`] over `path`.
+fn commit((temp, n): (std::path::PathBuf, u64), path: &Path) -> io::Result<u64> {
+    match std::fs::rename(&temp, path) {
+        Ok(()) => Ok(n),
+        Err(e) => {
+            let _ = std::fs::remove_file(&temp);
+            Err(io::Error::new(
+                e.kind(),
+                format!("cannot write {}: {e}", path.display()),
+            ))
+        }
+    }
 }
 
 #[cfg(test)]
@@ -218,13 +344,50 @@ mod tests {
     }
 
     #[test]
+    fn model_and_data_files_are_written_together() {
+        let dir = std::env::temp_dir().join(format!("onnxfast-encode-d-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let m = model(10, 3);
+        let chunks = [
+            bytes::Bytes::from_static(b"abc"),
+            bytes::Bytes::new(),
+            bytes::Bytes::from(vec![7u8; BUFFER + 3]),
+        ];
+        let (path, data) = (dir.join("m.onnx"), dir.join("m.onnx.data"));
+        let released = std::cell::RefCell::new(Vec::new());
+        let note = |slice: &[u8]| released.borrow_mut().push(slice.len());
+        let (n, d) = write_message_with_data(&m, &path, &data, &chunks, &note).unwrap();
+        // The large chunk; the model's 10-byte tensor is too small.
+        assert_eq!(*released.borrow(), [BUFFER + 3]);
+        assert_eq!(std::fs::read(&path).unwrap(), m.encode_to_vec());
+        assert_eq!(std::fs::read(&data).unwrap(), chunks.concat());
+        assert_eq!((n, d), (m.encode_to_vec().len() as u64, BUFFER as u64 + 6));
+        // The data file's folder is missing: neither file is written.
+        let fresh = dir.join("fresh.onnx");
+        let err =
+            write_message_with_data(&m, &fresh, &dir.join("no/d.bin"), &chunks, &keep).unwrap_err();
+        assert!(err.to_string().contains("no/d.bin"), "{err}");
+        // The model's target is a folder: the data file is not renamed either.
+        std::fs::create_dir_all(dir.join("taken")).unwrap();
+        let kept = dir.join("kept.bin");
+        assert!(write_message_with_data(&m, &dir.join("taken"), &kept, &chunks, &keep).is_err());
+        let mut names: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["m.onnx", "m.onnx.data", "taken"]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
     fn a_failed_write_leaves_the_target_alone() {
         let dir = std::env::temp_dir().join(format!("onnxfast-encode-f-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         // A directory where the file should go: the rename fails.
         let target = dir.join("taken");
         std::fs::create_dir_all(target.join("inside")).unwrap();
-        assert!(write_bytes(b"abc", &target).is_err());
+        assert!(write_bytes(b"abc", &target, &keep).is_err());
         assert!(target.join("inside").is_dir());
         let names: Vec<_> = std::fs::read_dir(&dir)
             .unwrap()
@@ -232,7 +395,7 @@ mod tests {
             .collect();
         assert_eq!(names, vec![std::ffi::OsString::from("taken")]);
         // No such folder: nothing written.
-        assert!(write_bytes(b"abc", &dir.join("missing").join("m.onnx")).is_err());
+        assert!(write_bytes(b"abc", &dir.join("missing").join("m.onnx"), &keep).is_err());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -244,6 +244,7 @@ fn decode_message_impl(
             source.get_type().name()?
         )));
     };
+    let source_pages = pages.clone();
     let options = DecodeOptions {
         max_depth,
         max_memory: Some(max_memory.unwrap_or_else(|| default_budget(buf.len()))),
@@ -276,7 +277,14 @@ fn decode_message_impl(
     .into_py_result(py)?;
     wrap_root(
         py,
-        Root::new(source_buf, message, store, !load_external_data, lists),
+        Root::new(
+            source_buf,
+            source_pages,
+            message,
+            store,
+            !load_external_data,
+            lists,
+        ),
     )
 }
 

@@ -483,24 +483,96 @@ message! {
     /// copied into memory first), through a temporary file beside `path`
     /// renamed over it when complete. Tensors with external data keep
     /// their `location`, which is relative to the folder of the file that
-    /// names it: save beside the data files. Returns the bytes written.
-    fn save(&self, py: Python<'_>, path: std::path::PathBuf) -> PyResult<u64> {
+    /// names it: save beside the data files, or with
+    /// `save_as_external_data=True`, which writes the weights to one data
+    /// file beside `path`: the files `onnx.save_model(onnx.load(src), path,
+    /// save_as_external_data=True, ...)` writes, byte for byte.
+    ///
+    /// - `location`: the data file, relative to `path`'s folder (default:
+    ///   the model file's name with `.data` appended); replaced if present.
+    /// - `size_threshold`: an initializer moves when `len(raw_data) + 33`
+    ///   (onnx's `sys.getsizeof`) is at least this (default 1024).
+    /// - `convert_attribute`: move attribute tensors too.
+    ///
+    /// Returns the bytes written to `path`.
+    #[pyo3(signature = (
+        path,
+        *,
+        save_as_external_data = false,
+        location = None,
+        size_threshold = None,
+        convert_attribute = false,
+    ))]
+    fn save(
+        &self,
+        py: Python<'_>,
+        path: std::path::PathBuf,
+        save_as_external_data: bool,
+        location: Option<String>,
+        size_threshold: Option<i64>,
+        convert_attribute: bool,
+    ) -> PyResult<u64> {
+        use onnxfast_core::external::save::ExternalSave;
         enum Failed {
-            Decode(onnxfast_core::error::DecodeError),
+            Core(onnxfast_core::Error),
             Io(std::io::Error),
         }
+        if !save_as_external_data
+            && (location.is_some() || size_threshold.is_some() || convert_attribute)
+        {
+            return Err(pyo3::exceptions::PyValueError::new_err(
+                "location, size_threshold and convert_attribute apply with \
+                 save_as_external_data=True only",
+            ));
+        }
+        let data_path = match save_as_external_data {
+            false => None,
+            true => Some(external_data_path(&path, location.as_deref())?),
+        };
         let model = self.0.clone();
         let written = py.detach(move || {
-            use onnxfast_core::encode::{write_bytes, write_message};
-            if model.is_root() {
-                return write_bytes(&model.root().source, &path).map_err(Failed::Io);
+            use onnxfast_core::encode::{
+                write_bytes, write_message_releasing, write_message_with_data,
+            };
+            let root = model.root();
+            // Weights read from a map (the model file's, or an external
+            // file's) have their pages released once written, so copying a
+            // model does not leave all of it mapped into this process.
+            let release = |slice: &[u8]| {
+                if !root.source_pages.as_ref().is_some_and(|p| p.release_slice(slice)) {
+                    root.external.release_mapped(slice);
+                }
+            };
+            let Some((location, data_path)) = data_path else {
+                if model.is_root() {
+                    return write_bytes(&root.source, &path, &release).map_err(Failed::Io);
+                }
+                let whole = root.full_model(&model).map_err(|e| Failed::Core(e.into()))?;
+                return write_message_releasing(&*whole, &path, &release).map_err(Failed::Io);
+            };
+            let mut whole = root
+                .full_model(&model)
+                .map_err(|e| Failed::Core(e.into()))?
+                .into_owned();
+            onnxfast_core::external::inline_all(&mut whole, &root.external)
+                .map_err(Failed::Core)?;
+            let how = ExternalSave {
+                location: &location,
+                size_threshold: size_threshold.unwrap_or(1024),
+                convert_attribute,
+            };
+            let chunks = onnxfast_core::external::save::move_to_external(&mut whole, &how);
+            if chunks.is_empty() {
+                // No tensor moved: onnx writes no data file either.
+                return write_message_releasing(&whole, &path, &release).map_err(Failed::Io);
             }
-            let whole = model.root().full_model(&model).map_err(Failed::Decode)?;
-            write_message(&*whole, &path).map_err(Failed::Io)
+            write_message_with_data(&whole, &path, &data_path, &chunks, &release)
+                .map(|(model_bytes, _)| model_bytes)
+                .map_err(Failed::Io)
         });
         match written {
             Ok(n) => Ok(n),
-            Err(Failed::Decode(e)) => Err(crate::errors::decode_error(py, &e)),
+            Err(Failed::Core(e)) => Err(crate::errors::to_py(py, &e)),
             Err(Failed::Io(e)) => Err(e.into()),
         }
     }
@@ -1042,4 +1114,38 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<crate::arrays::BufferOwner>()?;
     m.add_class::<crate::lists::MessageListIter>()?;
     Ok(())
+}
+
+/// Where `Model.save(path, save_as_external_data=True)` writes the data:
+/// `location` (by default the model file's name with `.data` appended),
+/// relative to `path`'s folder and kept inside it.
+fn external_data_path(
+    path: &std::path::Path,
+    location: Option<&str>,
+) -> PyResult<(String, std::path::PathBuf)> {
+    use pyo3::exceptions::PyValueError;
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .ok_or_else(|| PyValueError::new_err(format!("{} is not a file path", path.display())))?;
+    let location = location.map_or_else(|| format!("{name}.data"), str::to_string);
+    onnxfast_core::external::check_location(&location).map_err(|rule| {
+        PyValueError::new_err(format!(
+            "location '{}': {rule}",
+            onnxfast_core::diag::clean(&location)
+        ))
+    })?;
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => std::path::Path::new("."),
+    };
+    let data_path = dir.join(&location);
+    let same = |p: &std::path::Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+    if same(&data_path) == same(path) {
+        return Err(PyValueError::new_err(format!(
+            "location '{}' is the model file itself",
+            onnxfast_core::diag::clean(&location)
+        )));
+    }
+    Ok((location, data_path))
 }

@@ -33,6 +33,9 @@ pub enum RootMessage {
 pub struct Root {
     /// The buffer the tree was decoded from (keeps every slice alive).
     pub source: Bytes,
+    /// Releases pages of `source` when it is a file map (after a writer
+    /// has copied them out).
+    pub source_pages: Option<onnxfast_core::decode::source::PageReleaser>,
     pub message: RootMessage,
     /// Resolves and reads the external data of this model.
     pub external: ExternalStore,
@@ -81,6 +84,7 @@ impl Drop for Root {
 impl Root {
     pub fn new(
         source: Bytes,
+        source_pages: Option<onnxfast_core::decode::source::PageReleaser>,
         message: RootMessage,
         external: ExternalStore,
         source_is_exact: bool,
@@ -88,6 +92,7 @@ impl Root {
     ) -> Arc<Root> {
         Self::with_flags(
             source,
+            source_pages,
             message,
             external,
             source_is_exact,
@@ -99,6 +104,7 @@ impl Root {
     /// [`Root::new`], its values' types inferred with `flags`.
     pub fn with_flags(
         source: Bytes,
+        source_pages: Option<onnxfast_core::decode::source::PageReleaser>,
         message: RootMessage,
         external: ExternalStore,
         source_is_exact: bool,
@@ -107,6 +113,7 @@ impl Root {
     ) -> Arc<Root> {
         Arc::new(Root {
             source,
+            source_pages,
             message,
             external,
             source_is_exact,

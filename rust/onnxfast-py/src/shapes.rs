@@ -121,6 +121,7 @@ fn infer_shapes_impl(
         let found = checked(inference.diagnostics, inference.omitted, &inference.counts);
         let new_root = Root::with_flags(
             root.source.clone(),
+            root.source_pages.clone(),
             RootMessage::Model(message),
             store,
             false,

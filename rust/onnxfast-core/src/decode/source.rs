@@ -62,6 +62,18 @@ impl PageReleaser {
         };
     }
 
+    /// Releases the whole pages of `slice` when it lies in this map (a
+    /// slice of its `Bytes`): whether it does.
+    pub fn release_slice(&self, slice: &[u8]) -> bool {
+        let base = self.map.as_ptr() as usize;
+        let start = slice.as_ptr() as usize;
+        let inside = start >= base && start + slice.len() <= base + self.map.len();
+        if inside {
+            self.release(start - base, start - base + slice.len());
+        }
+        inside
+    }
+
     /// Releases everything.
     pub fn release_all(&self) {
         self.release(0, self.map.len());

@@ -28,6 +28,8 @@ use bytes::Bytes;
 
 use crate::proto::{tensor_proto::DataLocation, TensorProto};
 
+pub mod save;
+
 /// Why external data could not be used.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExternalDataError {
@@ -179,7 +181,8 @@ struct ExtFile {
 }
 
 enum Content {
-    Mapped(Bytes),
+    /// The map, and what releases its pages once a reader is done with them.
+    Mapped(Bytes, Option<crate::decode::source::PageReleaser>),
     Open(File),
 }
 
@@ -244,10 +247,14 @@ impl ExternalStore {
             .metadata()
             .map_err(|e| format!("cannot stat the file: {e}"))?
             .len();
-        let content = if self.options.mmap {
-            Content::Mapped(sandbox::map(&file, len)?)
+        let (len, content) = if self.options.mmap {
+            let mapped = sandbox::map(&file, location)?;
+            // The map's own length bounds every slice of it (the file may
+            // have changed since the stat).
+            let len = mapped.bytes.len() as u64;
+            (len, Content::Mapped(mapped.bytes, mapped.pages))
         } else {
-            Content::Open(file)
+            (len, Content::Open(file))
         };
         let opened = Arc::new(ExtFile { len, content });
         if let Ok(mut files) = self.files.lock() {
@@ -257,6 +264,20 @@ impl ExternalStore {
             ));
         }
         Ok(opened)
+    }
+
+    /// Releases the pages of `slice` (external data read through this
+    /// store, which a writer has just copied out) when it lies in one of
+    /// the store's maps; anything else is left alone. The bytes stay
+    /// readable: released pages are read back on the next access.
+    pub fn release_mapped(&self, slice: &[u8]) -> bool {
+        let Ok(files) = self.files.lock() else {
+            return false;
+        };
+        files.values().any(|f| match &f.content {
+            Content::Mapped(_, Some(pages)) => pages.release_slice(slice),
+            _ => false,
+        })
     }
 
     /// Size of the file at `location` (opened with every rule applied).
@@ -322,7 +343,7 @@ impl ExternalStore {
         let start = usize::try_from(info.offset)
             .map_err(|_| fail("offset does not fit in memory".into()))?;
         let data = match &file.content {
-            Content::Mapped(whole) => whole.slice(start..start + expected),
+            Content::Mapped(whole, _) => whole.slice(start..start + expected),
             Content::Open(handle) => {
                 sandbox::read_at(handle, info.offset, expected).map_err(fail)?
             }
@@ -345,8 +366,9 @@ impl ExternalStore {
 }
 
 /// Reads every external tensor of `model` into memory and makes it inline
-/// (`raw_data` set, `external_data` cleared, location DEFAULT), as
-/// `onnx.load(..., load_external_data=True)` does.
+/// (`raw_data` set, `external_data` cleared, `data_location` set to DEFAULT,
+/// present as onnx leaves it), as `onnx.load(..., load_external_data=True)`
+/// does. With a mapped store the data are slices of the maps, not copies.
 pub fn inline_all(
     model: &mut crate::proto::ModelProto,
     store: &ExternalStore,
@@ -370,7 +392,7 @@ pub fn inline_all(
             let data = store.read(t, expected)?;
             t.raw_data = Some(data);
             t.external_data.clear();
-            t.data_location = None;
+            t.data_location = Some(DataLocation::Default as i32);
             Ok(())
         },
     )
@@ -504,17 +526,13 @@ mod sandbox {
         opened.map_err(explain)
     }
 
-    pub fn map(file: &File, len: u64) -> Result<Bytes, String> {
-        if len == 0 {
-            return Ok(Bytes::new());
-        }
-        // SAFETY: a read-only map of a regular file opened and checked above,
-        // owned by the returned Bytes. If another process truncates the file
-        // while it is mapped, reads past the new end fault (SIGBUS): the
-        // documented reason for the `mmap=False` mode.
-        let map =
-            unsafe { memmap2::Mmap::map(file) }.map_err(|e| format!("cannot map the file: {e}"))?;
-        Ok(Bytes::from_owner(map))
+    /// A read-only map of a regular file opened and checked above (empty
+    /// for an empty file). If another process truncates the file while it
+    /// is mapped, reads past the new end fault (SIGBUS): the documented
+    /// reason for the `mmap=False` mode.
+    pub fn map(file: &File, location: &str) -> Result<crate::decode::source::Mapped, String> {
+        crate::decode::source::map_open_file(file, Path::new(location))
+            .map_err(|e| format!("cannot map the file: {e}"))
     }
 
     pub fn read_at(file: &File, offset: u64, len: usize) -> Result<Bytes, String> {
@@ -547,7 +565,7 @@ mod sandbox {
         Err(UNSUPPORTED.into())
     }
 
-    pub fn map(_file: &File, _len: u64) -> Result<Bytes, String> {
+    pub fn map(_file: &File, _location: &str) -> Result<crate::decode::source::Mapped, String> {
         Err(UNSUPPORTED.into())
     }
 

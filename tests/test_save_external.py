@@ -1,0 +1,346 @@
+"""`Model.save(..., save_as_external_data=True)`: the files onnx's save_model writes.
+
+The reference is onnx itself: the model loaded with `onnx.load` (which
+reads external data in) and saved with `onnx.save_model` and the same
+arguments; both files must come out byte for byte the same.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+import onnxfast
+from onnxfast import ExternalDataError
+
+
+def _array(seed: int, n: int, dtype=np.float32) -> np.ndarray:
+    return np.random.default_rng(seed).standard_normal(n).astype(dtype)
+
+
+def _const(name: str, value: np.ndarray) -> onnx.NodeProto:
+    return helper.make_node("Constant", [], [name], value=numpy_helper.from_array(value, name))
+
+
+def _rich_model() -> onnx.ModelProto:
+    """Initializers around the default threshold, typed data, subgraph
+    initializers (If branches, a Loop body), attribute tensors in the graph,
+    a subgraph and a function, and a sparse initializer."""
+    f = numpy_helper.from_array
+    small = f(_array(1, 4), "small")
+    edge_under = f(np.zeros(990, np.uint8), "edge_under")  # 990 + 33 < 1024
+    edge_at = f(np.ones(991, np.uint8), "edge_at")  # 991 + 33 = 1024
+    typed = helper.make_tensor("typed", TensorProto.FLOAT, [300], _array(2, 300).tolist())
+    big = f(_array(3, 5000), "big")
+    half = f(_array(4, 700).astype(np.float16), "half")
+    then_g = helper.make_graph(
+        [helper.make_node("Add", ["big", "then_w"], ["then_y"])],
+        "then",
+        [],
+        [helper.make_tensor_value_info("then_y", TensorProto.FLOAT, [5000])],
+        initializer=[f(_array(5, 5000), "then_w")],
+    )
+    else_g = helper.make_graph(
+        [_const("else_y", _array(6, 5000))],
+        "else",
+        [],
+        [helper.make_tensor_value_info("else_y", TensorProto.FLOAT, [5000])],
+    )
+    body = helper.make_graph(
+        [
+            helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+            helper.make_node("Add", ["carried", "body_w"], ["carried_out"]),
+        ],
+        "body",
+        [
+            helper.make_tensor_value_info("i", TensorProto.INT64, []),
+            helper.make_tensor_value_info("cond_in", TensorProto.BOOL, []),
+            helper.make_tensor_value_info("carried", TensorProto.FLOAT, [5000]),
+        ],
+        [
+            helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
+            helper.make_tensor_value_info("carried_out", TensorProto.FLOAT, [5000]),
+        ],
+        initializer=[f(_array(7, 5000), "body_w")],
+    )
+    sparse = helper.make_sparse_tensor(
+        f(_array(8, 400), "sparse_values"),
+        f(np.arange(400, dtype=np.int64) * 2, "sparse_indices"),
+        [1000],
+    )
+    nodes = [
+        _const("k", _array(9, 3000)),
+        helper.make_node("If", ["flag"], ["chosen"], then_branch=then_g, else_branch=else_g),
+        helper.make_node("Loop", ["trip", "flag", "chosen"], ["looped"], body=body),
+        helper.make_node("Plus", ["looped", "k"], ["y"], domain="local"),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [
+            helper.make_tensor_value_info("flag", TensorProto.BOOL, []),
+            helper.make_tensor_value_info("trip", TensorProto.INT64, []),
+        ],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [5000])],
+        initializer=[small, edge_under, edge_at, typed, big, half],
+    )
+    graph.sparse_initializer.append(sparse)
+    function = helper.make_function(
+        "local",
+        "Plus",
+        ["a", "b"],
+        ["c"],
+        [_const("bias", _array(10, 2000)), helper.make_node("Sum", ["a", "b", "bias"], ["c"])],
+        [helper.make_opsetid("", 18)],
+    )
+    return helper.make_model(
+        graph,
+        opset_imports=[helper.make_opsetid("", 18), helper.make_opsetid("local", 1)],
+        functions=[function],
+    )
+
+
+@pytest.fixture(scope="module")
+def sources(tmp_path_factory) -> dict[str, str]:
+    """The model inline, and saved by onnx with some of its tensors external."""
+    root = tmp_path_factory.mktemp("sources")
+    inline = root / "inline" / "m.onnx"
+    inline.parent.mkdir()
+    onnx.save_model(_rich_model(), inline)
+    external = root / "external" / "m.onnx"
+    external.parent.mkdir()
+    onnx.save_model(
+        _rich_model(),
+        external,
+        save_as_external_data=True,
+        location="source.bin",
+        size_threshold=2000,
+        convert_attribute=True,
+    )
+    assert (external.parent / "source.bin").stat().st_size > 0
+    return {"inline": str(inline), "external": str(external)}
+
+
+def _onnx_saves(source: str, folder, **kwargs) -> tuple[bytes, bytes]:
+    os.makedirs(folder)
+    out = os.path.join(folder, "out.onnx")
+    onnx.save_model(onnx.load(source), out, save_as_external_data=True, **kwargs)
+    return _read_pair(out, kwargs["location"])
+
+
+def _read_pair(model_path: str, location: str) -> tuple[bytes, bytes | None]:
+    """The model file's bytes and the data file's (None: not written)."""
+    with open(model_path, "rb") as m:
+        model_bytes = m.read()
+    data = os.path.join(os.path.dirname(model_path), location)
+    if not os.path.exists(data):
+        return model_bytes, None
+    with open(data, "rb") as d:
+        return model_bytes, d.read()
+
+
+@pytest.mark.parametrize("source", ["inline", "external"])
+@pytest.mark.parametrize("size_threshold", [0, 1024, 4096, 1 << 40])
+@pytest.mark.parametrize("convert_attribute", [False, True])
+def test_files_are_onnxs_byte_for_byte(
+    sources, tmp_path, source, size_threshold, convert_attribute
+) -> None:
+    kwargs = {
+        "location": "weights.bin",
+        "size_threshold": size_threshold,
+        "convert_attribute": convert_attribute,
+    }
+    theirs = _onnx_saves(sources[source], tmp_path / "onnx", **kwargs)
+    ours_dir = tmp_path / "ours"
+    ours_dir.mkdir()
+    written = onnxfast.load(sources[source]).save(
+        ours_dir / "out.onnx", save_as_external_data=True, **kwargs
+    )
+    ours = _read_pair(str(ours_dir / "out.onnx"), "weights.bin")
+    assert written == len(ours[0])
+    assert ours[0] == theirs[0]
+    assert ours[1] == theirs[1]
+    # Nothing else is left in the folder (no temporary files), and no data
+    # file when no tensor moved (as onnx).
+    files = ["out.onnx"] + (["weights.bin"] if theirs[1] is not None else [])
+    assert sorted(os.listdir(ours_dir)) == files
+    assert (theirs[1] is None) == (size_threshold == 1 << 40)
+
+
+def test_saved_elsewhere_is_self_contained(sources, tmp_path) -> None:
+    """A lazily loaded model saved to another folder: onnx loads and checks it
+    there, with every array as in the source."""
+    out = tmp_path / "elsewhere" / "deep" / "model.onnx"
+    out.parent.mkdir(parents=True)
+    model = onnxfast.load(sources["external"])
+    model.save(out, save_as_external_data=True)
+    assert (out.parent / "model.onnx.data").exists()  # the default location
+    onnx.checker.check_model(str(out), full_check=True)
+    saved, source = onnx.load(str(out)), onnx.load(sources["external"])
+    # Equal but for `data_location`, which onnx.load leaves present (DEFAULT)
+    # on the tensors it read in: a different set in each file.
+    assert _without_data_location(saved) == _without_data_location(source)
+    # The source model object is unchanged: still lazy, still external.
+    assert model.graph.initializers["big"].is_external
+
+
+def _without_data_location(model: onnx.ModelProto) -> onnx.ModelProto:
+    copy = onnx.ModelProto()
+    copy.CopyFrom(model)
+
+    def graph(g: onnx.GraphProto) -> None:
+        for t in g.initializer:
+            t.ClearField("data_location")
+        nodes(g.node)
+
+    def nodes(ns) -> None:
+        for n in ns:
+            for a in n.attribute:
+                if a.HasField("t"):
+                    a.t.ClearField("data_location")
+                for sub in [a.g] if a.HasField("g") else list(a.graphs):
+                    graph(sub)
+
+    graph(copy.graph)
+    for f in copy.functions:
+        nodes(f.node)
+    return copy
+
+
+def test_inferred_model_saved_with_external_data(sources, tmp_path) -> None:
+    out = tmp_path / "inferred" / "m.onnx"
+    out.parent.mkdir()
+    inferred = onnxfast.infer_shapes(sources["external"])
+    inferred.save(out, save_as_external_data=True, location="w.bin", size_threshold=0)
+    saved = onnx.load(str(out))
+    assert {v.name for v in saved.graph.value_info} == {v.name for v in inferred.graph.value_info}
+    source = onnx.load(sources["external"])
+    for a, b in zip(saved.graph.initializer, source.graph.initializer, strict=True):
+        np.testing.assert_array_equal(numpy_helper.to_array(a), numpy_helper.to_array(b))
+    # size_threshold=0: every initializer with raw_data is in w.bin (the one
+    # with typed data, float_data, stays).
+    unloaded = onnx.load(str(out), load_external_data=False)
+    external = [
+        t.name
+        for t in unloaded.graph.initializer
+        if onnx.external_data_helper.uses_external_data(t)
+    ]
+    assert external == ["small", "edge_under", "edge_at", "big", "half"]
+
+
+def test_saving_over_the_source_and_its_data_file(sources, tmp_path) -> None:
+    """The data file replaced is the one the loaded model reads (mapped or
+    through its open file): the old bytes stay readable until the new file
+    is complete, and the result is what onnx writes from the same model."""
+    expected = _onnx_saves(sources["inline"], tmp_path / "ref", location="m.bin", size_threshold=0)
+    for mmap in (True, False):
+        folder = tmp_path / f"over-{mmap}"
+        folder.mkdir()
+        path = folder / "out.onnx"
+        onnx.save_model(
+            onnx.load(sources["inline"]), path, save_as_external_data=True, location="m.bin"
+        )
+        model = onnxfast.load(path, mmap=mmap)
+        model.save(path, save_as_external_data=True, location="m.bin", size_threshold=0)
+        assert _read_pair(str(path), "m.bin") == expected
+        assert sorted(os.listdir(folder)) == ["m.bin", "out.onnx"]
+
+
+def test_eager_load_is_onnx_load(sources) -> None:
+    """`load_external_data=True` leaves each tensor it inlines as onnx.load
+    does (data_location DEFAULT, present)."""
+    ours = onnxfast.load(sources["external"], load_external_data=True).to_onnx()
+    assert ours == onnx.load(sources["external"])
+
+
+@pytest.mark.parametrize(
+    ("location", "message"),
+    [
+        ("/tmp/w.bin", "absolute"),
+        ("../w.bin", "'..'"),
+        ("", "empty"),
+        ("m.onnx", "the model file itself"),
+        ("./m.onnx", "the model file itself"),
+    ],
+)
+def test_bad_locations_are_refused_before_writing(sources, tmp_path, location, message) -> None:
+    model = onnxfast.load(sources["inline"])
+    with pytest.raises(ValueError, match=message):
+        model.save(tmp_path / "m.onnx", save_as_external_data=True, location=location)
+    assert os.listdir(tmp_path) == []
+
+
+def test_options_without_save_as_external_data_are_refused(sources, tmp_path) -> None:
+    model = onnxfast.load(sources["inline"])
+    for kwargs in ({"location": "w.bin"}, {"size_threshold": 0}, {"convert_attribute": True}):
+        with pytest.raises(ValueError, match="save_as_external_data=True"):
+            model.save(tmp_path / "m.onnx", **kwargs)
+    assert os.listdir(tmp_path) == []
+
+
+def test_unreadable_external_data_writes_nothing(tmp_path) -> None:
+    folder = tmp_path / "src"
+    folder.mkdir()
+    t = TensorProto(name="w", data_type=TensorProto.FLOAT, dims=[4])
+    t.data_location = TensorProto.EXTERNAL
+    entry = t.external_data.add()
+    entry.key, entry.value = "location", "missing.bin"
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["w"], ["y"])],
+        "g",
+        [],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])],
+        initializer=[t],
+    )
+    onnx.save_model(helper.make_model(graph), folder / "m.onnx")
+    out = tmp_path / "out"
+    out.mkdir()
+    model = onnxfast.load(folder / "m.onnx")
+    with pytest.raises(ExternalDataError, match="does not exist") as info:
+        model.save(out / "m.onnx", save_as_external_data=True)
+    assert info.value.tensor == "w"
+    assert os.listdir(out) == []
+
+
+@pytest.mark.parametrize("case", ["external", "inline", "inferred"])
+def test_copying_weights_does_not_keep_them_mapped(tmp_path, case) -> None:
+    """The weights are written from the source's maps and each one's pages
+    are released once written: peak RSS growth stays far below the 96 MiB
+    copied (it was all of it before), whether they come from an external
+    file or from the model file, moved to a data file or kept inline (an
+    inferred model saved as onnx's infer_shapes_path would)."""
+    from _adversarial import reset_peak, rss
+
+    inits = [numpy_helper.from_array(np.full(1 << 20, i, np.float32), f"w{i}") for i in range(24)]
+    graph = helper.make_graph(
+        [helper.make_node("Identity", ["w0"], ["y"])],
+        "g",
+        [],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1 << 20])],
+        initializer=inits,
+    )
+    src = tmp_path / "src" / "m.onnx"
+    src.parent.mkdir()
+    onnx.save_model(
+        helper.make_model(graph), src, save_as_external_data=case == "external", location="w.bin"
+    )
+    for f in src.parent.iterdir():  # in the page cache, as a model just read
+        f.read_bytes()
+    out = tmp_path / "out" / "m.onnx"
+    out.parent.mkdir()
+    model = onnxfast.infer_shapes(src) if case == "inferred" else onnxfast.load(src)
+    base, _ = rss()
+    reset_peak()
+    if case == "inferred":
+        model.save(out)
+    else:
+        model.save(out, save_as_external_data=True, location="copy.bin")
+    _, peak = rss()
+    assert peak - base < 24 << 20
+    saved = onnx.load(str(out))
+    for t, ref in zip(saved.graph.initializer, inits, strict=True):
+        assert t.raw_data == ref.raw_data
