@@ -344,3 +344,35 @@ def test_copying_weights_does_not_keep_them_mapped(tmp_path, case) -> None:
     saved = onnx.load(str(out))
     for t, ref in zip(saved.graph.initializer, inits, strict=True):
         assert t.raw_data == ref.raw_data
+
+
+def test_external_sparse_values_are_written_inline(tmp_path) -> None:
+    """onnx.load leaves a sparse tensor's external values external (its
+    saved copy would name a file that is not there); onnxfast reads them in,
+    so the copy is self-contained and onnx reads the same values."""
+    values = numpy_helper.from_array(np.arange(1, 301, dtype=np.float32), "sparse_values")
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "sparse.bin").write_bytes(values.raw_data)
+    values.ClearField("raw_data")
+    values.data_location = TensorProto.EXTERNAL
+    entry = values.external_data.add()
+    entry.key, entry.value = "location", "sparse.bin"
+    sparse = helper.make_sparse_tensor(
+        values, numpy_helper.from_array(np.arange(300, dtype=np.int64) * 3, "i"), [900]
+    )
+    graph = helper.make_graph(
+        [helper.make_node("Identity", ["sparse_values"], ["y"])],
+        "g",
+        [],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [900])],
+    )
+    graph.sparse_initializer.append(sparse)
+    onnx.save_model(helper.make_model(graph), src / "m.onnx")
+    out = tmp_path / "out" / "m.onnx"
+    out.parent.mkdir()
+    onnxfast.load(src / "m.onnx").save(out, save_as_external_data=True, size_threshold=0)
+    saved = onnx.load(str(out))
+    got = saved.graph.sparse_initializer[0].values
+    assert not onnx.external_data_helper.uses_external_data(got)
+    np.testing.assert_array_equal(numpy_helper.to_array(got), np.arange(1, 301, dtype=np.float32))
