@@ -473,3 +473,46 @@ def test_shapes_lists_where_each_unknown_dim_first_appears(tmp_path) -> None:
     proc = run("shapes", str(tmp_path / "m0.onnx"))
     assert "unknown dims, where each first appears" in proc.stdout
     assert "unk__0  nz  node[0] NonZero" in proc.stdout
+
+
+def test_shapes_output_writes_the_inferred_model(tmp_path) -> None:
+    """`shapes -o FILE` writes what onnx's infer_shapes_path writes (every
+    intermediate value typed); `--external-data` puts the weights in a data
+    file beside it that onnx reads."""
+    path = SAMPLES / "tiny_cnn.onnx"
+    theirs = onnx.shape_inference.infer_shapes(onnx.load(path), strict_mode=True)
+    out = tmp_path / "inferred.onnx"
+    proc = run("shapes", str(path), "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == f"wrote {out} ({out.stat().st_size} bytes)\n"
+    saved = onnx.load(out)
+    onnx.checker.check_model(saved, full_check=True)
+    assert [v.name for v in saved.graph.value_info] == [v.name for v in theirs.graph.value_info]
+    assert [v.type for v in saved.graph.value_info] == [v.type for v in theirs.graph.value_info]
+    assert saved.graph.initializer == theirs.graph.initializer
+
+    folder = tmp_path / "with_data"
+    folder.mkdir()
+    external = folder / "m.onnx"
+    proc = run("shapes", str(path), "-o", str(external), "--external-data")
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(p.name for p in folder.iterdir()) == ["m.onnx", "m.onnx.data"]
+    proc = run("shapes", str(path), "-o", str(external), "--external-data", "w.bin")
+    assert proc.returncode == 0, proc.stderr
+    assert (folder / "w.bin").read_bytes() == (folder / "m.onnx.data").read_bytes()
+    unloaded = onnx.load(external, load_external_data=False)
+    assert any(onnx.external_data_helper.uses_external_data(t) for t in unloaded.graph.initializer)
+    # onnx.load leaves data_location present (DEFAULT) on what it read in.
+    loaded = [(t.name, t.dims, t.raw_data) for t in onnx.load(external).graph.initializer]
+    assert loaded == [(t.name, t.dims, t.raw_data) for t in theirs.graph.initializer]
+
+    for args, message in [
+        (["--external-data"], "give -o"),
+        (["-o", str(out), "--json"], "--json and --sizes print"),
+        (["-o", str(tmp_path / "x.onnx"), "--external-data", "../w.bin"], "'..'"),
+    ]:
+        proc = run("shapes", str(path), *args)
+        assert proc.returncode == 2, proc.stdout
+        assert message in proc.stderr
+        assert "Traceback" not in proc.stderr
+    assert not (tmp_path / "x.onnx").exists()

@@ -702,8 +702,30 @@ def _dim_text(d: int | None) -> str:
     return "?" if d is None else str(d)
 
 
+def _print_inference_report(report: Report) -> None:
+    """Inference's findings and summary, on stderr (nothing when clean)."""
+    if len(report) or report.omitted:
+        err = Style(sys.stderr)
+        for d in report:
+            print(str(d), file=sys.stderr)
+        summary = f"inference: {report.summary()}"
+        print(err.red(summary) if not report.ok else err.yellow(summary), file=sys.stderr)
+
+
+def _shapes_usage_error(args: argparse.Namespace) -> str | None:
+    if args.external_data is not None and args.output is None:
+        return "--external-data writes beside -o/--output FILE: give -o"
+    if args.output is not None and (args.json or args.sizes is not None):
+        return "-o/--output writes the model instead of printing: --json and --sizes print"
+    return None
+
+
 @_collector_paused()
 def cmd_shapes(args: argparse.Namespace) -> int:
+    problem = _shapes_usage_error(args)
+    if problem is not None:
+        print(f"onnxfast shapes: {problem}", file=sys.stderr)
+        return EXIT_ERROR
     try:
         sizes = parse_sizes(args.sizes) if args.sizes is not None else None
     except ValueError as e:
@@ -717,6 +739,23 @@ def cmd_shapes(args: argparse.Namespace) -> int:
             check_type=not args.no_check_type,
             contrib_ops=args.contrib_ops,
         )
+        if args.output is not None:
+            # As onnx's infer_shapes_path: the model with every value typed.
+            try:
+                if args.external_data is None:
+                    written = inferred.save(args.output)
+                else:
+                    written = inferred.save(
+                        args.output,
+                        save_as_external_data=True,
+                        location=args.external_data or None,
+                    )
+            except ValueError as e:  # a refused location
+                print(f"onnxfast shapes: --external-data: {e}", file=sys.stderr)
+                return EXIT_ERROR
+            print(f"wrote {args.output} ({written} bytes)")
+            _print_inference_report(report)
+            return EXIT_INVALID if (args.strict and not report.ok) else EXIT_OK
         graphs = _graphs(inferred)
         table = shape_table(inferred, graphs=graphs)
         if sizes is not None:
@@ -737,12 +776,7 @@ def cmd_shapes(args: argparse.Namespace) -> int:
             rows = [[u["dim"], u["value"], u["producer"], u["graph"]] for u in unknown]
             for line in _table(rows, indent="    "):
                 print(line)
-        if len(report) or report.omitted:
-            err = Style(sys.stderr)
-            for d in report:
-                print(str(d), file=sys.stderr)
-            summary = f"inference: {report.summary()}"
-            print(err.red(summary) if not report.ok else err.yellow(summary), file=sys.stderr)
+        _print_inference_report(report)
     return EXIT_INVALID if (args.strict and not report.ok) else EXIT_OK
 
 
@@ -879,6 +913,21 @@ def build_parser() -> argparse.ArgumentParser:
         "each value's shape and bytes, and the node outputs' total and peak memory",
     )
     p_shapes.add_argument("--json", action="store_true", help="print JSON")
+    p_shapes.add_argument(
+        "-o",
+        "--output",
+        metavar="FILE",
+        help="write the model with every value's inferred type (in value_info) to FILE "
+        "instead of printing the table, as onnx's infer_shapes_path",
+    )
+    p_shapes.add_argument(
+        "--external-data",
+        nargs="?",
+        const="",
+        metavar="LOCATION",
+        help="with -o: write the weights to one data file beside FILE (LOCATION, by "
+        "default FILE's name + '.data'), as onnx's save_model(save_as_external_data=True)",
+    )
     p_shapes.add_argument("--debug", action="store_true", help="show tracebacks of failures")
     p_shapes.set_defaults(func=cmd_shapes)
     return parser
