@@ -177,6 +177,82 @@ pub fn decode_roundtrip(data: &[u8]) {
             "fast-path decode differs from prost's generic decode"
         );
     }
+    external_save(&model, data);
+}
+
+/// Saving with external data (`external::save::move_to_external`) takes
+/// `raw_data` out of some tensors and changes nothing else: each moved
+/// tensor names its own range of the data file, the ranges tile it, and
+/// each holds the bytes the tensor had.
+fn external_save(model: &ModelProto, data: &[u8]) {
+    use crate::external::save::{move_to_external, ExternalSave};
+    use crate::ir::visit::for_each_tensor;
+    let mut moved = model.clone();
+    let how = ExternalSave {
+        location: "w.bin",
+        size_threshold: i64::from(data.first().copied().unwrap_or(0)) - 40,
+        convert_attribute: data.len() % 2 == 0,
+    };
+    let chunks = move_to_external(&mut moved, &how);
+    let file: Vec<u8> = chunks.concat();
+    let (mut before, mut after) = (Vec::new(), Vec::new());
+    for_each_tensor(model, &mut |t| before.push(t));
+    for_each_tensor(&moved, &mut |t| after.push(t));
+    assert_eq!(before.len(), after.len(), "tensors added or lost");
+    let mut ranges = Vec::new();
+    for (old, new) in before.iter().zip(&after) {
+        let (Some(raw), None) = (&old.raw_data, &new.raw_data) else {
+            assert_eq!(
+                old.encode_to_vec(),
+                new.encode_to_vec(),
+                "an unmoved tensor changed"
+            );
+            continue;
+        };
+        let entries: Vec<(&str, &str)> = new
+            .external_data
+            .iter()
+            .map(|e| (e.key(), e.value()))
+            .collect();
+        let [("location", "w.bin"), ("offset", offset), ("length", length)] = entries[..] else {
+            panic!("moved tensor's entries: {entries:?}");
+        };
+        let (offset, length): (usize, usize) = match (offset.parse(), length.parse()) {
+            (Ok(o), Ok(l)) => (o, l),
+            _ => panic!("moved tensor's offset or length: {entries:?}"),
+        };
+        assert_eq!(length, raw.len(), "moved length");
+        assert_eq!(
+            file.get(offset..offset + length),
+            Some(&raw[..]),
+            "moved bytes"
+        );
+        assert!(
+            raw.len() as u64 + 33 >= how.size_threshold.max(0) as u64,
+            "moved below the threshold"
+        );
+        let mut back = TensorProto::clone(new);
+        back.raw_data = Some(raw.clone());
+        back.data_location = old.data_location;
+        back.external_data = old.external_data.clone();
+        assert_eq!(
+            old.encode_to_vec(),
+            back.encode_to_vec(),
+            "a moved tensor's other fields"
+        );
+        ranges.push((offset, length));
+    }
+    ranges.sort_unstable();
+    let mut end = 0;
+    for (offset, length) in ranges {
+        assert_eq!(offset, end, "the moved ranges do not tile the data file");
+        end += length;
+    }
+    assert_eq!(
+        end,
+        file.len(),
+        "the data file holds more than the moved tensors"
+    );
 }
 
 /// Decodes and checks a model (strict, and the full check with type and
@@ -463,6 +539,15 @@ pub fn external_read(sandbox: &Sandbox, data: &[u8], mmap: bool) {
         let expected = usize::try_from(dims).unwrap_or(0);
         if let Ok(bytes) = store.read(&t, expected) {
             assert_eq!(bytes.len(), expected);
+            // Releasing the pages a writer has copied out leaves the bytes
+            // as they were (read back from the file).
+            let copy = bytes.to_vec();
+            assert_eq!(store.release_mapped(&bytes), mmap && !bytes.is_empty());
+            assert_eq!(
+                &bytes[..],
+                &copy[..],
+                "released pages read back differently"
+            );
             let marker_start = &OUTSIDE_MARKER[..OUTSIDE_MARKER.len().min(bytes.len().max(1))];
             if !allow_hardlinks {
                 assert!(
