@@ -406,3 +406,29 @@ def test_every_corpus_model_saves_as_onnx_does(tmp_path) -> None:
         ):
             differ.append(str(path))
     assert differ == []
+
+
+def test_plain_save_elsewhere_warns_of_data_it_leaves_behind(sources, tmp_path) -> None:
+    """A plain save keeps the external locations (as onnx does for data it
+    did not load); saved where those files are not, the copy could not find
+    its weights: an ExternalDataWarning says so and how to fix it."""
+    import shutil
+    import warnings
+
+    from onnxfast.errors import ExternalDataWarning
+
+    model = onnxfast.load(sources["external"])
+    out = tmp_path / "elsewhere" / "m.onnx"
+    out.parent.mkdir()
+    with pytest.warns(ExternalDataWarning, match="'source.bin'.*save_as_external_data=True"):
+        model.save(out)
+    assert out.exists()  # written as before
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        # The data file copied beside it: nothing to say.
+        shutil.copy(os.path.join(os.path.dirname(sources["external"]), "source.bin"), out.parent)
+        model.save(out)
+        # Beside the source's data, and a model without external data.
+        model.save(os.path.join(os.path.dirname(sources["external"]), "again.onnx"))
+        onnxfast.load(sources["inline"]).save(tmp_path / "inline.onnx")
+    assert onnx.load(str(out)) == onnx.load(sources["external"])

@@ -75,7 +75,9 @@ class ExternalDataError(OnnxFastError):
 
 
 class ExternalDataWarning(UserWarning):
-    """External data entries that onnxfast ignores (keys outside the spec)."""
+    """External data entries that onnxfast ignores (keys outside the spec), or
+    external data a model saved by ``Model.save`` would not find (its files
+    are not in the saved model's folder)."""
 
 
 class CheckError(OnnxFastError, ValueError):

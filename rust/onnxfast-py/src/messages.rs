@@ -450,10 +450,7 @@ message! {
                     Err(e) => refused.push((e.location, t.name().to_string(), e.rule)),
                 }
             };
-            onnxfast_core::ir::visit::for_each_tensor(&model, &mut visit);
-            if let Some(lists) = model.graph.as_ref().and_then(|g| model.root().lists_of(g)) {
-                lists.for_each_tensor(&mut visit)?;
-            }
+            for_each_model_tensor(&model, &mut visit)?;
             let store = &model.root().external;
             let mut out = Vec::new();
             for location in order {
@@ -512,11 +509,6 @@ message! {
         size_threshold: Option<i64>,
         convert_attribute: bool,
     ) -> PyResult<u64> {
-        use onnxfast_core::external::save::ExternalSave;
-        enum Failed {
-            Core(onnxfast_core::Error),
-            Io(std::io::Error),
-        }
         if !save_as_external_data
             && (location.is_some() || size_threshold.is_some() || convert_attribute)
         {
@@ -525,56 +517,52 @@ message! {
                  save_as_external_data=True only",
             ));
         }
-        let data_path = match save_as_external_data {
+        let external = match save_as_external_data {
             false => None,
-            true => Some(external_data_path(&path, location.as_deref())?),
+            true => {
+                let (location, data_path) = external_data_path(&path, location.as_deref())?;
+                Some(ExternalTarget {
+                    location,
+                    data_path,
+                    size_threshold: size_threshold.unwrap_or(1024),
+                    convert_attribute,
+                })
+            }
         };
         let model = self.0.clone();
-        let written = py.detach(move || {
-            use onnxfast_core::encode::{
-                write_bytes, write_message_releasing, write_message_with_data,
+        let target = path.clone();
+        let (written, unreachable) = py.detach(move || {
+            // Without a data file of its own, the saved model names the
+            // source's: relative to the saved file's folder.
+            let unreachable = match &external {
+                Some(_) => Ok(Vec::new()),
+                None => unreachable_external_data(&model, &target),
             };
-            let root = model.root();
-            // Weights read from a map (the model file's, or an external
-            // file's) have their pages released once written, so copying a
-            // model does not leave all of it mapped into this process.
-            let release = |slice: &[u8]| {
-                if !root.source_pages.as_ref().is_some_and(|p| p.release_slice(slice)) {
-                    root.external.release_mapped(slice);
-                }
-            };
-            let Some((location, data_path)) = data_path else {
-                if model.is_root() {
-                    return write_bytes(&root.source, &path, &release).map_err(Failed::Io);
-                }
-                let whole = root.full_model(&model).map_err(|e| Failed::Core(e.into()))?;
-                return write_message_releasing(&*whole, &path, &release).map_err(Failed::Io);
-            };
-            let mut whole = root
-                .full_model(&model)
-                .map_err(|e| Failed::Core(e.into()))?
-                .into_owned();
-            onnxfast_core::external::inline_all(&mut whole, &root.external)
-                .map_err(Failed::Core)?;
-            let how = ExternalSave {
-                location: &location,
-                size_threshold: size_threshold.unwrap_or(1024),
-                convert_attribute,
-            };
-            let chunks = onnxfast_core::external::save::move_to_external(&mut whole, &how);
-            if chunks.is_empty() {
-                // No tensor moved: onnx writes no data file either.
-                return write_message_releasing(&whole, &path, &release).map_err(Failed::Io);
-            }
-            write_message_with_data(&whole, &path, &data_path, &chunks, &release)
-                .map(|(model_bytes, _)| model_bytes)
-                .map_err(Failed::Io)
+            (save_model(&model, &target, external.as_ref()), unreachable)
         });
-        match written {
-            Ok(n) => Ok(n),
-            Err(Failed::Core(e)) => Err(crate::errors::to_py(py, &e)),
-            Err(Failed::Io(e)) => Err(e.into()),
+        let written = match written {
+            Ok(n) => n,
+            Err(SaveFailed::Core(e)) => return Err(crate::errors::to_py(py, &e)),
+            Err(SaveFailed::Io(e)) => return Err(e.into()),
+        };
+        let unreachable = unreachable.map_err(|e| crate::errors::decode_error(py, &e))?;
+        if !unreachable.is_empty() {
+            let category = crate::errors::exception_class(py, "ExternalDataWarning")?;
+            let names: Vec<String> = unreachable
+                .iter()
+                .map(|l| format!("'{}'", onnxfast_core::diag::clean(l)))
+                .collect();
+            let msg = format!(
+                "{}: external data {} not in the saved model's folder, which its locations \
+                 are relative to: copy the files there, or save with \
+                 save_as_external_data=True to write the weights beside it",
+                path.display(),
+                names.join(", "),
+            );
+            let msg = std::ffi::CString::new(msg.replace('\0', "")).unwrap_or_default();
+            PyErr::warn(py, &category, &msg, 1)?;
         }
+        Ok(written)
     }
 
     /// Opset versions by domain (`''` is the default `ai.onnx` domain).
@@ -1148,4 +1136,105 @@ fn external_data_path(
         )));
     }
     Ok((location, data_path))
+}
+
+/// What `Model.save(..., save_as_external_data=True)` writes besides the model.
+struct ExternalTarget {
+    location: String,
+    data_path: std::path::PathBuf,
+    size_threshold: i64,
+    convert_attribute: bool,
+}
+
+enum SaveFailed {
+    Core(onnxfast_core::Error),
+    Io(std::io::Error),
+}
+
+/// `Model.save`'s work, without the GIL: the bytes written to `path`.
+fn save_model(
+    model: &crate::root::Ptr<proto::ModelProto>,
+    path: &std::path::Path,
+    external: Option<&ExternalTarget>,
+) -> Result<u64, SaveFailed> {
+    use onnxfast_core::encode::{write_bytes, write_message_releasing, write_message_with_data};
+    use onnxfast_core::external::save::{move_to_external, ExternalSave};
+    let root = model.root();
+    // Weights read from a map (the model file's, or an external file's)
+    // have their pages released once written, so copying a model does not
+    // leave all of it mapped into this process.
+    let release = |slice: &[u8]| {
+        if !root
+            .source_pages
+            .as_ref()
+            .is_some_and(|p| p.release_slice(slice))
+        {
+            root.external.release_mapped(slice);
+        }
+    };
+    let decoded = |e: onnxfast_core::error::DecodeError| SaveFailed::Core(e.into());
+    let Some(external) = external else {
+        if model.is_root() {
+            return write_bytes(&root.source, path, &release).map_err(SaveFailed::Io);
+        }
+        let whole = root.full_model(model).map_err(decoded)?;
+        return write_message_releasing(&*whole, path, &release).map_err(SaveFailed::Io);
+    };
+    let mut whole = root.full_model(model).map_err(decoded)?.into_owned();
+    onnxfast_core::external::inline_all(&mut whole, &root.external).map_err(SaveFailed::Core)?;
+    let how = ExternalSave {
+        location: &external.location,
+        size_threshold: external.size_threshold,
+        convert_attribute: external.convert_attribute,
+    };
+    let chunks = move_to_external(&mut whole, &how);
+    if chunks.is_empty() {
+        // No tensor moved: onnx writes no data file either.
+        return write_message_releasing(&whole, path, &release).map_err(SaveFailed::Io);
+    }
+    write_message_with_data(&whole, path, &external.data_path, &chunks, &release)
+        .map(|(model_bytes, _)| model_bytes)
+        .map_err(SaveFailed::Io)
+}
+
+/// Every tensor of a model, those of a decode-on-touch main graph's lists
+/// included (read one at a time, not kept).
+fn for_each_model_tensor<'a>(
+    model: &'a crate::root::Ptr<proto::ModelProto>,
+    visit: &mut dyn FnMut(&proto::TensorProto),
+) -> Result<(), onnxfast_core::error::DecodeError> {
+    onnxfast_core::ir::visit::for_each_tensor(model, &mut |t| visit(t));
+    if let Some(lists) = model.graph.as_ref().and_then(|g| model.root().lists_of(g)) {
+        lists.for_each_tensor(visit)?;
+    }
+    Ok(())
+}
+
+/// The external-data locations of `model` that a copy saved to `path`
+/// would not find: none when `path` is in the model's own folder;
+/// otherwise those with no file of that name in `path`'s folder.
+fn unreachable_external_data(
+    model: &crate::root::Ptr<proto::ModelProto>,
+    path: &std::path::Path,
+) -> Result<Vec<String>, onnxfast_core::error::DecodeError> {
+    let folder = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => std::path::Path::new("."),
+    };
+    let folder = std::path::absolute(folder).unwrap_or_else(|_| folder.to_path_buf());
+    if folder == model.root().external.base() {
+        return Ok(Vec::new());
+    }
+    let mut locations = std::collections::BTreeSet::new();
+    for_each_model_tensor(model, &mut |t| {
+        if onnxfast_core::external::is_external(t) {
+            if let Ok(info) = onnxfast_core::external::parse_info(t) {
+                locations.insert(info.location);
+            }
+        }
+    })?;
+    Ok(locations
+        .into_iter()
+        .filter(|l| !folder.join(l).exists())
+        .collect())
 }
