@@ -516,3 +516,34 @@ def test_shapes_output_writes_the_inferred_model(tmp_path) -> None:
         assert message in proc.stderr
         assert "Traceback" not in proc.stderr
     assert not (tmp_path / "x.onnx").exists()
+
+
+def test_shapes_output_elsewhere_warns_of_external_data_left_behind(tmp_path) -> None:
+    import numpy as np
+    from onnx import TensorProto, helper, numpy_helper
+
+    src = tmp_path / "src"
+    src.mkdir()
+    weight = numpy_helper.from_array(np.ones(4096, np.float32), "w")
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["w"], ["y"])],
+        "g",
+        [],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4096])],
+        initializer=[weight],
+    )
+    onnx.save_model(
+        helper.make_model(graph), src / "m.onnx", save_as_external_data=True, location="w.bin"
+    )
+    out = tmp_path / "out"
+    out.mkdir()
+    proc = run("shapes", str(src / "m.onnx"), "-o", str(out / "m.onnx"))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.startswith("onnxfast shapes: warning: ")
+    assert "'w.bin'" in proc.stderr
+    assert "--external-data" in proc.stderr
+    assert "cli.py" not in proc.stderr
+    proc = run("shapes", str(src / "m.onnx"), "-o", str(out / "m.onnx"), "--external-data")
+    assert proc.returncode == 0
+    assert proc.stderr == ""
+    assert onnx.load(out / "m.onnx").graph.initializer[0].raw_data == weight.raw_data

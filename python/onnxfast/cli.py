@@ -27,6 +27,7 @@ import re
 import sys
 import time
 import traceback
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
@@ -36,7 +37,7 @@ from ._check import Report
 from ._policy import Policy
 from ._shapes import infer_with_report
 from ._types import data_type_name
-from .errors import OnnxFastError, PolicyError
+from .errors import ExternalDataWarning, OnnxFastError, PolicyError
 
 EXIT_OK, EXIT_INVALID, EXIT_ERROR = 0, 1, 2
 
@@ -743,7 +744,14 @@ def cmd_shapes(args: argparse.Namespace) -> int:
             # As onnx's infer_shapes_path: the model with every value typed.
             try:
                 if args.external_data is None:
-                    written = inferred.save(args.output)
+                    with warnings.catch_warnings(record=True) as caught:
+                        warnings.simplefilter("always", ExternalDataWarning)
+                        written = inferred.save(args.output)
+                    for w in caught:
+                        print(
+                            f"onnxfast shapes: warning: {w.message} (here: --external-data)",
+                            file=sys.stderr,
+                        )
                 else:
                     written = inferred.save(
                         args.output,
