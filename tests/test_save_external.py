@@ -432,3 +432,63 @@ def test_plain_save_elsewhere_warns_of_data_it_leaves_behind(sources, tmp_path) 
         model.save(os.path.join(os.path.dirname(sources["external"]), "again.onnx"))
         onnxfast.load(sources["inline"]).save(tmp_path / "inline.onnx")
     assert onnx.load(str(out)) == onnx.load(sources["external"])
+
+
+def test_alignment_places_large_tensors_at_multiples(tmp_path) -> None:
+    """alignment=4096: each moved tensor of 4096 bytes or more starts on a
+    page (zeros before it), smaller ones stay packed; onnx reads the same
+    values and onnxruntime runs the model with the same result."""
+    import onnxruntime as ort
+
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((64, 48)).astype(np.float32)  # 12,288 bytes
+    b = rng.standard_normal((48, 30)).astype(np.float32)  # 5,760 bytes
+    bias = rng.standard_normal(30).astype(np.float32)  # 120 bytes
+    graph = helper.make_graph(
+        [
+            helper.make_node("MatMul", ["x", "a"], ["h"]),
+            helper.make_node("MatMul", ["h", "b"], ["hb"]),
+            helper.make_node("Add", ["hb", "bias"], ["y"]),
+        ],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 64])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 30])],
+        initializer=[
+            numpy_helper.from_array(bias, "bias"),
+            numpy_helper.from_array(a, "a"),
+            numpy_helper.from_array(b, "b"),
+        ],
+    )
+    src = tmp_path / "src.onnx"
+    onnx.save_model(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)]), src)
+    out = tmp_path / "aligned" / "m.onnx"
+    out.parent.mkdir()
+    onnxfast.load(src).save(
+        out, save_as_external_data=True, location="w.bin", size_threshold=0, alignment=4096
+    )
+    unloaded = onnx.load(str(out), load_external_data=False)
+    offsets = {
+        t.name: {e.key: e.value for e in t.external_data} for t in unloaded.graph.initializer
+    }
+    assert offsets["bias"] == {"location": "w.bin", "offset": "0", "length": "120"}
+    assert offsets["a"]["offset"] == "4096"
+    assert offsets["b"]["offset"] == str(4096 + 3 * 4096)
+    data = (out.parent / "w.bin").read_bytes()
+    assert len(data) == 4096 * 4 + b.nbytes
+    assert data[120:4096] == bytes(4096 - 120)
+    assert [numpy_helper.to_array(t).tobytes() for t in onnx.load(str(out)).graph.initializer] == [
+        bias.tobytes(),
+        a.tobytes(),
+        b.tobytes(),
+    ]
+    x = rng.standard_normal((2, 64)).astype(np.float32)
+    expected = ort.InferenceSession(str(src)).run(None, {"x": x})[0]
+    got = ort.InferenceSession(str(out)).run(None, {"x": x})[0]
+    np.testing.assert_array_equal(got, expected)
+    model = onnxfast.load(src)
+    for bad in (3, 0, 1 << 31):
+        with pytest.raises(ValueError, match="power of two"):
+            model.save(tmp_path / "x.onnx", save_as_external_data=True, alignment=bad)
+    with pytest.raises(ValueError, match="save_as_external_data=True"):
+        model.save(tmp_path / "x.onnx", alignment=4096)
+    assert not (tmp_path / "x.onnx").exists()

@@ -203,6 +203,7 @@ class Model:
         location: str | None = None,
         size_threshold: int | None = None,
         convert_attribute: bool = False,
+        alignment: int | None = None,
     ) -> int: ...
 
 @final

@@ -182,8 +182,8 @@ pub fn decode_roundtrip(data: &[u8]) {
 
 /// Saving with external data (`external::save::move_to_external`) takes
 /// `raw_data` out of some tensors and changes nothing else: each moved
-/// tensor names its own range of the data file, the ranges tile it, and
-/// each holds the bytes the tensor had.
+/// tensor names its own range of the data file, the ranges tile it (with
+/// zeros before the aligned ones), and each holds the bytes the tensor had.
 fn external_save(model: &ModelProto, data: &[u8]) {
     use crate::external::save::{move_to_external, ExternalSave};
     use crate::ir::visit::for_each_tensor;
@@ -192,6 +192,7 @@ fn external_save(model: &ModelProto, data: &[u8]) {
         location: "w.bin",
         size_threshold: i64::from(data.first().copied().unwrap_or(0)) - 40,
         convert_attribute: data.len() % 2 == 0,
+        alignment: [1, 64, 4096][data.len() % 3],
     };
     let chunks = move_to_external(&mut moved, &how);
     let file: Vec<u8> = chunks.concat();
@@ -243,10 +244,21 @@ fn external_save(model: &ModelProto, data: &[u8]) {
         ranges.push((offset, length));
     }
     ranges.sort_unstable();
-    let mut end = 0;
+    let mut end: usize = 0;
     for (offset, length) in ranges {
-        assert_eq!(offset, end, "the moved ranges do not tile the data file");
-        end += length;
+        // Packed, or (a tensor of `alignment` bytes or more) at the next
+        // multiple of it, zeros between.
+        let aligned = how.alignment > 1 && length as u64 >= how.alignment;
+        let expected = match aligned {
+            true => end.next_multiple_of(how.alignment as usize),
+            false => end,
+        };
+        assert_eq!(offset, expected, "a moved range is not where it belongs");
+        assert!(
+            file[end..offset].iter().all(|&b| b == 0),
+            "padding is not zeros"
+        );
+        end = offset + length;
     }
     assert_eq!(
         end,

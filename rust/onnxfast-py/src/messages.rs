@@ -490,6 +490,9 @@ message! {
     /// - `size_threshold`: an initializer moves when `len(raw_data) + 33`
     ///   (onnx's `sys.getsizeof`) is at least this (default 1024).
     /// - `convert_attribute`: move attribute tensors too.
+    /// - `alignment` (beyond onnx): a power of two; each moved tensor of at
+    ///   least that many bytes starts at a multiple of it (zeros before),
+    ///   so a runtime can map it in place (4096: a page).
     ///
     /// Returns the bytes written to `path`.
     #[pyo3(signature = (
@@ -499,7 +502,10 @@ message! {
         location = None,
         size_threshold = None,
         convert_attribute = false,
+        alignment = None,
     ))]
+    // One argument per Python keyword.
+    #[allow(clippy::too_many_arguments)]
     fn save(
         &self,
         py: Python<'_>,
@@ -508,14 +514,25 @@ message! {
         location: Option<String>,
         size_threshold: Option<i64>,
         convert_attribute: bool,
+        alignment: Option<u64>,
     ) -> PyResult<u64> {
+        use onnxfast_core::external::save::MAX_ALIGNMENT;
         if !save_as_external_data
-            && (location.is_some() || size_threshold.is_some() || convert_attribute)
+            && (location.is_some()
+                || size_threshold.is_some()
+                || convert_attribute
+                || alignment.is_some())
         {
             return Err(pyo3::exceptions::PyValueError::new_err(
-                "location, size_threshold and convert_attribute apply with \
+                "location, size_threshold, convert_attribute and alignment apply with \
                  save_as_external_data=True only",
             ));
+        }
+        let alignment = alignment.unwrap_or(1);
+        if !alignment.is_power_of_two() || alignment > MAX_ALIGNMENT {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "alignment must be a power of two from 1 to {MAX_ALIGNMENT}, got {alignment}"
+            )));
         }
         let external = match save_as_external_data {
             false => None,
@@ -526,6 +543,7 @@ message! {
                     data_path,
                     size_threshold: size_threshold.unwrap_or(1024),
                     convert_attribute,
+                    alignment,
                 })
             }
         };
@@ -1144,6 +1162,7 @@ struct ExternalTarget {
     data_path: std::path::PathBuf,
     size_threshold: i64,
     convert_attribute: bool,
+    alignment: u64,
 }
 
 enum SaveFailed {
@@ -1186,6 +1205,7 @@ fn save_model(
         location: &external.location,
         size_threshold: external.size_threshold,
         convert_attribute: external.convert_attribute,
+        alignment: external.alignment,
     };
     let chunks = move_to_external(&mut whole, &how);
     if chunks.is_empty() {

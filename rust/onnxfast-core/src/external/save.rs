@@ -17,6 +17,11 @@
 //! - the moved tensors are written one after another from offset 0, with no
 //!   padding, and each gets the entries `location`, `offset`, `length`.
 //!
+//! Beyond onnx, `alignment` (a power of two) starts each moved tensor of at
+//! least that many bytes at a multiple of it, zeros before it, so a runtime
+//! can map it in place (onnxruntime maps external initializers whose offset
+//! is a multiple of the page size); smaller tensors stay packed.
+//!
 //! External tensors of the source are first made inline, as `onnx.load`
 //! does by default ([`super::inline_all`]), so a moved tensor's bytes come
 //! from the source's data files (slices of their maps, never copied).
@@ -42,7 +47,16 @@ pub struct ExternalSave<'a> {
     pub size_threshold: i64,
     /// Move attribute tensors (`Constant`'s value, ...) too.
     pub convert_attribute: bool,
+    /// Offsets of moved tensors of at least this many bytes are multiples
+    /// of it (a power of two; 1: packed, as onnx writes them).
+    pub alignment: u64,
 }
+
+/// The largest `alignment` taken (1 GiB).
+pub const MAX_ALIGNMENT: u64 = 1 << 30;
+
+/// Zeros that padding chunks are slices of.
+static ZEROS: [u8; 64 << 10] = [0; 64 << 10];
 
 impl ExternalSave<'_> {
     fn moves(&self, raw: &Bytes) -> bool {
@@ -54,11 +68,21 @@ impl ExternalSave<'_> {
 /// Rewrites the tensors of `model` (whose external tensors are inline
 /// already) that `how` moves: their `raw_data` taken out, `data_location`
 /// EXTERNAL and `external_data` naming `how.location` at their offset.
-/// Returns the moved bytes in file order: the data file is their
-/// concatenation.
+/// Returns the data file's chunks in order (the moved bytes, and zeros
+/// where `how.alignment` pads): the file is their concatenation.
+///
+/// `how.alignment` must be a power of two no larger than [`MAX_ALIGNMENT`]
+/// (callers check; anything else is taken as 1).
 pub fn move_to_external(model: &mut ModelProto, how: &ExternalSave<'_>) -> Vec<Bytes> {
     let mut chunks = Vec::new();
     let mut offset: u64 = 0;
+    let how = &ExternalSave {
+        alignment: match how.alignment {
+            a if a.is_power_of_two() && a <= MAX_ALIGNMENT => a,
+            _ => 1,
+        },
+        ..*how
+    };
     let mut visit = |t: &mut TensorProto, is_initializer: bool| {
         if !(is_initializer || how.convert_attribute) {
             return;
@@ -67,6 +91,15 @@ pub fn move_to_external(model: &mut ModelProto, how: &ExternalSave<'_>) -> Vec<B
             return;
         };
         let length = raw.len() as u64;
+        if how.alignment > 1 && length >= how.alignment {
+            let mut pad = offset.next_multiple_of(how.alignment) - offset;
+            offset += pad;
+            while pad > 0 {
+                let n = pad.min(ZEROS.len() as u64);
+                chunks.push(Bytes::from_static(&ZEROS[..n as usize]));
+                pad -= n;
+            }
+        }
         t.data_location = Some(DataLocation::External as i32);
         t.external_data = vec![
             entry("location", how.location.to_string()),
@@ -218,6 +251,7 @@ mod tests {
             location: "w.bin",
             size_threshold: 100,
             convert_attribute: false,
+            alignment: 1,
         };
         // 66 + 33 < 100 <= 67 + 33.
         let chunks = move_to_external(&mut model.clone(), &how);
@@ -253,6 +287,7 @@ mod tests {
                 location: "w",
                 size_threshold: -1,
                 convert_attribute: true,
+                alignment: 1,
             }
         )
         .is_empty());
@@ -271,9 +306,89 @@ mod tests {
                 location: "w",
                 size_threshold: 0,
                 convert_attribute: false,
+                alignment: 1,
             },
         );
         assert_eq!(chunks.len(), 1);
         assert!(chunks[0].is_empty());
+    }
+
+    #[test]
+    fn alignment_pads_large_tensors_only() {
+        let mut model = ModelProto {
+            graph: Some(GraphProto {
+                initializer: vec![
+                    tensor("a", 100),
+                    tensor("b", 5000),
+                    tensor("c", 10),
+                    tensor("d", 70_000),
+                ],
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let how = ExternalSave {
+            location: "w",
+            size_threshold: 0,
+            convert_attribute: false,
+            alignment: 4096,
+        };
+        let chunks = move_to_external(&mut model, &how);
+        let file: Vec<u8> = chunks.concat();
+        let offsets: Vec<(String, u64, u64)> = model
+            .graph
+            .as_ref()
+            .unwrap()
+            .initializer
+            .iter()
+            .map(|t| {
+                let get = |k: &str| {
+                    t.external_data
+                        .iter()
+                        .find(|e| e.key() == k)
+                        .unwrap()
+                        .value()
+                        .parse::<u64>()
+                        .unwrap()
+                };
+                (t.name().to_string(), get("offset"), get("length"))
+            })
+            .collect();
+        // a packed at 0; b (at least 4096 bytes) at 4096; c packed after b;
+        // d at the next multiple of 4096.
+        assert_eq!(offsets[0], ("a".into(), 0, 100));
+        assert_eq!(offsets[1], ("b".into(), 4096, 5000));
+        assert_eq!(offsets[2], ("c".into(), 9096, 10));
+        assert_eq!(offsets[3], ("d".into(), 12288, 70_000));
+        assert_eq!(file.len(), 12288 + 70_000);
+        assert!(file[100..4096].iter().all(|&b| b == 0));
+        assert!(file[9106..12288].iter().all(|&b| b == 0));
+        assert_eq!(&file[4096..9096], &[b'b'; 5000][..]);
+        // A padding longer than the zero buffer, and a refused alignment.
+        let mut model = ModelProto {
+            graph: Some(GraphProto {
+                initializer: vec![tensor("x", 1), tensor("y", 1 << 17)],
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let wide = ExternalSave {
+            alignment: 1 << 17,
+            ..how
+        };
+        let file = move_to_external(&mut model, &wide).concat();
+        assert_eq!(file.len(), (1 << 17) * 2);
+        let mut model = ModelProto {
+            graph: Some(GraphProto {
+                initializer: vec![tensor("x", 1), tensor("y", 5000)],
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let odd = ExternalSave {
+            alignment: 3000,
+            ..how
+        };
+        assert_eq!(move_to_external(&mut model, &odd).concat().len(), 5001);
     }
 }
