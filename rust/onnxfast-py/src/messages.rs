@@ -491,8 +491,8 @@ message! {
     ///   (onnx's `sys.getsizeof`) is at least this (default 1024).
     /// - `convert_attribute`: move attribute tensors too.
     /// - `alignment` (beyond onnx): a power of two; each moved tensor of at
-    ///   least that many bytes starts at a multiple of it (zeros before),
-    ///   so a runtime can map it in place (4096: a page).
+    ///   least that many bytes starts at a multiple of it (zeros before;
+    ///   4096: each on pages of its own).
     ///
     /// Returns the bytes written to `path`.
     #[pyo3(signature = (

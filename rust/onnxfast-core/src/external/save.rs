@@ -18,9 +18,9 @@
 //!   padding, and each gets the entries `location`, `offset`, `length`.
 //!
 //! Beyond onnx, `alignment` (a power of two) starts each moved tensor of at
-//! least that many bytes at a multiple of it, zeros before it, so a runtime
-//! can map it in place (onnxruntime maps external initializers whose offset
-//! is a multiple of the page size); smaller tensors stay packed.
+//! least that many bytes at a multiple of it, zeros before it (4096: each
+//! on pages of its own, which a runtime can map without its neighbours);
+//! smaller tensors stay packed.
 //!
 //! External tensors of the source are first made inline, as `onnx.load`
 //! does by default ([`super::inline_all`]), so a moved tensor's bytes come
