@@ -742,25 +742,21 @@ def cmd_shapes(args: argparse.Namespace) -> int:
         )
         if args.output is not None:
             # As onnx's infer_shapes_path: the model with every value typed.
+            external: dict[str, Any] = {}
+            if args.external_data is not None:
+                external = {"save_as_external_data": True, "location": args.external_data or None}
             try:
-                if args.external_data is None:
-                    with warnings.catch_warnings(record=True) as caught:
-                        warnings.simplefilter("always", ExternalDataWarning)
-                        written = inferred.save(args.output)
-                    for w in caught:
-                        print(
-                            f"onnxfast shapes: warning: {w.message} (here: --external-data)",
-                            file=sys.stderr,
-                        )
-                else:
-                    written = inferred.save(
-                        args.output,
-                        save_as_external_data=True,
-                        location=args.external_data or None,
-                    )
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always", ExternalDataWarning)
+                    written = inferred.save(args.output, **external)
             except ValueError as e:  # a refused location
                 print(f"onnxfast shapes: --external-data: {e}", file=sys.stderr)
                 return EXIT_ERROR
+            for w in caught:
+                print(
+                    f"onnxfast shapes: warning: {w.message} (here: --external-data)",
+                    file=sys.stderr,
+                )
             print(f"wrote {args.output} ({written} bytes)")
             _print_inference_report(report)
             return EXIT_INVALID if (args.strict and not report.ok) else EXIT_OK

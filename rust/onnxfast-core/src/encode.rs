@@ -26,20 +26,21 @@ pub struct FileSink<'a> {
     buf: Vec<u8>,
     written: u64,
     failed: Option<io::Error>,
-    /// Called with each large slice once it is written straight to the file
-    /// (to release the pages of a map it came from).
+    /// Called with each slice of [`RELEASE_MIN`] bytes or more once it is
+    /// written or copied into the buffer (to release the pages of a map it
+    /// came from).
     after_write: &'a dyn Fn(&[u8]),
 }
+
+/// Below this many bytes a slice's release costs more than it frees.
+const RELEASE_MIN: usize = 64 << 10;
 
 /// The `after_write` of a sink that releases nothing.
 fn keep(_: &[u8]) {}
 
 impl<'a> FileSink<'a> {
-    pub fn new(file: File) -> FileSink<'static> {
-        FileSink::releasing(file, &keep)
-    }
-
-    /// A sink that calls `after_write` with each large slice once written.
+    /// A sink that calls `after_write` with each large slice once written
+    /// (or copied into its buffer).
     pub fn releasing(file: File, after_write: &'a dyn Fn(&[u8])) -> FileSink<'a> {
         FileSink {
             file,
@@ -131,6 +132,9 @@ unsafe impl BufMut for FileSink<'_> {
             self.flush_buffer();
         }
         self.buf.extend_from_slice(src);
+        if src.len() >= RELEASE_MIN {
+            (self.after_write)(src);
+        }
     }
 }
 
@@ -179,8 +183,7 @@ pub fn write_bytes(bytes: &[u8], path: &Path, after_write: &dyn Fn(&[u8])) -> io
 /// to `data_path`, each through a temporary file beside it; neither is
 /// renamed into place before both are complete (the data file first, so a
 /// model never names data that is not there yet). `after_write` is called
-/// with each chunk of 64 KiB or more and each large byte field of the
-/// message once written. Returns the bytes written to the model file and
+/// as [`FileSink`] calls it, for the chunks and the message's byte fields. Returns the bytes written to the model file and
 /// to the data file.
 pub fn write_message_with_data<M: prost::Message>(
     message: &M,
@@ -198,14 +201,9 @@ pub fn write_message_with_data<M: prost::Message>(
             ));
         }
     }
-    let data = write_temp(data_path, &keep, |sink| {
+    let data = write_temp(data_path, after_write, |sink| {
         for chunk in chunks {
             sink.put_slice(chunk);
-            // Written, or copied into the buffer: its source is done with.
-            // Below 64 KiB a release costs more than it frees.
-            if chunk.len() >= 64 << 10 {
-                after_write(chunk);
-            }
         }
         Ok(())
     })?;

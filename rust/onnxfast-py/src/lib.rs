@@ -301,7 +301,8 @@ fn _panic_for_tests(py: Python<'_>) -> PyResult<()> {
     })
 }
 
-fn parent_dir(path: &Path) -> PathBuf {
+/// The folder `path` is in (`.` for a bare file name).
+pub(crate) fn parent_dir(path: &Path) -> PathBuf {
     match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),

@@ -1141,11 +1141,7 @@ fn external_data_path(
             onnxfast_core::diag::clean(&location)
         ))
     })?;
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => std::path::Path::new("."),
-    };
-    let data_path = dir.join(&location);
+    let data_path = crate::parent_dir(path).join(&location);
     let same = |p: &std::path::Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
     if same(&data_path) == same(path) {
         return Err(PyValueError::new_err(format!(
@@ -1237,11 +1233,8 @@ fn unreachable_external_data(
     model: &crate::root::Ptr<proto::ModelProto>,
     path: &std::path::Path,
 ) -> Result<Vec<String>, onnxfast_core::error::DecodeError> {
-    let folder = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => std::path::Path::new("."),
-    };
-    let folder = std::path::absolute(folder).unwrap_or_else(|_| folder.to_path_buf());
+    let folder = crate::parent_dir(path);
+    let folder = std::path::absolute(&folder).unwrap_or(folder);
     if folder == model.root().external.base() {
         return Ok(Vec::new());
     }

@@ -76,12 +76,9 @@ impl ExternalSave<'_> {
 pub fn move_to_external(model: &mut ModelProto, how: &ExternalSave<'_>) -> Vec<Bytes> {
     let mut chunks = Vec::new();
     let mut offset: u64 = 0;
-    let how = &ExternalSave {
-        alignment: match how.alignment {
-            a if a.is_power_of_two() && a <= MAX_ALIGNMENT => a,
-            _ => 1,
-        },
-        ..*how
+    let alignment = match how.alignment {
+        a if a.is_power_of_two() && a <= MAX_ALIGNMENT => a,
+        _ => 1,
     };
     let mut visit = |t: &mut TensorProto, is_initializer: bool| {
         if !(is_initializer || how.convert_attribute) {
@@ -91,8 +88,8 @@ pub fn move_to_external(model: &mut ModelProto, how: &ExternalSave<'_>) -> Vec<B
             return;
         };
         let length = raw.len() as u64;
-        if how.alignment > 1 && length >= how.alignment {
-            let mut pad = offset.next_multiple_of(how.alignment) - offset;
+        if alignment > 1 && length >= alignment {
+            let mut pad = offset.next_multiple_of(alignment) - offset;
             offset += pad;
             while pad > 0 {
                 let n = pad.min(ZEROS.len() as u64);
@@ -213,6 +210,16 @@ mod tests {
         }
     }
 
+    fn of_initializers(initializer: Vec<TensorProto>) -> ModelProto {
+        ModelProto {
+            graph: Some(GraphProto {
+                initializer,
+                ..Default::default()
+            }),
+            ..Default::default()
+        }
+    }
+
     fn locations(chunks: &[Bytes]) -> Vec<u8> {
         chunks.iter().map(|c| c[0]).collect()
     }
@@ -292,13 +299,7 @@ mod tests {
         )
         .is_empty());
         assert_eq!(model, ModelProto::default());
-        let mut model = ModelProto {
-            graph: Some(GraphProto {
-                initializer: vec![tensor("e", 0)],
-                ..Default::default()
-            }),
-            ..Default::default()
-        };
+        let mut model = of_initializers(vec![tensor("e", 0)]);
         model.graph.as_mut().unwrap().initializer[0].raw_data = Some(Bytes::new());
         let chunks = move_to_external(
             &mut model,
@@ -315,18 +316,12 @@ mod tests {
 
     #[test]
     fn alignment_pads_large_tensors_only() {
-        let mut model = ModelProto {
-            graph: Some(GraphProto {
-                initializer: vec![
-                    tensor("a", 100),
-                    tensor("b", 5000),
-                    tensor("c", 10),
-                    tensor("d", 70_000),
-                ],
-                ..Default::default()
-            }),
-            ..Default::default()
-        };
+        let mut model = of_initializers(vec![
+            tensor("a", 100),
+            tensor("b", 5000),
+            tensor("c", 10),
+            tensor("d", 70_000),
+        ]);
         let how = ExternalSave {
             location: "w",
             size_threshold: 0,
@@ -365,26 +360,14 @@ mod tests {
         assert!(file[9106..12288].iter().all(|&b| b == 0));
         assert_eq!(&file[4096..9096], &[b'b'; 5000][..]);
         // A padding longer than the zero buffer, and a refused alignment.
-        let mut model = ModelProto {
-            graph: Some(GraphProto {
-                initializer: vec![tensor("x", 1), tensor("y", 1 << 17)],
-                ..Default::default()
-            }),
-            ..Default::default()
-        };
+        let mut model = of_initializers(vec![tensor("x", 1), tensor("y", 1 << 17)]);
         let wide = ExternalSave {
             alignment: 1 << 17,
             ..how
         };
         let file = move_to_external(&mut model, &wide).concat();
         assert_eq!(file.len(), (1 << 17) * 2);
-        let mut model = ModelProto {
-            graph: Some(GraphProto {
-                initializer: vec![tensor("x", 1), tensor("y", 5000)],
-                ..Default::default()
-            }),
-            ..Default::default()
-        };
+        let mut model = of_initializers(vec![tensor("x", 1), tensor("y", 5000)]);
         let odd = ExternalSave {
             alignment: 3000,
             ..how
