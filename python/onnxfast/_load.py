@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from typing import IO, TYPE_CHECKING, Any, Union
 
-from . import _onnxfast
+from . import _formats, _onnxfast
 
 if TYPE_CHECKING:
     from ._onnxfast import MapValue, Model, OptionalValue, SequenceValue, Tensor
@@ -70,6 +70,7 @@ def load(
     load_external_data: bool = False,
     allow_hardlinks: bool = False,
     verify_checksum: bool = False,
+    format: str | None = None,
 ) -> Model:
     """Loads an ONNX model.
 
@@ -95,6 +96,17 @@ def load(
             the model's folder).
         verify_checksum: check each external tensor's SHA-1 `checksum`
             (when present) whenever its data is read.
+        format: ``"protobuf"`` (the binary format, read by onnxfast), or
+            one of onnx's text formats, ``"textproto"``, ``"json"`` or
+            ``"onnxtxt"``, parsed by onnx (it must be installed) and then
+            decoded from its binary form: a copy, for small models, and
+            not covered by onnxfast's hostile-input guarantees (onnxtxt is
+            parsed by onnx's C++ parser). By default, as ``onnx.load``
+            does, from the extension of the path (or of a file object's
+            ``name``): ``.txtpb``/``.textproto``/``.prototxt``/``.pbtxt``,
+            ``.json``/``.onnxjson``, ``.onnxtxt``/``.onnxtext``; any other
+            is protobuf. A text file over 256 MiB (or ``max_memory``) is
+            refused.
 
     Raises:
         FileNotFoundError: the path does not exist.
@@ -103,6 +115,12 @@ def load(
         ExternalDataError: with load_external_data=True, an external tensor
             could not be read or was refused (see Tensor.numpy()).
     """
+    fmt = _formats.resolve(format, f)
+    if fmt != "protobuf":
+        path = _formats.file_path(f)
+        if base_dir is None and path is not None:
+            base_dir = os.path.dirname(os.path.abspath(path))
+        f = _formats.load_text(f, fmt, max_memory)
     return _decode(
         "model",
         f,

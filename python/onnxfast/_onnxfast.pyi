@@ -3,7 +3,7 @@
 
 import os
 from collections.abc import Iterator, Mapping
-from typing import Any, Generic, TypeVar, final, overload
+from typing import IO, Any, Generic, TypeVar, final, overload
 
 import numpy as np
 
@@ -197,13 +197,14 @@ class Model:
     def external_files(self) -> list[ExternalFile]: ...
     def save(
         self,
-        path: str | os.PathLike[str],
+        path: str | os.PathLike[str] | IO[bytes],
         *,
         save_as_external_data: bool = False,
         location: str | None = None,
         size_threshold: int | None = None,
         convert_attribute: bool = False,
         alignment: int | None = None,
+        format: str | None = None,
     ) -> int: ...
 
 @final

@@ -1,9 +1,10 @@
-//! Writing messages to files without holding their encoding in memory.
+//! Writing messages to files and streams without holding their encoding in
+//! memory.
 //!
 //! `prost::Message::encode` writes into any [`BufMut`]; [`FileSink`] is one
-//! that passes what it is given on to a file through a small buffer, and
+//! that passes what it is given on to a writer through a small buffer, and
 //! large byte fields (tensor data, which are slices of a memory map) to the
-//! file directly. A model of several GiB is written with a buffer's worth
+//! writer directly. A model of several GiB is written with a buffer's worth
 //! of extra memory, where `encode_to_vec` would hold a copy of all of it.
 
 use std::fs::File;
@@ -18,11 +19,11 @@ use bytes::BufMut;
 /// each, small beside any model worth streaming.
 const BUFFER: usize = 1 << 20;
 
-/// A [`BufMut`] writing to a file. A write that fails is kept (and what
-/// follows discarded) until [`FileSink::finish`] returns it: `BufMut`'s
-/// methods cannot fail.
+/// A [`BufMut`] writing to a file or any other writer. A write that fails
+/// is kept (and what follows discarded) until [`FileSink::finish`] returns
+/// it: `BufMut`'s methods cannot fail.
 pub struct FileSink<'a> {
-    file: File,
+    out: &'a mut dyn Write,
     buf: Vec<u8>,
     written: u64,
     failed: Option<io::Error>,
@@ -39,11 +40,11 @@ const RELEASE_MIN: usize = 64 << 10;
 fn keep(_: &[u8]) {}
 
 impl<'a> FileSink<'a> {
-    /// A sink that calls `after_write` with each large slice once written
-    /// (or copied into its buffer).
-    pub fn releasing(file: File, after_write: &'a dyn Fn(&[u8])) -> FileSink<'a> {
+    /// A sink writing to `out` that calls `after_write` with each large
+    /// slice once written (or copied into its buffer).
+    pub fn releasing(out: &'a mut dyn Write, after_write: &'a dyn Fn(&[u8])) -> FileSink<'a> {
         FileSink {
-            file,
+            out,
             buf: Vec::with_capacity(BUFFER),
             written: 0,
             failed: None,
@@ -53,23 +54,18 @@ impl<'a> FileSink<'a> {
 
     /// Writes out the buffer (nothing after a failure).
     fn flush_buffer(&mut self) {
-        write_out(
-            &mut self.file,
-            &mut self.failed,
-            &mut self.written,
-            &self.buf,
-        );
+        write_out(self.out, &mut self.failed, &mut self.written, &self.buf);
         self.buf.clear();
     }
 
-    /// Writes out what is buffered and syncs the file: the bytes written,
-    /// or the first failure.
+    /// Writes out what is buffered and flushes the writer: the bytes
+    /// written, or the first failure.
     pub fn finish(mut self) -> io::Result<u64> {
         self.flush_buffer();
         if let Some(e) = self.failed.take() {
             return Err(e);
         }
-        self.file.sync_all()?;
+        self.out.flush()?;
         Ok(self.written)
     }
 }
@@ -122,7 +118,7 @@ unsafe impl BufMut for FileSink<'_> {
             // field read from a map never has more than a window mapped.
             self.flush_buffer();
             for piece in src.chunks(crate::decode::source::RELEASE_WINDOW) {
-                write_out(&mut self.file, &mut self.failed, &mut self.written, piece);
+                write_out(self.out, &mut self.failed, &mut self.written, piece);
                 (self.after_write)(piece);
             }
             return;
@@ -138,62 +134,78 @@ unsafe impl BufMut for FileSink<'_> {
     }
 }
 
-/// Writes `bytes` to `file` and counts them, unless a write failed before
+/// Writes `bytes` to `out` and counts them, unless a write failed before
 /// (the failure is kept, what follows discarded).
-fn write_out(file: &mut File, failed: &mut Option<io::Error>, written: &mut u64, bytes: &[u8]) {
+fn write_out(out: &mut dyn Write, failed: &mut Option<io::Error>, written: &mut u64, bytes: &[u8]) {
     if failed.is_some() || bytes.is_empty() {
         return;
     }
-    match file.write_all(bytes) {
+    match out.write_all(bytes) {
         Ok(()) => *written += bytes.len() as u64,
         Err(e) => *failed = Some(e),
     }
 }
 
-/// Writes `message`'s encoding to `path`, through a temporary file beside
-/// it renamed over `path` once complete (a failed write leaves `path` as
-/// it was). Returns the bytes written.
-pub fn write_message<M: prost::Message>(message: &M, path: &Path) -> io::Result<u64> {
-    write_message_releasing(message, path, &keep)
+/// Where a model's encoding goes: a file, or a stream such as an open file
+/// or an in-memory buffer.
+pub enum Target<'a> {
+    /// Written to a temporary file beside the path, renamed over it once
+    /// complete: a failed write leaves the path as it was.
+    Path(&'a Path),
+    /// Written in order as it is encoded (what a failed write leaves in the
+    /// stream is the writer's).
+    Stream(&'a mut dyn Write),
 }
 
-/// [`write_message`], calling `after_write` with each large byte field
-/// (tensor data) once it is written.
+/// Writes `message`'s encoding to `path` (see [`Target::Path`]). Returns
+/// the bytes written.
+pub fn write_message<M: prost::Message>(message: &M, path: &Path) -> io::Result<u64> {
+    write_message_releasing(message, Target::Path(path), &keep)
+}
+
+/// Writes `message`'s encoding to `target`, calling `after_write` with each
+/// large byte field (tensor data) once it is written.
 pub fn write_message_releasing<M: prost::Message>(
     message: &M,
-    path: &Path,
+    target: Target<'_>,
     after_write: &dyn Fn(&[u8]),
 ) -> io::Result<u64> {
-    write_atomically(path, after_write, |sink| {
-        message
-            .encode(sink)
-            .map_err(|e| io::Error::other(e.to_string()))
-    })
+    write_to(target, after_write, |sink| encode_into(message, sink))
 }
 
-/// Writes `bytes` to `path` as [`write_message_releasing`] does.
-pub fn write_bytes(bytes: &[u8], path: &Path, after_write: &dyn Fn(&[u8])) -> io::Result<u64> {
-    write_atomically(path, after_write, |sink| {
+/// Writes `bytes` to `target` as [`write_message_releasing`] does.
+pub fn write_bytes(
+    bytes: &[u8],
+    target: Target<'_>,
+    after_write: &dyn Fn(&[u8]),
+) -> io::Result<u64> {
+    write_to(target, after_write, |sink| {
         sink.put_slice(bytes);
         Ok(())
     })
 }
 
-/// Writes `message`'s encoding to `path` and `chunks`, one after another,
-/// to `data_path`, each through a temporary file beside it; neither is
-/// renamed into place before both are complete (the data file first, so a
-/// model never names data that is not there yet). `after_write` is called
-/// as [`FileSink`] calls it, for the chunks and the message's byte fields. Returns the bytes written to the model file and
-/// to the data file.
+/// Writes `message`'s encoding to `target` and `chunks`, one after another,
+/// to `data_path` through a temporary file beside it. Nothing is renamed
+/// into place before both are complete, the data file first, so a model
+/// file never names data that is not there yet; to a stream, the model is
+/// written before the data file is renamed into place (and the data file
+/// is left out when the stream fails). `after_write` is called as
+/// [`FileSink`] calls it, for the chunks and the message's byte fields.
+/// Returns the bytes written to the model's target and to the data file.
 pub fn write_message_with_data<M: prost::Message>(
     message: &M,
-    path: &Path,
+    target: Target<'_>,
     data_path: &Path,
     chunks: &[bytes::Bytes],
     after_write: &dyn Fn(&[u8]),
 ) -> io::Result<(u64, u64)> {
     // What would make the second rename fail once the first is done.
-    for target in [path, data_path] {
+    let path = match &target {
+        Target::Path(path) => Some(*path),
+        Target::Stream(_) => None,
+    };
+    for target in path.into_iter().chain([data_path]) {
         if target.is_dir() {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
@@ -207,32 +219,60 @@ pub fn write_message_with_data<M: prost::Message>(
         }
         Ok(())
     })?;
-    let model = match write_temp(path, after_write, |sink| {
-        message
-            .encode(sink)
-            .map_err(|e| io::Error::other(e.to_string()))
-    }) {
-        Ok(model) => model,
-        Err(e) => {
-            let _ = std::fs::remove_file(&data.0);
-            return Err(e);
+    let data_written = data.1;
+    let model_written = match target {
+        Target::Path(path) => {
+            let model = write_temp(path, after_write, |sink| encode_into(message, sink))
+                .inspect_err(|_| {
+                    let _ = std::fs::remove_file(&data.0);
+                })?;
+            let model_written = model.1;
+            commit(data, data_path)
+                .inspect_err(|_| {
+                    let _ = std::fs::remove_file(&model.0);
+                })
+                .and_then(|_| commit(model, path))?;
+            model_written
+        }
+        Target::Stream(out) => {
+            let model_written = write_stream(out, after_write, |sink| encode_into(message, sink))
+                .inspect_err(|_| {
+                let _ = std::fs::remove_file(&data.0);
+            })?;
+            commit(data, data_path)?;
+            model_written
         }
     };
-    let (data_written, model_written) = (data.1, model.1);
-    commit(data, data_path)
-        .inspect_err(|_| {
-            let _ = std::fs::remove_file(&model.0);
-        })
-        .and_then(|_| commit(model, path))?;
     Ok((model_written, data_written))
 }
 
-fn write_atomically(
-    path: &Path,
+/// `message` encoded into `sink` (its errors as I/O errors).
+fn encode_into<M: prost::Message>(message: &M, sink: &mut FileSink) -> io::Result<()> {
+    message
+        .encode(sink)
+        .map_err(|e| io::Error::other(e.to_string()))
+}
+
+fn write_to(
+    target: Target<'_>,
     after_write: &dyn Fn(&[u8]),
     fill: impl FnOnce(&mut FileSink) -> io::Result<()>,
 ) -> io::Result<u64> {
-    commit(write_temp(path, after_write, fill)?, path)
+    match target {
+        Target::Path(path) => commit(write_temp(path, after_write, fill)?, path),
+        Target::Stream(out) => write_stream(out, after_write, fill),
+    }
+}
+
+/// Writes a content to a stream: the bytes written.
+fn write_stream(
+    out: &mut dyn Write,
+    after_write: &dyn Fn(&[u8]),
+    fill: impl FnOnce(&mut FileSink) -> io::Result<()>,
+) -> io::Result<u64> {
+    let mut sink = FileSink::releasing(out, after_write);
+    fill(&mut sink)?;
+    sink.finish()
 }
 
 /// Writes a file's content to a temporary file beside `path`: its path and
@@ -253,10 +293,10 @@ fn write_temp(
     temp_name.push(name);
     temp_name.push(format!(".{}.tmp", std::process::id()));
     let temp = dir.join(temp_name);
-    let result = File::create(&temp).and_then(|file| {
-        let mut sink = FileSink::releasing(file, after_write);
-        fill(&mut sink)?;
-        sink.finish()
+    let result = File::create(&temp).and_then(|mut file| {
+        let n = write_stream(&mut file, after_write, fill)?;
+        file.sync_all()?;
+        Ok(n)
     });
     match result {
         Ok(n) => Ok((temp, n)),
@@ -354,7 +394,8 @@ mod tests {
         let (path, data) = (dir.join("m.onnx"), dir.join("m.onnx.data"));
         let released = std::cell::RefCell::new(Vec::new());
         let note = |slice: &[u8]| released.borrow_mut().push(slice.len());
-        let (n, d) = write_message_with_data(&m, &path, &data, &chunks, &note).unwrap();
+        let (n, d) =
+            write_message_with_data(&m, Target::Path(&path), &data, &chunks, &note).unwrap();
         // The large chunk; the model's 10-byte tensor is too small.
         assert_eq!(*released.borrow(), [BUFFER + 3]);
         assert_eq!(std::fs::read(&path).unwrap(), m.encode_to_vec());
@@ -362,13 +403,26 @@ mod tests {
         assert_eq!((n, d), (m.encode_to_vec().len() as u64, BUFFER as u64 + 6));
         // The data file's folder is missing: neither file is written.
         let fresh = dir.join("fresh.onnx");
-        let err =
-            write_message_with_data(&m, &fresh, &dir.join("no/d.bin"), &chunks, &keep).unwrap_err();
+        let err = write_message_with_data(
+            &m,
+            Target::Path(&fresh),
+            &dir.join("no/d.bin"),
+            &chunks,
+            &keep,
+        )
+        .unwrap_err();
         assert!(err.to_string().contains("no/d.bin"), "{err}");
         // The model's target is a folder: the data file is not renamed either.
         std::fs::create_dir_all(dir.join("taken")).unwrap();
         let kept = dir.join("kept.bin");
-        assert!(write_message_with_data(&m, &dir.join("taken"), &kept, &chunks, &keep).is_err());
+        assert!(write_message_with_data(
+            &m,
+            Target::Path(&dir.join("taken")),
+            &kept,
+            &chunks,
+            &keep
+        )
+        .is_err());
         let mut names: Vec<_> = std::fs::read_dir(&dir)
             .unwrap()
             .map(|e| e.unwrap().file_name().into_string().unwrap())
@@ -385,7 +439,7 @@ mod tests {
         // A directory where the file should go: the rename fails.
         let target = dir.join("taken");
         std::fs::create_dir_all(target.join("inside")).unwrap();
-        assert!(write_bytes(b"abc", &target, &keep).is_err());
+        assert!(write_bytes(b"abc", Target::Path(&target), &keep).is_err());
         assert!(target.join("inside").is_dir());
         let names: Vec<_> = std::fs::read_dir(&dir)
             .unwrap()
@@ -393,7 +447,86 @@ mod tests {
             .collect();
         assert_eq!(names, vec![std::ffi::OsString::from("taken")]);
         // No such folder: nothing written.
-        assert!(write_bytes(b"abc", &dir.join("missing").join("m.onnx"), &keep).is_err());
+        assert!(write_bytes(
+            b"abc",
+            Target::Path(&dir.join("missing").join("m.onnx")),
+            &keep
+        )
+        .is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A writer taking at most `step` bytes a call, failing once `fail_at`
+    /// bytes have been taken.
+    struct Trickle {
+        got: Vec<u8>,
+        step: usize,
+        fail_at: usize,
+    }
+
+    impl Write for Trickle {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            if self.got.len() >= self.fail_at {
+                return Err(io::Error::other("the stream is closed"));
+            }
+            let n = buf.len().min(self.step);
+            self.got.extend_from_slice(&buf[..n]);
+            Ok(n)
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn streams_get_the_encoding() {
+        for (tensor, nodes) in [(10, 3), (3 * BUFFER + 7, 1000)] {
+            let m = model(tensor, nodes);
+            let mut out = Vec::new();
+            let n = write_message_releasing(&m, Target::Stream(&mut out), &keep).unwrap();
+            assert_eq!(out, m.encode_to_vec());
+            assert_eq!(n, out.len() as u64);
+            // Short writes are taken up where they stopped.
+            let mut trickle = Trickle {
+                got: Vec::new(),
+                step: 4093,
+                fail_at: usize::MAX,
+            };
+            write_message_releasing(&m, Target::Stream(&mut trickle), &keep).unwrap();
+            assert_eq!(trickle.got, out);
+        }
+        let mut out = Vec::new();
+        assert_eq!(
+            write_bytes(b"abc", Target::Stream(&mut out), &keep).unwrap(),
+            3
+        );
+        assert_eq!(out, b"abc");
+    }
+
+    #[test]
+    fn a_failed_stream_leaves_no_data_file() {
+        let dir = std::env::temp_dir().join(format!("onnxfast-encode-s-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let m = model(3 * BUFFER, 10);
+        let chunks = [bytes::Bytes::from(vec![5u8; BUFFER + 1])];
+        let data = dir.join("m.data");
+        let mut out = Vec::new();
+        let (n, d) =
+            write_message_with_data(&m, Target::Stream(&mut out), &data, &chunks, &keep).unwrap();
+        assert_eq!(out, m.encode_to_vec());
+        assert_eq!((n, d), (out.len() as u64, BUFFER as u64 + 1));
+        assert_eq!(std::fs::read(&data).unwrap(), chunks.concat());
+        std::fs::remove_file(&data).unwrap();
+        let mut failing = Trickle {
+            got: Vec::new(),
+            step: usize::MAX,
+            fail_at: 1,
+        };
+        let err = write_message_with_data(&m, Target::Stream(&mut failing), &data, &chunks, &keep)
+            .unwrap_err();
+        assert!(err.to_string().contains("closed"), "{err}");
+        let names: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
+        assert!(names.is_empty(), "{names:?}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -14,6 +14,7 @@ mod lists;
 mod messages;
 mod repr;
 mod root;
+mod saving;
 mod shapes;
 mod texts;
 mod untracked;

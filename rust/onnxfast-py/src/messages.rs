@@ -475,24 +475,33 @@ message! {
         Ok(pyo3::types::PyList::new(py, items)?.into_any().unbind())
     }
 
-    /// Writes the model to `path`: the bytes `SerializeToString()` gives,
-    /// streamed to the file (weights are written from the memory map, not
-    /// copied into memory first), through a temporary file beside `path`
-    /// renamed over it when complete. Tensors with external data keep
-    /// their `location`, which is relative to the folder of the file that
-    /// names it: save beside the data files, or with
-    /// `save_as_external_data=True`, which writes the weights to one data
-    /// file beside `path`: the files `onnx.save_model(onnx.load(src), path,
+    /// Writes the model to `path`: a path, or a binary file object (anything
+    /// with `write()`, as `onnx.save_model` takes): the bytes
+    /// `SerializeToString()` gives, streamed (weights are written from the
+    /// memory map, not copied into memory first). To a path they go
+    /// through a temporary file beside it, renamed over it when complete;
+    /// to a file object in chunks of at most 4 MiB, each copied once into
+    /// a `bytes` given to `write()`. Tensors with external data keep their
+    /// `location`, which is relative to the folder of the file that names
+    /// it: save beside the data files, or with `save_as_external_data=True`,
+    /// which writes the weights to one data file beside `path` (a file object
+    /// then needs a `name` that is its path, as an open file has): the
+    /// files `onnx.save_model(onnx.load(src), path,
     /// save_as_external_data=True, ...)` writes, byte for byte.
     ///
-    /// - `location`: the data file, relative to `path`'s folder (default:
-    ///   the model file's name with `.data` appended); replaced if present.
+    /// - `location`: the data file, relative to `path`'s folder (default: the
+    ///   model file's name with `.data` appended); replaced if present.
     /// - `size_threshold`: an initializer moves when `len(raw_data) + 33`
     ///   (onnx's `sys.getsizeof`) is at least this (default 1024).
     /// - `convert_attribute`: move attribute tensors too.
     /// - `alignment` (beyond onnx): a power of two; each moved tensor of at
     ///   least that many bytes starts at a multiple of it (zeros before;
     ///   4096: each on pages of its own).
+    /// - `format`: `"protobuf"` (the binary format), or onnx's text formats
+    ///   `"textproto"`, `"json"` and `"onnxtxt"`, written by onnx (needs it
+    ///   installed; without external data). By default, as `onnx.save_model`
+    ///   does, from the file's extension (`.json`, `.txtpb`, `.onnxtxt`,
+    ///   ...), else protobuf.
     ///
     /// Returns the bytes written to `path`.
     #[pyo3(signature = (
@@ -503,84 +512,29 @@ message! {
         size_threshold = None,
         convert_attribute = false,
         alignment = None,
+        format = None,
     ))]
     // One argument per Python keyword.
     #[allow(clippy::too_many_arguments)]
     fn save(
-        &self,
-        py: Python<'_>,
-        path: std::path::PathBuf,
+        slf: &Bound<'_, Self>,
+        path: &Bound<'_, PyAny>,
         save_as_external_data: bool,
         location: Option<String>,
         size_threshold: Option<i64>,
         convert_attribute: bool,
         alignment: Option<u64>,
+        format: Option<String>,
     ) -> PyResult<u64> {
-        use onnxfast_core::external::save::MAX_ALIGNMENT;
-        if !save_as_external_data
-            && (location.is_some()
-                || size_threshold.is_some()
-                || convert_attribute
-                || alignment.is_some())
-        {
-            return Err(pyo3::exceptions::PyValueError::new_err(
-                "location, size_threshold, convert_attribute and alignment apply with \
-                 save_as_external_data=True only",
-            ));
-        }
-        let alignment = alignment.unwrap_or(1);
-        if !alignment.is_power_of_two() || alignment > MAX_ALIGNMENT {
-            return Err(pyo3::exceptions::PyValueError::new_err(format!(
-                "alignment must be a power of two from 1 to {MAX_ALIGNMENT}, got {alignment}"
-            )));
-        }
-        let external = match save_as_external_data {
-            false => None,
-            true => {
-                let (location, data_path) = external_data_path(&path, location.as_deref())?;
-                Some(ExternalTarget {
-                    location,
-                    data_path,
-                    size_threshold: size_threshold.unwrap_or(1024),
-                    convert_attribute,
-                    alignment,
-                })
-            }
+        let options = crate::saving::SaveOptions {
+            save_as_external_data,
+            location,
+            size_threshold,
+            convert_attribute,
+            alignment,
+            format,
         };
-        let model = self.0.clone();
-        let target = path.clone();
-        let (written, unreachable) = py.detach(move || {
-            // Without a data file of its own, the saved model names the
-            // source's: relative to the saved file's folder.
-            let unreachable = match &external {
-                Some(_) => Ok(Vec::new()),
-                None => unreachable_external_data(&model, &target),
-            };
-            (save_model(&model, &target, external.as_ref()), unreachable)
-        });
-        let written = match written {
-            Ok(n) => n,
-            Err(SaveFailed::Core(e)) => return Err(crate::errors::to_py(py, &e)),
-            Err(SaveFailed::Io(e)) => return Err(e.into()),
-        };
-        let unreachable = unreachable.map_err(|e| crate::errors::decode_error(py, &e))?;
-        if !unreachable.is_empty() {
-            let category = crate::errors::exception_class(py, "ExternalDataWarning")?;
-            let names: Vec<String> = unreachable
-                .iter()
-                .map(|l| format!("'{}'", onnxfast_core::diag::clean(l)))
-                .collect();
-            let msg = format!(
-                "{}: external data {} not in the saved model's folder, which its locations \
-                 are relative to: copy the files there, or save with \
-                 save_as_external_data=True to write the weights beside it",
-                path.display(),
-                names.join(", "),
-            );
-            let msg = std::ffi::CString::new(msg.replace('\0', "")).unwrap_or_default();
-            PyErr::warn(py, &category, &msg, 1)?;
-        }
-        Ok(written)
+        crate::saving::save(slf.as_any(), &slf.get().0, path, options)
     }
 
     /// Opset versions by domain (`''` is the default `ai.onnx` domain).
@@ -1122,100 +1076,9 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     Ok(())
 }
 
-/// Where `Model.save(path, save_as_external_data=True)` writes the data:
-/// `location` (by default the model file's name with `.data` appended),
-/// relative to `path`'s folder and kept inside it.
-fn external_data_path(
-    path: &std::path::Path,
-    location: Option<&str>,
-) -> PyResult<(String, std::path::PathBuf)> {
-    use pyo3::exceptions::PyValueError;
-    let name = path
-        .file_name()
-        .and_then(|n| n.to_str())
-        .ok_or_else(|| PyValueError::new_err(format!("{} is not a file path", path.display())))?;
-    let location = location.map_or_else(|| format!("{name}.data"), str::to_string);
-    onnxfast_core::external::check_location(&location).map_err(|rule| {
-        PyValueError::new_err(format!(
-            "location '{}': {rule}",
-            onnxfast_core::diag::clean(&location)
-        ))
-    })?;
-    let data_path = crate::parent_dir(path).join(&location);
-    let same = |p: &std::path::Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
-    if same(&data_path) == same(path) {
-        return Err(PyValueError::new_err(format!(
-            "location '{}' is the model file itself",
-            onnxfast_core::diag::clean(&location)
-        )));
-    }
-    Ok((location, data_path))
-}
-
-/// What `Model.save(..., save_as_external_data=True)` writes besides the model.
-struct ExternalTarget {
-    location: String,
-    data_path: std::path::PathBuf,
-    size_threshold: i64,
-    convert_attribute: bool,
-    alignment: u64,
-}
-
-enum SaveFailed {
-    Core(onnxfast_core::Error),
-    Io(std::io::Error),
-}
-
-/// `Model.save`'s work, without the GIL: the bytes written to `path`.
-fn save_model(
-    model: &crate::root::Ptr<proto::ModelProto>,
-    path: &std::path::Path,
-    external: Option<&ExternalTarget>,
-) -> Result<u64, SaveFailed> {
-    use onnxfast_core::encode::{write_bytes, write_message_releasing, write_message_with_data};
-    use onnxfast_core::external::save::{move_to_external, ExternalSave};
-    let root = model.root();
-    // Weights read from a map (the model file's, or an external file's)
-    // have their pages released once written, so copying a model does not
-    // leave all of it mapped into this process.
-    let release = |slice: &[u8]| {
-        if !root
-            .source_pages
-            .as_ref()
-            .is_some_and(|p| p.release_slice(slice))
-        {
-            root.external.release_mapped(slice);
-        }
-    };
-    let decoded = |e: onnxfast_core::error::DecodeError| SaveFailed::Core(e.into());
-    let Some(external) = external else {
-        if model.is_root() {
-            return write_bytes(&root.source, path, &release).map_err(SaveFailed::Io);
-        }
-        let whole = root.full_model(model).map_err(decoded)?;
-        return write_message_releasing(&*whole, path, &release).map_err(SaveFailed::Io);
-    };
-    let mut whole = root.full_model(model).map_err(decoded)?.into_owned();
-    onnxfast_core::external::inline_all(&mut whole, &root.external).map_err(SaveFailed::Core)?;
-    let how = ExternalSave {
-        location: &external.location,
-        size_threshold: external.size_threshold,
-        convert_attribute: external.convert_attribute,
-        alignment: external.alignment,
-    };
-    let chunks = move_to_external(&mut whole, &how);
-    if chunks.is_empty() {
-        // No tensor moved: onnx writes no data file either.
-        return write_message_releasing(&whole, path, &release).map_err(SaveFailed::Io);
-    }
-    write_message_with_data(&whole, path, &external.data_path, &chunks, &release)
-        .map(|(model_bytes, _)| model_bytes)
-        .map_err(SaveFailed::Io)
-}
-
 /// Every tensor of a model, those of a decode-on-touch main graph's lists
 /// included (read one at a time, not kept).
-fn for_each_model_tensor<'a>(
+pub(crate) fn for_each_model_tensor<'a>(
     model: &'a crate::root::Ptr<proto::ModelProto>,
     visit: &mut dyn FnMut(&proto::TensorProto),
 ) -> Result<(), onnxfast_core::error::DecodeError> {
@@ -1224,30 +1087,4 @@ fn for_each_model_tensor<'a>(
         lists.for_each_tensor(visit)?;
     }
     Ok(())
-}
-
-/// The external-data locations of `model` that a copy saved to `path`
-/// would not find: none when `path` is in the model's own folder;
-/// otherwise those with no file of that name in `path`'s folder.
-fn unreachable_external_data(
-    model: &crate::root::Ptr<proto::ModelProto>,
-    path: &std::path::Path,
-) -> Result<Vec<String>, onnxfast_core::error::DecodeError> {
-    let folder = crate::parent_dir(path);
-    let folder = std::path::absolute(&folder).unwrap_or(folder);
-    if folder == model.root().external.base() {
-        return Ok(Vec::new());
-    }
-    let mut locations = std::collections::BTreeSet::new();
-    for_each_model_tensor(model, &mut |t| {
-        if onnxfast_core::external::is_external(t) {
-            if let Ok(info) = onnxfast_core::external::parse_info(t) {
-                locations.insert(info.location);
-            }
-        }
-    })?;
-    Ok(locations
-        .into_iter()
-        .filter(|l| !folder.join(l).exists())
-        .collect())
 }

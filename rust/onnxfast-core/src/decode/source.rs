@@ -24,10 +24,13 @@ impl AsRef<[u8]> for MapOwner {
 /// neighbours mapped. On recent kernels one touch can map a whole 2 MiB page
 /// cache folio: 300 tensor headers would otherwise leave ~600 MiB of weights
 /// counted in the process's RSS. Released pages are re-read from the page
-/// cache (or the file) on the next access, with the same contents.
+/// cache (or the file) on the next access, with the same contents. It also
+/// knows which file it maps, so a writer can refuse to write over it.
 #[derive(Clone)]
 pub struct PageReleaser {
     map: Arc<Mmap>,
+    /// The mapped file's device and inode numbers.
+    file: Option<(u64, u64)>,
 }
 
 impl std::fmt::Debug for PageReleaser {
@@ -42,6 +45,11 @@ impl std::fmt::Debug for PageReleaser {
 pub const RELEASE_WINDOW: usize = 4 << 20;
 
 impl PageReleaser {
+    /// Whether the map is of the file with these device and inode numbers.
+    pub fn maps_file(&self, dev: u64, ino: u64) -> bool {
+        self.file == Some((dev, ino))
+    }
+
     /// Releases the whole pages inside `[start, end)` (offsets in the map).
     pub fn release(&self, start: usize, end: usize) {
         const PAGE: usize = 4096;
@@ -158,8 +166,25 @@ pub fn map_open_file(file: &File, path: &Path) -> Result<Mapped> {
     let map = Arc::new(unsafe { Mmap::map(file) }.map_err(|e| Error::io(path, e))?);
     Ok(Mapped {
         bytes: Bytes::from_owner(MapOwner(Arc::clone(&map))),
-        pages: Some(PageReleaser { map }),
+        pages: Some(PageReleaser {
+            map,
+            file: file_identity(&meta),
+        }),
     })
+}
+
+/// A file's device and inode numbers (where the platform has them).
+pub fn file_identity(meta: &std::fs::Metadata) -> Option<(u64, u64)> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        Some((meta.dev(), meta.ino()))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = meta;
+        None
+    }
 }
 
 /// Reads `path` into an owned buffer.

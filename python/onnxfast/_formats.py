@@ -1,0 +1,135 @@
+"""onnx's serialization formats.
+
+onnxfast reads and writes the binary protobuf format itself. onnx's text
+formats (textproto, json, onnxtxt) are read and written through the onnx
+package, as ``onnx.load`` and ``onnx.save_model`` do: a model is converted
+between its binary form and the text in memory, so these are for small
+models (a test case, a readable diff), not for weights.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from typing import Any
+
+from .errors import DecodeError
+
+# onnx's registry (onnx/serialization.py): each format and its extensions.
+FORMATS: dict[str, frozenset[str]] = {
+    "protobuf": frozenset({".onnx", ".pb"}),
+    "textproto": frozenset({".txtpb", ".textproto", ".prototxt", ".pbtxt"}),
+    "json": frozenset({".json", ".onnxjson"}),
+    "onnxtxt": frozenset({".onnxtxt", ".onnxtext"}),
+}
+
+# The largest text file read without an explicit max_memory: parsing text
+# takes many times its size in Python objects.
+TEXT_LIMIT = 256 << 20
+
+
+def file_path(f: Any) -> str | None:
+    """The path of `f`: a path itself, or a file object's `name`."""
+    if isinstance(f, (str, os.PathLike)):
+        path = os.fspath(f)
+        return path if isinstance(path, str) else None
+    name = getattr(f, "name", None)
+    if isinstance(name, (str, os.PathLike)):
+        path = os.fspath(name)
+        return path if isinstance(path, str) else None
+    return None
+
+
+def resolve(fmt: str | None, f: Any) -> str:
+    """The format to read or write `f` in: `fmt` when given, else from the
+    extension of `f`'s path as onnx infers it, else protobuf."""
+    if fmt is not None:
+        if fmt not in FORMATS:
+            raise ValueError(f"unknown format {fmt!r}: expected one of {', '.join(FORMATS)}")
+        return fmt
+    path = file_path(f)
+    if path is not None:
+        ext = os.path.splitext(path)[1]
+        for name, extensions in FORMATS.items():
+            if ext in extensions:
+                return name
+    return "protobuf"
+
+
+def _serializer(fmt: str) -> Any:
+    try:
+        import onnx.serialization
+    except ImportError as e:
+        raise ImportError(
+            f"the {fmt} format is read and written by the onnx package "
+            f"(pip install 'onnxfast[onnx]'): {e}"
+        ) from e
+    return onnx.serialization.registry.get(fmt)
+
+
+def load_text(f: Any, fmt: str, max_memory: int | None) -> bytes:
+    """The binary encoding of the model `f` holds in text format `fmt`."""
+    import onnx
+
+    limit = TEXT_LIMIT if max_memory is None else max_memory
+    where = file_path(f) or "the model"
+    if isinstance(f, (str, os.PathLike)):
+        if os.path.getsize(f) > limit:
+            raise DecodeError(
+                f"{where}: a {fmt} file over {limit} bytes is not read (parsing text "
+                "costs many times its size; pass max_memory= to allow it, or save the "
+                "model in the protobuf format)",
+                offset=0,
+                path="",
+                reason=f"{fmt} text over {limit} bytes",
+            )
+        with open(f, "rb") as file:
+            text = file.read()
+    elif isinstance(f, (bytes, bytearray, memoryview)):
+        text = bytes(f)
+    else:
+        text = f.read(limit + 1)
+        if not isinstance(text, (bytes, bytearray)):
+            raise TypeError(f"file object must be opened in binary mode, read() gave {type(text)}")
+    if len(text) > limit:
+        raise DecodeError(
+            f"{where}: {fmt} text over {limit} bytes is not read (pass max_memory= to allow it)",
+            offset=0,
+            path="",
+            reason=f"{fmt} text over {limit} bytes",
+        )
+    serializer = _serializer(fmt)
+    try:
+        proto = serializer.deserialize_proto(bytes(text), onnx.ModelProto())
+    except Exception as e:  # onnx's parsers raise their own classes
+        raise DecodeError(
+            f"{where}: not a ModelProto in {fmt} format: {e}",
+            offset=0,
+            path="",
+            reason=str(e),
+        ) from e
+    return bytes(proto.SerializeToString())
+
+
+def save_text(model: Any, f: Any, fmt: str) -> int:
+    """Writes `model` (an onnxfast Model) to `f` in text format `fmt`, as
+    onnx.save_model does; to a path through a temporary file renamed into
+    place. Returns the bytes written."""
+    data = _serializer(fmt).serialize_proto(model.to_onnx())
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    if not isinstance(f, (str, os.PathLike)):
+        f.write(data)
+        return len(data)
+    path = os.fsdecode(f)
+    # Beside the target, named as the binary format's writer names its own.
+    temp = os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.{os.getpid()}.tmp")
+    try:
+        with open(temp, "wb") as out:
+            out.write(data)
+        os.replace(temp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise
+    return len(data)

@@ -1,0 +1,170 @@
+"""onnx's text formats (textproto, json, onnxtxt): `load` and `Model.save`
+read and write them as `onnx.load` and `onnx.save_model` do, chosen by the
+file's extension or by `format=`."""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import onnx
+import pytest
+from _rich_model import rich_model
+
+import onnxfast
+from onnxfast import DecodeError
+
+# One extension of each text format (onnx's registry has more).
+TEXT = {"textproto": ".txtpb", "json": ".json", "onnxtxt": ".onnxtxt"}
+# onnxtxt is lossy in onnx itself (doc strings, some attribute forms): the
+# comparisons below are with what onnx reads back from its own file.
+LOSSLESS = ("textproto", "json")
+
+
+@pytest.fixture(autouse=True)
+def _quiet_onnxtxt():
+    # onnx warns that its onnxtxt format is experimental, on each use.
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "The onnxtxt format is experimental")
+        yield
+
+
+@pytest.fixture(scope="module")
+def model_path(tmp_path_factory) -> str:
+    path = tmp_path_factory.mktemp("formats") / "m.onnx"
+    onnx.save_model(rich_model(), path)
+    return str(path)
+
+
+@pytest.mark.parametrize("fmt", list(TEXT))
+def test_saved_text_is_onnxs(model_path, tmp_path, fmt) -> None:
+    """By extension and by `format=`, to a path and to a stream: the bytes
+    onnx.save_model writes."""
+    reference = tmp_path / ("onnx" + TEXT[fmt])
+    onnx.save_model(onnx.load(model_path), reference)
+    expected = reference.read_bytes()
+    model = onnxfast.load(model_path)
+    ours = tmp_path / ("ours" + TEXT[fmt])
+    assert model.save(ours) == len(expected)
+    assert ours.read_bytes() == expected
+    stream = io.BytesIO()
+    model.save(stream, format=fmt)
+    assert stream.getvalue() == expected
+    # `format=` wins over the extension, both ways.
+    odd = tmp_path / "odd.onnx"
+    model.save(odd, format=fmt)
+    assert odd.read_bytes() == expected
+    binary = tmp_path / ("binary" + TEXT[fmt])
+    model.save(binary, format="protobuf")
+    assert binary.read_bytes() == Path(model_path).read_bytes()
+    assert sorted(os.listdir(tmp_path)) == sorted(
+        ["onnx" + TEXT[fmt], "ours" + TEXT[fmt], "odd.onnx", "binary" + TEXT[fmt]]
+    )
+
+
+@pytest.mark.parametrize("fmt", list(TEXT))
+def test_loaded_text_is_onnxs(model_path, tmp_path, fmt) -> None:
+    """From a path (by extension), from bytes and from a stream (by
+    `format=`): the model onnx.load reads from the same text."""
+    path = tmp_path / ("m" + TEXT[fmt])
+    onnx.save_model(onnx.load(model_path), path)
+    expected = onnx.load(str(path))
+    if fmt in LOSSLESS:
+        assert expected == onnx.load(model_path)
+    assert onnxfast.load(path).to_onnx() == expected
+    text = path.read_bytes()
+    assert onnxfast.load(text, format=fmt).to_onnx() == expected
+    assert onnxfast.load(io.BytesIO(text), format=fmt).to_onnx() == expected
+    with open(path, "rb") as f:  # an open file: its name's extension
+        assert onnxfast.load(f).to_onnx() == expected
+
+
+def test_text_models_resolve_external_data_beside_them(tmp_path) -> None:
+    """A json model naming external data: its tensors are read from the
+    json file's folder, as onnx.load reads them."""
+    onnx.save_model(rich_model(), tmp_path / "m.json", save_as_external_data=True, location="w.bin")
+    ours = onnxfast.load(tmp_path / "m.json", load_external_data=True).to_onnx()
+    assert ours == onnx.load(str(tmp_path / "m.json"))
+    lazy = onnxfast.load(tmp_path / "m.json")
+    big = lazy.graph.initializers["big"]
+    assert big.is_external
+    assert (
+        big.numpy().tobytes()
+        == onnx.numpy_helper.to_array(
+            onnx.load(str(tmp_path / "m.json")).graph.initializer[4]
+        ).tobytes()
+    )
+
+
+def test_check_and_infer_read_text_paths(model_path, tmp_path) -> None:
+    """check, infer_shapes and the command line take a text model's path."""
+    path = tmp_path / "m.json"
+    onnx.save_model(onnx.load(model_path), path)
+    assert onnxfast.check(path).ok
+    inferred = onnxfast.infer_shapes(path)
+    reference = onnx.shape_inference.infer_shapes(onnx.load(str(path)))
+    assert [v.name for v in inferred.graph.value_info] == [
+        v.name for v in reference.graph.value_info
+    ]
+    done = subprocess.run(
+        [sys.executable, "-m", "onnxfast", "check", str(path)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+@pytest.mark.parametrize(
+    ("fmt", "text"),
+    [
+        ("json", b'{"irVersion": "8", "graph": {"node": [{"opType": 7}]}}'),
+        ("json", b"{not json"),
+        ("textproto", b"ir_version: 8\ngraph { nodes { } }"),
+        ("onnxtxt", b"<ir_version: 8> agraph (float x) => (y) { y = "),
+    ],
+    ids=["json-schema", "json-syntax", "textproto", "onnxtxt"],
+)
+def test_bad_text_is_a_decode_error(tmp_path, fmt, text) -> None:
+    """onnx's parsers' errors come as onnxfast's DecodeError, naming the file."""
+    path = tmp_path / ("bad" + TEXT[fmt])
+    path.write_bytes(text)
+    with pytest.raises(DecodeError, match=f"bad{TEXT[fmt]}: not a ModelProto in {fmt} format"):
+        onnxfast.load(path)
+    with pytest.raises(DecodeError, match=f"{fmt} format"):
+        onnxfast.load(text, format=fmt)
+
+
+def test_text_size_is_bounded(model_path, tmp_path) -> None:
+    """Text costs many times its size to parse: a file over max_memory (256
+    MiB by default) is refused before it is read."""
+    path = tmp_path / "m.json"
+    onnx.save_model(onnx.load(model_path), path)
+    size = path.stat().st_size
+    with pytest.raises(DecodeError, match=f"over {size - 1} bytes"):
+        onnxfast.load(path, max_memory=size - 1)
+    with pytest.raises(DecodeError, match="over 10 bytes"):
+        onnxfast.load(io.BytesIO(path.read_bytes()), format="json", max_memory=10)
+    assert onnxfast.load(path, max_memory=size).to_onnx() == onnx.load(str(path))
+
+
+def test_format_mistakes_are_value_errors(model_path, tmp_path) -> None:
+    model = onnxfast.load(model_path)
+    with pytest.raises(ValueError, match="unknown format 'yaml'"):
+        model.save(tmp_path / "m.onnx", format="yaml")
+    with pytest.raises(ValueError, match="unknown format 'yaml'"):
+        onnxfast.load(model_path, format="yaml")
+    with pytest.raises(ValueError, match="protobuf format only"):
+        model.save(tmp_path / "m.json", save_as_external_data=True)
+    assert os.listdir(tmp_path) == []
+    # The binary format under a text extension is read as text, as onnx
+    # does: a decode error that names the format.
+    binary = tmp_path / "binary.json"
+    binary.write_bytes(Path(model_path).read_bytes())
+    with pytest.raises(DecodeError, match="json format"):
+        onnxfast.load(binary)
+    assert onnxfast.load(binary, format="protobuf").to_onnx() == onnx.load(model_path)

@@ -1,0 +1,232 @@
+"""`Model.save(f)` to binary file objects, as `onnx.save_model(proto, f)` takes
+them: the bytes onnx writes, through whatever `write()` the object has."""
+
+from __future__ import annotations
+
+import io
+import os
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from _rich_model import rich_model
+from onnx import TensorProto, helper, numpy_helper
+
+import onnxfast
+
+
+@pytest.fixture(scope="module")
+def sources(tmp_path_factory) -> dict[str, str]:
+    """The model inline, and saved by onnx with some of its tensors external."""
+    root = tmp_path_factory.mktemp("stream_sources")
+    (root / "inline").mkdir()
+    (root / "external").mkdir()
+    inline, external = root / "inline" / "m.onnx", root / "external" / "m.onnx"
+    onnx.save_model(rich_model(), inline)
+    onnx.save_model(
+        rich_model(), external, save_as_external_data=True, location="w.bin", size_threshold=2000
+    )
+    return {"inline": str(inline), "external": str(external)}
+
+
+class Trickle(io.RawIOBase):
+    """A raw stream that takes at most `step` bytes a call (as a pipe or a
+    socket may), counting its calls."""
+
+    def __init__(self, step: int) -> None:
+        self.step, self.data, self.calls = step, bytearray(), 0
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, b) -> int:
+        self.calls += 1
+        n = min(len(b), self.step)
+        self.data += bytes(b[:n])
+        return n
+
+
+class Silent:
+    """A duck-typed writer whose write() returns None (counts nothing)."""
+
+    def __init__(self) -> None:
+        self.parts: list[bytes] = []
+
+    def write(self, b: bytes) -> None:
+        self.parts.append(b)
+
+
+@pytest.mark.parametrize("source", ["inline", "external"])
+def test_streams_get_onnxs_bytes(sources, tmp_path, source) -> None:
+    """A BytesIO, an unbuffered file, a raw stream taking a few bytes a call
+    and a writer that returns None all get what onnx.save_model writes to a
+    BytesIO (onnx keeps external locations as they are, as we do)."""
+    path = sources[source]
+    theirs = io.BytesIO()
+    onnx.save_model(onnx.load(path, load_external_data=False), theirs)
+    model = onnxfast.load(path)
+    ours = io.BytesIO()
+    assert model.save(ours) == len(theirs.getvalue())
+    assert ours.getvalue() == theirs.getvalue()
+    trickle = Trickle(step=1000)
+    model.save(trickle)
+    assert bytes(trickle.data) == theirs.getvalue()
+    assert trickle.calls > len(theirs.getvalue()) // 1000
+    silent = Silent()
+    model.save(silent)
+    assert b"".join(silent.parts) == theirs.getvalue()
+    # Named (an open file): saved elsewhere than the external data, it warns.
+    with open(tmp_path / "raw.onnx", "wb", buffering=0) as raw:
+        if source == "external":
+            with pytest.warns(onnxfast.errors.ExternalDataWarning, match="w.bin"):
+                model.save(raw)
+        else:
+            model.save(raw)
+    assert (tmp_path / "raw.onnx").read_bytes() == theirs.getvalue()
+    # Written at the stream's position, after what it holds.
+    prefixed = io.BytesIO()
+    prefixed.write(b"head")
+    model.save(prefixed)
+    assert prefixed.getvalue() == b"head" + theirs.getvalue()
+
+
+def test_an_inferred_model_streams_its_encoding(sources) -> None:
+    """A model that is not its source's bytes (inferred: value_info added)
+    streams what SerializeToString gives."""
+    inferred = onnxfast.infer_shapes(sources["inline"])
+    out = io.BytesIO()
+    inferred.save(out)
+    assert out.getvalue() == inferred.SerializeToString()
+    assert onnx.load_from_string(out.getvalue()) == inferred.to_onnx()
+
+
+@pytest.mark.parametrize("source", ["inline", "external"])
+def test_open_files_take_external_data_beside_them(sources, tmp_path, source) -> None:
+    """An open file's name is its path: the data file goes beside it, as
+    onnx.save_model does with a file object; both files are onnx's."""
+    kwargs = {"location": "weights.bin", "size_threshold": 1024, "convert_attribute": True}
+    (tmp_path / "onnx").mkdir()
+    (tmp_path / "ours").mkdir()
+    with open(tmp_path / "onnx" / "m.onnx", "wb") as f:
+        onnx.save_model(onnx.load(sources[source]), f, save_as_external_data=True, **kwargs)
+    with open(tmp_path / "ours" / "m.onnx", "wb") as f:
+        written = onnxfast.load(sources[source]).save(f, save_as_external_data=True, **kwargs)
+    for name in ("m.onnx", "weights.bin"):
+        assert (tmp_path / "ours" / name).read_bytes() == (tmp_path / "onnx" / name).read_bytes()
+    assert written == (tmp_path / "ours" / "m.onnx").stat().st_size
+    assert sorted(os.listdir(tmp_path / "ours")) == ["m.onnx", "weights.bin"]
+
+
+def test_external_data_needs_a_folder(sources) -> None:
+    """A stream without a path has no folder for the data file: refused
+    before anything is written (onnx writes a model naming data it never
+    writes)."""
+    out = io.BytesIO()
+    with pytest.raises(ValueError, match="folder"):
+        onnxfast.load(sources["inline"]).save(out, save_as_external_data=True)
+    assert out.getvalue() == b""
+
+
+class Failing(io.RawIOBase):
+    """Takes `budget` bytes, then raises its own error."""
+
+    def __init__(self, budget: int) -> None:
+        self.budget = budget
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, b) -> int:
+        if self.budget < len(b):
+            raise ConnectionResetError("the peer went away")
+        self.budget -= len(b)
+        return len(b)
+
+
+def test_writes_that_raise_reach_the_caller(sources, tmp_path) -> None:
+    """The stream's own exception is raised as it is; a data file being
+    written beside it is not left behind."""
+    model = onnxfast.load(sources["inline"])
+    with pytest.raises(ConnectionResetError, match="went away"):
+        model.save(Failing(budget=10))
+    (tmp_path / "out").mkdir()
+    target = tmp_path / "out" / "m.onnx"
+    target.touch()
+    # A stream that fails, named as an open file is: the data file's folder.
+    failing = Failing(budget=10)
+    failing.name = str(target)  # type: ignore[attr-defined]
+    with pytest.raises(ConnectionResetError):
+        model.save(failing, save_as_external_data=True, size_threshold=0)
+    assert os.listdir(tmp_path / "out") == ["m.onnx"]  # the empty file made above
+    assert target.stat().st_size == 0
+
+
+class Liar(io.RawIOBase):
+    def __init__(self, answer) -> None:
+        self.answer = answer
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, b):
+        return self.answer(len(b))
+
+
+@pytest.mark.parametrize(
+    "answer", [lambda n: n + 1, lambda n: -1, lambda n: "all"], ids=["more", "negative", "text"]
+)
+def test_nonsense_write_counts_are_errors(sources, answer) -> None:
+    with pytest.raises(OSError, match=r"write\(\) of \d+ bytes returned"):
+        onnxfast.load(sources["inline"]).save(Liar(answer))
+
+
+def test_a_stream_on_the_mapped_source_is_refused(sources, tmp_path) -> None:
+    """Opening the model's own file for writing truncates it under the map;
+    the save is refused with how to do it instead (reading the truncated
+    map would fault). Read into memory (mmap=False), the same save works."""
+    path = tmp_path / "m.onnx"
+    path.write_bytes(Path(sources["inline"]).read_bytes())
+    original = path.read_bytes()
+    model = onnxfast.load(path)
+    with open(path, "r+b") as f, pytest.raises(ValueError, match="mapped from"):
+        model.save(f)
+    assert path.read_bytes() == original
+    model = onnxfast.load(path, mmap=False)
+    with open(path, "wb") as f:
+        model.save(f)
+    assert path.read_bytes() == original
+
+
+def test_not_a_path_nor_a_stream() -> None:
+    model = onnxfast.load(helper.make_model(helper.make_graph([], "g", [], [])))
+    with pytest.raises(TypeError, match="cannot save to int"):
+        model.save(3)
+
+
+def test_streaming_does_not_hold_the_model_in_memory(tmp_path) -> None:
+    """96 MiB of weights streamed to an open file: chunks of at most 4 MiB
+    are copied for write(), one at a time, and the map's pages released, so
+    peak RSS growth stays far below the size written (onnx builds it whole)."""
+    from _adversarial import reset_peak, rss
+
+    inits = [numpy_helper.from_array(np.full(1 << 20, i, np.float32), f"w{i}") for i in range(24)]
+    graph = helper.make_graph(
+        [helper.make_node("Identity", ["w0"], ["y"])],
+        "g",
+        [],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1 << 20])],
+        initializer=inits,
+    )
+    src = tmp_path / "m.onnx"
+    onnx.save_model(helper.make_model(graph), src)
+    src.read_bytes()  # in the page cache, as a model just read
+    model = onnxfast.load(src)
+    base, _ = rss()
+    reset_peak()
+    with open(tmp_path / "copy.onnx", "wb") as f:
+        written = model.save(f)
+    _, peak = rss()
+    assert peak - base < 24 << 20
+    assert written == src.stat().st_size
+    assert (tmp_path / "copy.onnx").read_bytes() == src.read_bytes()
