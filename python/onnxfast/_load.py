@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 from typing import IO, TYPE_CHECKING, Any, Union
 
 from . import _formats, _onnxfast
@@ -31,15 +32,37 @@ def _resolve(f: Source, base_dir: str | os.PathLike[str] | None) -> tuple[Any, A
         data = read()
         if not isinstance(data, (bytes, bytearray, memoryview)):
             raise TypeError(f"file object must be opened in binary mode, read() gave {type(data)}")
-        if base_dir is None:
-            name = getattr(f, "name", None)
-            if isinstance(name, (str, os.PathLike)):
-                base_dir = os.path.dirname(os.fspath(name)) or "."
-        return bytes(data) if not isinstance(data, bytes) else data, base_dir
+        return bytes(data) if not isinstance(data, bytes) else data, _named_dir(f, base_dir)
     raise TypeError(
         f"cannot load from {type(f).__name__}: expected a path, bytes, a binary file "
         "object or an onnx protobuf message"
     )
+
+
+def _named_dir(f: Any, base_dir: str | os.PathLike[str] | None) -> Any:
+    """`base_dir`, else the folder of a file object's `name` when it is a path."""
+    if base_dir is None:
+        name = getattr(f, "name", None)
+        if isinstance(name, (str, os.PathLike)):
+            return os.path.dirname(os.fspath(name)) or "."
+    return base_dir
+
+
+def _mappable(f: Any) -> tuple[int, int] | None:
+    """The descriptor and position of a file object open for reading on a
+    regular file (which can be mapped instead of read), else None."""
+    if os.name != "posix" or isinstance(f, (str, os.PathLike, bytes, bytearray, memoryview)):
+        return None
+    try:
+        if not f.readable():
+            return None
+        fd = f.fileno()
+        if not isinstance(fd, int) or not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        return fd, f.tell()
+    except (AttributeError, OSError, ValueError):
+        # No descriptor (BytesIO, a socket's file, a closed file): read it.
+        return None
 
 
 def _decode(
@@ -50,6 +73,24 @@ def _decode(
     max_memory: int | None,
     **external: bool,
 ) -> Any:
+    mapped = _mappable(f) if mmap else None
+    if mapped is not None:
+        # An open file: mapped from its position, as a path is, not read into
+        # memory; then at its end, as read() would leave it.
+        fd, offset = mapped
+        base = _named_dir(f, base_dir)
+        try:
+            return _onnxfast.decode_message(
+                fd,
+                kind=kind,
+                base_dir=os.fspath(base) if base is not None else None,
+                mmap=True,
+                max_memory=max_memory,
+                offset=offset,
+                **external,
+            )
+        finally:
+            f.seek(0, os.SEEK_END)  # type: ignore[union-attr]
     source, base = _resolve(f, base_dir)
     return _onnxfast.decode_message(
         source,
@@ -77,7 +118,10 @@ def load(
     Args:
         f: a path (memory-mapped), ``bytes`` (used in place, zero-copy),
             ``bytearray``/``memoryview`` (copied once), a binary file object
-            (read once), or an ``onnx.ModelProto``.
+            (an open file is mapped from its position, as a path is; one
+            without a file descriptor, such as ``io.BytesIO``, is read
+            once; either is left at its end, as ``read()`` leaves it), or an
+            ``onnx.ModelProto``.
         base_dir: folder where external data is resolved. Defaults to the
             model file's folder for paths and named file objects, and to the
             current directory otherwise (pinned at load time).

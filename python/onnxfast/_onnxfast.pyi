@@ -61,7 +61,7 @@ __all__ = [
 ]
 
 def decode_message(
-    source: str | bytes | Any,
+    source: str | bytes | int | Any,
     *,
     kind: str = "model",
     base_dir: str | None = None,
@@ -71,6 +71,7 @@ def decode_message(
     load_external_data: bool = False,
     allow_hardlinks: bool = False,
     verify_checksum: bool = False,
+    offset: int = 0,
 ) -> Any: ...
 def check_model(
     model: Model,

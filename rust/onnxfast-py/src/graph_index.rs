@@ -96,7 +96,11 @@ fn initializer_types(
     list: &LazyList<proto::TensorProto>,
 ) -> Result<HashMap<Str, proto::TypeProto>, DecodeError> {
     let mut out = HashMap::with_capacity(list.len());
+    // A header's name is read after its pages were released: the reader
+    // releases them again behind it, so weights do not stay mapped.
+    let mut behind = list.release_behind();
     for i in 0..list.len() {
+        behind.at(i);
         let (name, t) = match list.header(i) {
             Some(h) => (h.name, tensor_type_of(h.data_type.unwrap_or(0), &h.dims)),
             None => {
@@ -212,8 +216,10 @@ pub fn index(graph: &Ptr<proto::GraphProto>) -> Result<Arc<DefUse>, DecodeError>
         Some(lists) => {
             let mut b = DefUseBuilder::new(graph);
             b.reserve(lists.initializer.len().saturating_add(lists.node.len()));
-            for i in 0..lists.initializer.len() {
-                b.initializer(i, lists.initializer.name(i)?.unwrap_or(""));
+            // Copied out of the map with the pages behind released (each
+            // weight's header would keep the folio it is in mapped).
+            for (i, name) in lists.initializer.name_table()?.iter().enumerate() {
+                b.initializer(i, name.unwrap_or(""));
             }
             lists
                 .sparse_initializer

@@ -52,6 +52,12 @@ pub trait Access<T: 'static> {
     fn peek(&self, _field: &str) -> Option<Peeked<'_>> {
         None
     }
+
+    /// After the strings a peek gave are copied out: the element's pages
+    /// released where a peek releases them (a weight's: reading the
+    /// strings faulted them back in).
+    #[inline]
+    fn after_peek(&self) {}
 }
 
 impl<T: 'static> Access<T> for Ptr<T> {
@@ -152,6 +158,15 @@ impl<T: WrapListed> Access<T> for Handle<T> {
     fn peek(&self, field: &str) -> Option<Peeked<'_>> {
         let (list, i) = self.unread()?;
         T::peek(list, i, field)
+    }
+
+    #[inline]
+    fn after_peek(&self) {
+        if let Some(listed) = &self.listed {
+            if let Some(lists) = listed.graph.root().lists_of(&listed.graph) {
+                T::select(lists).release_peeked(listed.index);
+            }
+        }
     }
 }
 

@@ -184,7 +184,7 @@ pub(crate) fn wrap_root(py: Python<'_>, root: Arc<Root>) -> PyResult<Py<PyAny>> 
 #[pyfunction]
 #[pyo3(signature = (
     source, *, kind = "model", base_dir = None, mmap = true, max_memory = None, max_depth = 100,
-    load_external_data = false, allow_hardlinks = false, verify_checksum = false,
+    load_external_data = false, allow_hardlinks = false, verify_checksum = false, offset = 0,
 ))]
 #[allow(clippy::too_many_arguments)]
 fn decode_message(
@@ -198,6 +198,7 @@ fn decode_message(
     load_external_data: bool,
     allow_hardlinks: bool,
     verify_checksum: bool,
+    offset: u64,
 ) -> PyResult<Py<PyAny>> {
     errors::guard(py, "decoding", || {
         decode_message_impl(
@@ -205,12 +206,35 @@ fn decode_message(
             source,
             kind,
             base_dir,
-            mmap,
+            (mmap, offset),
             max_memory,
             max_depth,
             (load_external_data, allow_hardlinks, verify_checksum),
         )
     })
+}
+
+/// A file of its own for the open descriptor `fd` (a duplicate of it).
+#[cfg(unix)]
+fn duplicate_fd(_py: Python<'_>, fd: i32) -> PyResult<std::fs::File> {
+    use std::os::fd::BorrowedFd;
+    if fd < 0 {
+        return Err(pyo3::exceptions::PyValueError::new_err(format!(
+            "{fd} is not a file descriptor"
+        )));
+    }
+    // SAFETY: `fd` is the descriptor of a file object the caller holds
+    // (its fileno()), not -1; with the GIL held (`_py`), no Python code can
+    // close it before it is duplicated here, and it is used for nothing else.
+    let owned = unsafe { BorrowedFd::borrow_raw(fd) }.try_clone_to_owned()?;
+    Ok(std::fs::File::from(owned))
+}
+
+#[cfg(not(unix))]
+fn duplicate_fd(_py: Python<'_>, _fd: i32) -> PyResult<std::fs::File> {
+    Err(PyTypeError::new_err(
+        "file descriptors are mapped on Unix only; pass the path or the bytes",
+    ))
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -219,14 +243,33 @@ fn decode_message_impl(
     source: &Bound<'_, PyAny>,
     kind: &str,
     base_dir: Option<PathBuf>,
-    mmap: bool,
+    (mmap, offset): (bool, u64),
     max_memory: Option<u64>,
     max_depth: usize,
     (load_external_data, allow_hardlinks, verify_checksum): (bool, bool, bool),
 ) -> PyResult<Py<PyAny>> {
     let kind = Kind::parse(kind)?;
+    // The decoder releases pages by offsets in its buffer: only a buffer
+    // that starts at its map's start can have them released.
+    let mut whole_map = true;
     let (buf, pages, base_dir) = if let Ok(data) = source.cast::<PyBytes>() {
         (bytes_from_py(py, data), None, base_dir)
+    } else if source.is_instance_of::<pyo3::types::PyInt>()
+        && !source.is_instance_of::<pyo3::types::PyBool>()
+    {
+        // An open file's descriptor: mapped, the message from `offset` on
+        // (the file object's position) to the end.
+        let fd: i32 = source.extract()?;
+        let file = duplicate_fd(py, fd)?;
+        let name = PathBuf::from(format!("<file descriptor {fd}>"));
+        let loaded = py
+            .detach(|| source::map_open_file(&file, &name))
+            .into_py_result(py)?;
+        let start = usize::try_from(offset)
+            .unwrap_or(usize::MAX)
+            .min(loaded.bytes.len());
+        whole_map = start == 0;
+        (loaded.bytes.slice(start..), loaded.pages, base_dir)
     } else if let Ok(path) = source.extract::<PathBuf>() {
         let loaded = py
             .detach(|| {
@@ -249,7 +292,7 @@ fn decode_message_impl(
     let options = DecodeOptions {
         max_depth,
         max_memory: Some(max_memory.unwrap_or_else(|| default_budget(buf.len()))),
-        pages,
+        pages: pages.filter(|_| whole_map),
     };
     let source_buf = buf.clone();
     let store = ExternalStore::new(

@@ -204,6 +204,14 @@ macro_rules! message_class {
                 <$inner as Access<$proto>>::peek(&self.0, field)
             }
 
+            /// After the strings a peek gave are copied out (see
+            /// `Access::after_peek`).
+            #[inline]
+            #[allow(dead_code)]
+            fn after_peek(&self) {
+                <$inner as Access<$proto>>::after_peek(&self.0)
+            }
+
             #[allow(unused_mut, dead_code)]
             fn generic_repr(&self, py: Python<'_>) -> PyResult<String> {
                 let m = self.m(py)?;
@@ -241,12 +249,13 @@ macro_rules! message_class {
             $(
                 #[getter]
                 pub(crate) fn $st<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyString>> {
-                    let text = match self.peek(stringify!($st)) {
-                        Some(Peeked::Str(v)) => v,
-                        _ => self.m(py)?.$st(),
-                    };
                     let shared = crate::texts::shared_field($pyname, stringify!($st));
-                    Ok(crate::texts::text(py, text, shared))
+                    if let Some(Peeked::Str(v)) = self.peek(stringify!($st)) {
+                        let text = crate::texts::text(py, v, shared);
+                        self.after_peek();
+                        return Ok(text);
+                    }
+                    Ok(crate::texts::text(py, self.m(py)?.$st(), shared))
                 }
             )*
             $(
@@ -259,7 +268,9 @@ macro_rules! message_class {
                 #[getter]
                 pub(crate) fn $sl<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
                     if let Some(Peeked::Strs(v)) = self.peek(stringify!($sl)) {
-                        return PyList::new(py, v);
+                        let list = PyList::new(py, v);
+                        self.after_peek();
+                        return list;
                     }
                     PyList::new(py, self.m(py)?.$sl.iter().map(|s| s.as_str()))
                 }
@@ -574,7 +585,22 @@ message! {
     #[getter]
     fn initializers<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let out = PyDict::new(py);
-        let n = self.count(|l| l.initializer.len(), |g| g.initializer.len());
+        if let Some(lists) = self.0.root().lists_of(&self.0) {
+            // The list's name table: the names copied out with the pages
+            // behind the pass released, so a model's weights do not stay
+            // mapped for having had their names read (each header faults
+            // in the folio it is in: 2 MiB where the file is cached in huge
+            // folios).
+            let names = lists
+                .initializer
+                .name_table()
+                .map_err(|e| crate::errors::decode_error(py, &e))?;
+            for (i, name) in names.iter().enumerate() {
+                out.set_item(name.unwrap_or_default(), self.initializer_at(i)?)?;
+            }
+            return Ok(out);
+        }
+        let n = self.0.initializer.len();
         for i in 0..n {
             let tensor = self.initializer_at(i)?;
             let name = tensor.name(py)?.to_string();

@@ -211,6 +211,9 @@ pub struct LazyList<T> {
     /// [`super::scan::Deferred::plain_nodes`]); empty for other lists.
     /// (Shared with the lists [`LazyList::edited`] makes of this one.)
     plain: std::sync::Arc<[u64]>,
+    /// Whether the elements are 64 KiB or more on average (weights, whose
+    /// headers each fault in a folio of their neighbours' data).
+    weights: bool,
 }
 
 /// Decoding an element this long (a weight, typically) reads only its
@@ -239,7 +242,7 @@ impl<T: ListElement> LazyList<T> {
     ) -> Self {
         spans.shrink();
         let chunks = spans.len().div_ceil(CHUNK);
-        LazyList {
+        let mut made = LazyList {
             source,
             spans: std::sync::Arc::new(spans),
             edit: None,
@@ -250,7 +253,10 @@ impl<T: ListElement> LazyList<T> {
             pages,
             kept_for_reader: Default::default(),
             plain: plain.into(),
-        }
+            weights: false,
+        };
+        made.weights = made.behind_is_big(&(0..made.spans.len()));
+        made
     }
 
     /// A new list with the same elements (none of them decoded yet),
@@ -280,6 +286,7 @@ impl<T: ListElement> LazyList<T> {
             pages: self.pages.clone(),
             kept_for_reader: Default::default(),
             plain: std::sync::Arc::clone(&self.plain),
+            weights: self.weights,
         }
     }
 
@@ -410,6 +417,42 @@ impl<T: ListElement> LazyList<T> {
     fn release_after_read(&self, offset: usize, len: usize) {
         if let Some(pages) = self.pages.as_ref().filter(|_| len >= RELEASE_AFTER) {
             pages.release(offset / FOLIO * FOLIO, offset + len);
+        }
+    }
+
+    /// After a peek at element bytes `[offset, offset + len)`, for an
+    /// element that is big or sits among big ones (a list of weights):
+    /// releases the folio its header faulted in and the rest of its pages.
+    /// A caller that reads strings the peek returned faults a page back in
+    /// (and, where the file is cached in huge folios, all of its folio):
+    /// such a caller calls [`LazyList::release_peeked`] once it has copied
+    /// them.
+    fn release_after_peek(&self, offset: usize, len: usize) {
+        let Some(pages) = self.pages.as_ref() else {
+            return;
+        };
+        if len < RELEASE_AFTER && !self.weights {
+            return;
+        }
+        let start = offset / FOLIO * FOLIO;
+        pages.release(
+            start,
+            offset.saturating_add(len).max(start.saturating_add(FOLIO)),
+        );
+    }
+
+    /// Releases element `i`'s pages as a peek at it does (see
+    /// [`LazyList::release_after_peek`]): for a caller done with the
+    /// strings a peek returned.
+    #[inline]
+    pub fn release_peeked(&self, i: usize) {
+        // A big element of another list is not peeked at (see
+        // `LazyList::strings`): only weights are left to release.
+        if !self.weights || self.pages.is_none() {
+            return;
+        }
+        if let Some((offset, len)) = self.span(i) {
+            self.release_after_peek(offset, len);
         }
     }
 
@@ -1136,14 +1179,19 @@ impl<T: ListElement> LazyList<T> {
     /// list of small elements nothing (its pages are read again by the
     /// passes beside it, and re-faulting them costs more than they weigh).
     fn behind(&self, range: &std::ops::Range<usize>) -> super::source::Behind<'_> {
+        let big = self.behind_is_big(range);
+        super::source::Behind::new(self.pages.as_ref().filter(|_| big))
+    }
+
+    /// Whether elements `range` are 64 KiB or more on average.
+    fn behind_is_big(&self, range: &std::ops::Range<usize>) -> bool {
         let first = self.span(range.start).map(|(o, _)| o);
         let last = range.end.checked_sub(1).and_then(|i| self.span(i));
         let spread = match (first, last) {
             (Some(a), Some((o, l))) => o.saturating_add(l).saturating_sub(a),
             _ => 0,
         };
-        let big = spread / range.len().max(1) >= 64 << 10;
-        super::source::Behind::new(self.pages.as_ref().filter(|_| big))
+        spread / range.len().max(1) >= 64 << 10
     }
 
     /// For a reader that goes through this list's elements in order
@@ -1457,12 +1505,22 @@ impl<T: ListElement> LazyList<T> {
     /// the decoder keeps the last). `None` for an edited list, an appended
     /// element, or bytes the decoder would not read as such (a value of
     /// another wire type, text that is not UTF-8): decode the element then.
+    ///
+    /// The strings point into the source: a caller done with them calls
+    /// [`LazyList::release_peeked`] (a weight's pages are not released
+    /// here, since reading the strings would fault them back in). A big
+    /// element (see [`RELEASE_AFTER`]) of a list of small ones, a node
+    /// holding a weight, gives `None` too: decoding it releases what it
+    /// maps, where the strings would keep its folio mapped.
     pub fn strings(&self, i: usize, number: u32) -> Option<smallvec::SmallVec<[&str; 2]>> {
         if self.edit.is_some() {
             return None;
         }
         let (_, body) = self.body(i).ok()?;
-        let mut found = smallvec::SmallVec::new();
+        if body.len() >= RELEASE_AFTER && !self.weights && self.pages.is_some() {
+            return None;
+        }
+        let mut found: smallvec::SmallVec<[&str; 2]> = smallvec::SmallVec::new();
         for_each_field(body, |n, wire, value| {
             if n == number {
                 // A string field holding another wire type: the decoder fails.
@@ -1581,7 +1639,7 @@ impl LazyList<TensorProto> {
                 },
             )
         })?;
-        self.release_after_read(offset, body.len());
+        self.release_after_peek(offset, body.len());
         Ok(name)
     }
 }
@@ -1752,7 +1810,7 @@ impl LazyList<TensorProto> {
                 wire => skip_scalar(body, &mut pos, end, wire).ok()?,
             }
         }
-        self.release_after_read(offset, body.len());
+        self.release_after_peek(offset, body.len());
         Some(header)
     }
 }

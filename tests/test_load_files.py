@@ -1,0 +1,174 @@
+"""`load(f)` of an open file: mapped from its position, as a path is, instead
+of read into memory; other file objects are read, as before. The reference
+is onnx.load of the same bytes. And what a mapped model keeps mapped when
+its weights' names are read."""
+
+from __future__ import annotations
+
+import io
+import os
+import threading
+
+import numpy as np
+import onnx
+import pytest
+from _rich_model import rich_model
+from onnx import TensorProto, helper, numpy_helper
+
+import onnxfast
+from onnxfast import DecodeError
+
+
+@pytest.fixture(scope="module")
+def model_path(tmp_path_factory) -> str:
+    folder = tmp_path_factory.mktemp("load_files")
+    onnx.save_model(rich_model(), folder / "m.onnx", save_as_external_data=True, location="w.bin")
+    return str(folder / "m.onnx")
+
+
+def test_open_file_is_onnxs_model(model_path) -> None:
+    """Mapped, its external data found beside its name, left at its end."""
+    expected = onnx.load(model_path)
+    with open(model_path, "rb") as f:
+        model = onnxfast.load(f, load_external_data=True)
+        assert f.tell() == os.path.getsize(model_path)
+    assert model.to_onnx() == expected
+    with open(model_path, "rb") as f:
+        lazy = onnxfast.load(f)
+    # The file object is closed; the map and the external files live on.
+    big = lazy.graph.initializers["big"]
+    np.testing.assert_array_equal(big.numpy(), numpy_helper.to_array(expected.graph.initializer[4]))
+    assert not big.numpy().flags.writeable
+
+
+def test_model_after_other_bytes(model_path, tmp_path) -> None:
+    """Read from the file's position: what read() would give."""
+    data = open(model_path, "rb").read()  # noqa: SIM115 (closed at once)
+    path = tmp_path / "m.onnx"
+    path.write_bytes(b"preamble" + data)
+    with open(path, "rb") as f:
+        assert f.read(8) == b"preamble"
+        model = onnxfast.load(f, base_dir=os.path.dirname(model_path))
+        assert f.tell() == len(data) + 8
+    assert model.to_onnx() == onnx.load_from_string(data)
+    assert model.SerializeToString() == data
+    # At the end already: an empty message, as onnx reads b"".
+    with open(path, "rb") as f:
+        f.seek(0, os.SEEK_END)
+        assert onnxfast.load(f).to_onnx() == onnx.ModelProto()
+
+
+def test_a_bad_file_is_an_error_and_consumed(tmp_path) -> None:
+    path = tmp_path / "bad.onnx"
+    path.write_bytes(b"\x0a\xff\xff\xff\xff\x0f")
+    with open(path, "rb") as f:
+        with pytest.raises(DecodeError, match="byte"):
+            onnxfast.load(f)
+        assert f.tell() == 6
+
+
+def test_open_file_is_not_read_into_memory(tmp_path) -> None:
+    """96 MiB of weights: loading the open file and reading every weight's
+    view keeps peak RSS growth far below the file's size (read(), as
+    before, held all of it)."""
+    from _adversarial import reset_peak, rss
+
+    inits = [numpy_helper.from_array(np.full(1 << 20, i, np.float32), f"w{i}") for i in range(24)]
+    graph = helper.make_graph(
+        [helper.make_node("Identity", ["w0"], ["y"])],
+        "g",
+        [],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1 << 20])],
+        initializer=inits,
+    )
+    path = tmp_path / "m.onnx"
+    onnx.save_model(helper.make_model(graph), path)
+    path.read_bytes()  # in the page cache
+    base, _ = rss()
+    reset_peak()
+    with open(path, "rb") as f:
+        model = onnxfast.load(f)
+    arrays = [model.graph.initializers[f"w{i}"].numpy() for i in range(24)]
+    _, peak = rss()
+    assert peak - base < 24 << 20
+    assert [int(a[-1]) for a in arrays] == list(range(24))
+
+
+def _weights_model(path) -> list[str]:
+    """24 weights of 4 MiB, each after a 4 KiB tensor (a norm's scale, say):
+    the names, in file order."""
+    inits = []
+    for i in range(24):
+        inits.append(numpy_helper.from_array(np.full(1024, i, np.float32), f"scale{i}"))
+        inits.append(numpy_helper.from_array(np.full(1 << 20, i, np.float32), f"w{i}"))
+    graph = helper.make_graph(
+        [helper.make_node("Add", ["w0", "scale0"], ["y"])],
+        "g",
+        [],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1 << 20])],
+        initializer=inits,
+    )
+    onnx.save_model(helper.make_model(graph), path)
+    return [t.name for t in inits]
+
+
+@pytest.mark.parametrize(
+    "read",
+    [
+        lambda m: [t.name for t in m.graph.initializer],
+        lambda m: m.graph.initializers,
+        lambda m: m.graph.values["y"].producer,
+        lambda m: [(t.name, t.dims, t.data_type) for t in m.graph.initializer],
+        lambda m: onnxfast.check(m, full=True),
+    ],
+    ids=["names", "initializers", "values", "headers", "full-check"],
+)
+def test_reading_names_does_not_map_the_weights(tmp_path, read) -> None:
+    """Each header read faults in the page-cache folio it is in (2 MiB where
+    the file is cached in huge folios, as on this machine): the weights'
+    pages are released after, names included, so a walk over 48 tensors
+    keeps peak RSS growth far below their 96 MiB (a walk of names kept
+    ~100 MiB of a 1.5 GB model mapped before)."""
+    from _adversarial import reset_peak, rss
+
+    path = tmp_path / "m.onnx"
+    names = _weights_model(path)
+    path.read_bytes()  # in the page cache
+    model = onnxfast.load(path)
+    base, _ = rss()
+    reset_peak()
+    read(model)
+    _, peak = rss()
+    assert peak - base < 16 << 20
+    assert [t.name for t in model.graph.initializer] == names
+
+
+def test_files_without_a_map_are_read(model_path) -> None:
+    """BytesIO, a pipe, mmap=False: read() as before, the same model."""
+    data = open(model_path, "rb").read()  # noqa: SIM115 (closed at once)
+    expected = onnx.load_from_string(data)
+    folder = os.path.dirname(model_path)
+    assert onnxfast.load(io.BytesIO(data), base_dir=folder).to_onnx() == expected
+    with open(model_path, "rb") as f:
+        assert onnxfast.load(f, mmap=False).to_onnx() == expected
+    read_end, write_end = os.pipe()
+    writer = threading.Thread(target=lambda: (os.write(write_end, data), os.close(write_end)))
+    writer.start()
+    with os.fdopen(read_end, "rb") as pipe:
+        assert onnxfast.load(pipe, base_dir=folder).to_onnx() == expected
+    writer.join()
+
+
+def test_a_write_only_file_fails_as_read_does(tmp_path) -> None:
+    with open(tmp_path / "w.onnx", "wb") as f, pytest.raises(io.UnsupportedOperation):
+        onnxfast.load(f)
+
+
+def test_saving_onto_the_mapped_open_file_is_refused(model_path, tmp_path) -> None:
+    """A model mapped through a file object knows its file too."""
+    path = tmp_path / "m.onnx"
+    path.write_bytes(open(model_path, "rb").read())  # noqa: SIM115 (closed at once)
+    with open(path, "rb") as f:
+        model = onnxfast.load(f)
+    with open(path, "r+b") as f, pytest.raises(ValueError, match="mapped from"):
+        model.save(f)
