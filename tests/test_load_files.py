@@ -159,6 +159,24 @@ def test_files_without_a_map_are_read(model_path) -> None:
     writer.join()
 
 
+def test_file_objects_that_transform_are_read(model_path, tmp_path) -> None:
+    """A GzipFile has the compressed file's descriptor, a text file its
+    own: neither is mapped; the gzip stream is read (decompressed), the
+    text file refused as before."""
+    import gzip
+
+    data = open(model_path, "rb").read()  # noqa: SIM115 (closed at once)
+    with gzip.open(tmp_path / "m.onnx.gz", "wb") as z:
+        z.write(data)
+    folder = os.path.dirname(model_path)
+    with gzip.open(tmp_path / "m.onnx.gz", "rb") as z:
+        assert z.fileno() >= 0  # a descriptor, of the compressed bytes
+        model = onnxfast.load(z, base_dir=folder)
+    assert model.to_onnx() == onnx.load_from_string(data)
+    with open(model_path, encoding="latin-1") as text, pytest.raises(TypeError, match="binary"):
+        onnxfast.load(text)
+
+
 def test_a_write_only_file_fails_as_read_does(tmp_path) -> None:
     with open(tmp_path / "w.onnx", "wb") as f, pytest.raises(io.UnsupportedOperation):
         onnxfast.load(f)

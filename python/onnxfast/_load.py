@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 import stat
 from typing import IO, TYPE_CHECKING, Any, Union
@@ -48,10 +49,23 @@ def _named_dir(f: Any, base_dir: str | os.PathLike[str] | None) -> Any:
     return base_dir
 
 
+# What open(path, "rb") (or "r+b", or buffering=0) returns: the bytes read()
+# gives are the file's own. Other objects with a descriptor (a GzipFile,
+# whose fileno() is the compressed file's; a text file; a subclass that may
+# change what it reads) are read.
+_PLAIN_FILES = (io.BufferedReader, io.BufferedRandom)
+
+
 def _mappable(f: Any) -> tuple[int, int] | None:
-    """The descriptor and position of a file object open for reading on a
-    regular file (which can be mapped instead of read), else None."""
-    if os.name != "posix" or isinstance(f, (str, os.PathLike, bytes, bytearray, memoryview)):
+    """The descriptor and position of a plain binary file object open for
+    reading on a regular file (which can be mapped instead of read), else
+    None."""
+    if os.name != "posix":
+        return None
+    plain = type(f) is io.FileIO or (
+        type(f) in _PLAIN_FILES and type(getattr(f, "raw", None)) is io.FileIO
+    )
+    if not plain:
         return None
     try:
         if not f.readable():
