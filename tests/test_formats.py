@@ -140,16 +140,25 @@ def test_bad_text_is_a_decode_error(tmp_path, fmt, text) -> None:
 
 
 def test_text_size_is_bounded(model_path, tmp_path) -> None:
-    """Text costs many times its size to parse: a file over max_memory (256
-    MiB by default) is refused before it is read."""
+    """Text costs many times its size to parse (a textproto measured 12x):
+    a text over max_memory / 16 (1 GiB / 16 by default) is refused before
+    it is read, from a path, bytes or a stream."""
     path = tmp_path / "m.json"
     onnx.save_model(onnx.load(model_path), path)
     size = path.stat().st_size
-    with pytest.raises(DecodeError, match=f"over {size - 1} bytes"):
-        onnxfast.load(path, max_memory=size - 1)
-    with pytest.raises(DecodeError, match="over 10 bytes"):
-        onnxfast.load(io.BytesIO(path.read_bytes()), format="json", max_memory=10)
-    assert onnxfast.load(path, max_memory=size).to_onnx() == onnx.load(str(path))
+    tight = size * 16 - 1
+    with pytest.raises(DecodeError, match=f"{size} bytes of json text .* budget of {tight}"):
+        onnxfast.load(path, max_memory=tight)
+    text = path.read_bytes()
+    with pytest.raises(DecodeError, match=f"{size} bytes of json text"):
+        onnxfast.load(text, format="json", max_memory=tight)
+    with pytest.raises(DecodeError, match=f"more than {tight // 16} bytes of json text"):
+        onnxfast.load(io.BytesIO(text), format="json", max_memory=tight)
+    assert onnxfast.load(path, max_memory=size * 16).to_onnx() == onnx.load(str(path))
+    # The default budget (1 GiB): a text of 64 MiB.
+    from onnxfast import _formats
+
+    assert _formats.TEXT_BUDGET // _formats.TEXT_COST == 64 << 20
 
 
 def test_format_mistakes_are_value_errors(model_path, tmp_path) -> None:

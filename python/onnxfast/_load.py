@@ -163,8 +163,9 @@ def load(
             does, from the extension of the path (or of a file object's
             ``name``): ``.txtpb``/``.textproto``/``.prototxt``/``.pbtxt``,
             ``.json``/``.onnxjson``, ``.onnxtxt``/``.onnxtext``; any other
-            is protobuf. A text file over 256 MiB (or ``max_memory``) is
-            refused.
+            is protobuf. Parsing text takes up to 12 times its size in
+            memory: a text over ``max_memory`` / 16 (by default 64 MiB) is
+            refused before it is read.
 
     Raises:
         FileNotFoundError: the path does not exist.
