@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
@@ -91,3 +93,23 @@ def rich_model() -> onnx.ModelProto:
         opset_imports=[helper.make_opsetid("", 18), helper.make_opsetid("local", 1)],
         functions=[function],
     )
+
+
+def weights_model(path, *, scales: bool = False, **save: Any) -> list[onnx.TensorProto]:
+    """Saves to `path` (onnx.save_model with `save`) a model of 24 weights
+    of 4 MiB (96 MiB), each after a 4 KiB tensor (a norm's scale, say) with
+    `scales`; returns the initializers in file order."""
+    inits = []
+    for i in range(24):
+        if scales:
+            inits.append(numpy_helper.from_array(np.full(1024, i, np.float32), f"scale{i}"))
+        inits.append(numpy_helper.from_array(np.full(1 << 20, i, np.float32), f"w{i}"))
+    graph = helper.make_graph(
+        [helper.make_node("Identity", ["w0"], ["y"])],
+        "g",
+        [],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1 << 20])],
+        initializer=inits,
+    )
+    onnx.save_model(helper.make_model(graph), path, **save)
+    return inits

@@ -12,8 +12,8 @@ import threading
 import numpy as np
 import onnx
 import pytest
-from _rich_model import rich_model
-from onnx import TensorProto, helper, numpy_helper
+from _rich_model import rich_model, weights_model
+from onnx import numpy_helper
 
 import onnxfast
 from onnxfast import DecodeError
@@ -73,16 +73,8 @@ def test_open_file_is_not_read_into_memory(tmp_path) -> None:
     before, held all of it)."""
     from _adversarial import reset_peak, rss
 
-    inits = [numpy_helper.from_array(np.full(1 << 20, i, np.float32), f"w{i}") for i in range(24)]
-    graph = helper.make_graph(
-        [helper.make_node("Identity", ["w0"], ["y"])],
-        "g",
-        [],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1 << 20])],
-        initializer=inits,
-    )
     path = tmp_path / "m.onnx"
-    onnx.save_model(helper.make_model(graph), path)
+    weights_model(path)
     path.read_bytes()  # in the page cache
     base, _ = rss()
     reset_peak()
@@ -92,24 +84,6 @@ def test_open_file_is_not_read_into_memory(tmp_path) -> None:
     _, peak = rss()
     assert peak - base < 24 << 20
     assert [int(a[-1]) for a in arrays] == list(range(24))
-
-
-def _weights_model(path) -> list[str]:
-    """24 weights of 4 MiB, each after a 4 KiB tensor (a norm's scale, say):
-    the names, in file order."""
-    inits = []
-    for i in range(24):
-        inits.append(numpy_helper.from_array(np.full(1024, i, np.float32), f"scale{i}"))
-        inits.append(numpy_helper.from_array(np.full(1 << 20, i, np.float32), f"w{i}"))
-    graph = helper.make_graph(
-        [helper.make_node("Add", ["w0", "scale0"], ["y"])],
-        "g",
-        [],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1 << 20])],
-        initializer=inits,
-    )
-    onnx.save_model(helper.make_model(graph), path)
-    return [t.name for t in inits]
 
 
 @pytest.mark.parametrize(
@@ -132,7 +106,7 @@ def test_reading_names_does_not_map_the_weights(tmp_path, read) -> None:
     from _adversarial import reset_peak, rss
 
     path = tmp_path / "m.onnx"
-    names = _weights_model(path)
+    names = [t.name for t in weights_model(path, scales=True)]
     path.read_bytes()  # in the page cache
     model = onnxfast.load(path)
     base, _ = rss()

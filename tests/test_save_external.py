@@ -12,7 +12,7 @@ import os
 import numpy as np
 import onnx
 import pytest
-from _rich_model import rich_model
+from _rich_model import rich_model, weights_model
 from onnx import TensorProto, helper, numpy_helper
 
 import onnxfast
@@ -230,19 +230,9 @@ def test_copying_weights_does_not_keep_them_mapped(tmp_path, case) -> None:
     inferred model saved as onnx's infer_shapes_path would)."""
     from _adversarial import reset_peak, rss
 
-    inits = [numpy_helper.from_array(np.full(1 << 20, i, np.float32), f"w{i}") for i in range(24)]
-    graph = helper.make_graph(
-        [helper.make_node("Identity", ["w0"], ["y"])],
-        "g",
-        [],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1 << 20])],
-        initializer=inits,
-    )
     src = tmp_path / "src" / "m.onnx"
     src.parent.mkdir()
-    onnx.save_model(
-        helper.make_model(graph), src, save_as_external_data=case == "external", location="w.bin"
-    )
+    inits = weights_model(src, save_as_external_data=case == "external", location="w.bin")
     for f in src.parent.iterdir():  # in the page cache, as a model just read
         f.read_bytes()
     out = tmp_path / "out" / "m.onnx"

@@ -88,32 +88,26 @@ def _decode(
     **external: bool,
 ) -> Any:
     mapped = _mappable(f) if mmap else None
-    if mapped is not None:
-        # An open file: mapped from its position, as a path is, not read into
-        # memory; then at its end, as read() would leave it.
-        fd, offset = mapped
-        base = _named_dir(f, base_dir)
-        try:
-            return _onnxfast.decode_message(
-                fd,
-                kind=kind,
-                base_dir=os.fspath(base) if base is not None else None,
-                mmap=True,
-                max_memory=max_memory,
-                offset=offset,
-                **external,
-            )
-        finally:
-            f.seek(0, os.SEEK_END)  # type: ignore[union-attr]
-    source, base = _resolve(f, base_dir)
-    return _onnxfast.decode_message(
-        source,
-        kind=kind,
-        base_dir=os.fspath(base) if base is not None else None,
-        mmap=mmap,
-        max_memory=max_memory,
-        **external,
-    )
+    if mapped is None:
+        source, base = _resolve(f, base_dir)
+        offset = 0
+    else:
+        # An open file: mapped from its position, as a path is, not read
+        # into memory (its descriptor is the source).
+        (source, offset), base = mapped, _named_dir(f, base_dir)
+    try:
+        return _onnxfast.decode_message(
+            source,
+            kind=kind,
+            base_dir=os.fspath(base) if base is not None else None,
+            mmap=mmap,
+            max_memory=max_memory,
+            offset=offset,
+            **external,
+        )
+    finally:
+        if mapped is not None:
+            f.seek(0, os.SEEK_END)  # type: ignore[union-attr]  # as read() leaves it
 
 
 def load(

@@ -75,33 +75,28 @@ pub fn save(
 ) -> PyResult<u64> {
     use onnxfast_core::external::save::MAX_ALIGNMENT;
     let py = object.py();
-    let SaveOptions {
-        save_as_external_data,
-        location,
-        size_threshold,
-        convert_attribute,
-        alignment,
-        format,
-    } = options;
+    let save_as_external_data = options.save_as_external_data;
     if !save_as_external_data
-        && (location.is_some()
-            || size_threshold.is_some()
-            || convert_attribute
-            || alignment.is_some())
+        && (options.location.is_some()
+            || options.size_threshold.is_some()
+            || options.convert_attribute
+            || options.alignment.is_some())
     {
         return Err(PyValueError::new_err(
             "location, size_threshold, convert_attribute and alignment apply with \
              save_as_external_data=True only",
         ));
     }
-    let alignment = alignment.unwrap_or(1);
+    let alignment = options.alignment.unwrap_or(1);
     if !alignment.is_power_of_two() || alignment > MAX_ALIGNMENT {
         return Err(PyValueError::new_err(format!(
             "alignment must be a power of two from 1 to {MAX_ALIGNMENT}, got {alignment}"
         )));
     }
     let formats = py.import("onnxfast._formats")?;
-    let format: String = formats.call_method1("resolve", (format, f))?.extract()?;
+    let format: String = formats
+        .call_method1("resolve", (options.format, f))?
+        .extract()?;
     if format != "protobuf" {
         if save_as_external_data {
             return Err(PyValueError::new_err(format!(
@@ -123,12 +118,12 @@ pub fn save(
                      or a file object whose name is its path (an open file)",
                 )
             })?;
-            let (location, data_path) = external_data_path(path, location.as_deref())?;
+            let (location, data_path) = external_data_path(path, options.location.as_deref())?;
             Some(ExternalTarget {
                 location,
                 data_path,
-                size_threshold: size_threshold.unwrap_or(1024),
-                convert_attribute,
+                size_threshold: options.size_threshold.unwrap_or(1024),
+                convert_attribute: options.convert_attribute,
                 alignment,
             })
         }
