@@ -547,3 +547,53 @@ def test_shapes_output_elsewhere_warns_of_external_data_left_behind(tmp_path) ->
     assert proc.returncode == 0
     assert proc.stderr == ""
     assert onnx.load(out / "m.onnx").graph.initializer[0].raw_data == weight.raw_data
+
+
+def run_bytes(*args: str, **kwargs) -> subprocess.CompletedProcess[bytes]:
+    """`run` with bytes in and out (a model on standard input or output)."""
+    exe = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "onnxfast"]
+    return subprocess.run([*exe, *args], capture_output=True, timeout=120, check=False, **kwargs)
+
+
+def test_dash_reads_the_model_from_standard_input(tmp_path) -> None:
+    """From a pipe (read) and from a redirected file (mapped): the verdicts
+    and tables the path gives, under the name "-"; with -j the model on
+    standard input is checked too."""
+    valid, broken = SAMPLES / "tiny_cnn.onnx", SAMPLES / "broken.onnx"
+    proc = run_bytes("check", "-", input=valid.read_bytes())
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert b"-: valid" in proc.stdout
+    with open(broken, "rb") as f:
+        proc = run_bytes("check", "-", "--json", stdin=f)
+    assert proc.returncode == 1
+    result = json.loads(proc.stdout)
+    assert result["path"] == "-"
+    assert (
+        result["diagnostics"]
+        == json.loads(run("check", str(broken), "--json").stdout)["diagnostics"]
+    )
+    with open(valid, "rb") as f:
+        proc = run_bytes("check", "-", str(broken), "-j", "2", "--json", stdin=f)
+    assert [json.loads(line)["ok"] for line in proc.stdout.splitlines()] == [True, False]
+    for command in ("info", "shapes"):
+        piped = run_bytes(command, "-", "--json", input=valid.read_bytes())
+        named = run(command, str(valid), "--json")
+        assert piped.returncode == named.returncode == 0
+        assert {**json.loads(piped.stdout), "path": ""} == {**json.loads(named.stdout), "path": ""}
+
+
+def test_shapes_output_dash_writes_the_model_to_standard_output(tmp_path) -> None:
+    """`shapes -o -`: the inferred model on stdout (what infer_shapes gives),
+    the messages on stderr; piped into `check -`."""
+    import onnxfast
+
+    valid = SAMPLES / "tiny_cnn.onnx"
+    proc = run_bytes("shapes", str(valid), "-o", "-")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == onnxfast.infer_shapes(valid).SerializeToString()
+    assert b"wrote - (" in proc.stderr
+    checked = run_bytes("check", "-", input=proc.stdout)
+    assert checked.returncode == 0
+    refused = run("shapes", str(valid), "-o", "-", "--external-data")
+    assert refused.returncode == 2
+    assert "not with standard output" in refused.stderr

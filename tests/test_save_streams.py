@@ -221,3 +221,21 @@ def test_streaming_does_not_hold_the_model_in_memory(tmp_path) -> None:
     assert peak - base < 24 << 20
     assert written == src.stat().st_size
     assert (tmp_path / "copy.onnx").read_bytes() == src.read_bytes()
+
+
+def test_a_name_that_is_not_the_streams_file_is_no_folder(sources, tmp_path, monkeypatch) -> None:
+    """sys.stdout's name is "<stdout>", and an open file's name can name
+    another file than the one it writes: neither places a data file."""
+    model = onnxfast.load(sources["inline"])
+    monkeypatch.chdir(tmp_path)
+    out = io.BytesIO()
+    out.name = "<stdout>"  # type: ignore[attr-defined]
+    with pytest.raises(ValueError, match="folder"):
+        model.save(out, save_as_external_data=True)
+    (tmp_path / "other.onnx").write_bytes(b"")
+    with open(tmp_path / "real.onnx", "wb") as f:
+        renamed = io.FileIO(f.fileno(), "wb", closefd=False)
+        renamed.name = str(tmp_path / "other.onnx")  # open() names its files so
+        with pytest.raises(ValueError, match="folder"):
+            model.save(renamed, save_as_external_data=True)
+    assert sorted(os.listdir(tmp_path)) == ["other.onnx", "real.onnx"]

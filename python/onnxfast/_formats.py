@@ -43,6 +43,25 @@ def file_path(f: Any) -> str | None:
     return None
 
 
+def stream_path(f: Any) -> str | None:
+    """The path of file object `f`'s file: its `name` when that names the
+    file `f` writes to (an open file's; not sys.stdout's "<stdout>")."""
+    name = getattr(f, "name", None)
+    if not isinstance(name, (str, os.PathLike)):
+        return None
+    path = os.fsdecode(name)
+    try:
+        named = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    try:
+        own = os.fstat(f.fileno())
+    except (AttributeError, OSError, ValueError):
+        return path  # no descriptor to compare with: the name exists
+    same = (own.st_dev, own.st_ino) == (named.st_dev, named.st_ino)
+    return path if same else None
+
+
 def resolve(fmt: str | None, f: Any) -> str:
     """The format to read or write `f` in: `fmt` when given, else from the
     extension of `f`'s path as onnx infers it, else protobuf."""

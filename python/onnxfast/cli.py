@@ -7,6 +7,9 @@
     onnxfast shapes PATH [--strict] [--data-prop] [--symbolic] [--contrib-ops]
                          [--sizes N=V,...] [--json]
 
+A PATH of "-" reads the model from standard input (a redirected file is
+mapped, a pipe read); `shapes -o -` writes the model to standard output.
+
 Exit status of `check`: 0 when every model is valid, 1 when any is invalid
 (has an error, or a warning with `--fail-on warning`), 2 for a usage error,
 an unreadable policy or a file that cannot be read (missing, not ONNX).
@@ -94,12 +97,36 @@ def _describe_failure(exc: BaseException) -> str:
 # ---------------------------------------------------------------------- check
 
 
-def _collect(paths: list[str]) -> tuple[list[Path], list[str]]:
-    """Files to check (folders are searched recursively for *.onnx) and
-    arguments that name nothing."""
-    files: list[Path] = []
+# "-" as a PATH: the model is read from standard input (a file named "-"
+# is "./-"); as `shapes -o`, written to standard output.
+STDIN = "-"
+
+
+class _Stdin:
+    """The model on standard input, as an item of `check`'s file list."""
+
+    def __str__(self) -> str:
+        return STDIN
+
+
+def _model_source(path: Path | _Stdin | str) -> Any:
+    """What `check`/`load` take for a PATH argument: standard input's
+    binary stream for "-" (mapped when it is a redirected file, read when a
+    pipe), else the path."""
+    if isinstance(path, _Stdin) or path == STDIN:
+        return sys.stdin.buffer
+    return path
+
+
+def _collect(paths: list[str]) -> tuple[list[Path | _Stdin], list[str]]:
+    """Files to check (folders are searched recursively for *.onnx; "-" is
+    standard input) and arguments that name nothing."""
+    files: list[Path | _Stdin] = []
     missing: list[str] = []
     for arg in paths:
+        if arg == STDIN:
+            files.append(_Stdin())
+            continue
         p = Path(arg)
         if p.is_dir():
             files.extend(sorted(q for q in p.rglob("*.onnx") if q.is_file()))
@@ -111,7 +138,7 @@ def _collect(paths: list[str]) -> tuple[list[Path], list[str]]:
 
 
 def _check_one(
-    path: Path,
+    path: Path | _Stdin,
     strict: bool,
     full: bool = False,
     policy: Policy | None = None,
@@ -121,7 +148,7 @@ def _check_one(
     started = time.perf_counter()
     try:
         report: Report = check(
-            path,
+            _model_source(path),
             strict=strict,
             full=full,
             policy=policy,
@@ -269,9 +296,10 @@ def _print_summary(results: list[dict[str, Any]], style: Style) -> None:
     print()
 
 
-def _run_checks(files: list[Path], args: argparse.Namespace, policy: Policy | None) -> Any:
-    """(file, result) in order, in worker processes with -j."""
-    if args.jobs == 1:
+def _run_checks(files: list[Path | _Stdin], args: argparse.Namespace, policy: Policy | None) -> Any:
+    """(file, result) in order, in worker processes with -j (standard input
+    in this process, which holds it)."""
+    if args.jobs == 1 or any(isinstance(f, _Stdin) for f in files):
         for f in files:
             yield f, _check_one(f, args.strict, args.full, policy, args.contrib_ops, args.data_prop)
         return
@@ -322,7 +350,7 @@ def _check_files(
     args: argparse.Namespace,
     fmt: str,
     policy: Policy | None,
-    files: list[Path],
+    files: list[Path | _Stdin],
     missing: list[str],
     out: TextIO,
 ) -> int:
@@ -551,7 +579,7 @@ def _collector_paused() -> Iterator[None]:
 @_collector_paused()
 def cmd_info(args: argparse.Namespace) -> int:
     try:
-        model = load(args.path)
+        model = load(_model_source(args.path))
         info = model_info(model)
         if args.shapes:
             inferred = infer_shapes(
@@ -716,6 +744,8 @@ def _print_inference_report(report: Report) -> None:
 def _shapes_usage_error(args: argparse.Namespace) -> str | None:
     if args.external_data is not None and args.output is None:
         return "--external-data writes beside -o/--output FILE: give -o"
+    if args.external_data is not None and args.output == STDIN:
+        return "--external-data writes beside -o/--output FILE: not with standard output (-o -)"
     if args.output is not None and (args.json or args.sizes is not None):
         return "-o/--output writes the model instead of printing: --json and --sizes print"
     return None
@@ -734,7 +764,7 @@ def cmd_shapes(args: argparse.Namespace) -> int:
         return EXIT_ERROR
     try:
         inferred, report = infer_with_report(
-            args.path,
+            _model_source(args.path),
             data_prop=args.data_prop,
             symbolic=args.symbolic,
             check_type=not args.no_check_type,
@@ -745,10 +775,14 @@ def cmd_shapes(args: argparse.Namespace) -> int:
             external: dict[str, Any] = {}
             if args.external_data is not None:
                 external = {"save_as_external_data": True, "location": args.external_data or None}
+            to_stdout = args.output == STDIN
+            target = sys.stdout.buffer if to_stdout else args.output
             try:
                 with warnings.catch_warnings(record=True) as caught:
                     warnings.simplefilter("always", ExternalDataWarning)
-                    written = inferred.save(args.output, **external)
+                    written = inferred.save(target, **external)
+                    if to_stdout:
+                        sys.stdout.buffer.flush()
             except ValueError as e:  # a refused location
                 print(f"onnxfast shapes: --external-data: {e}", file=sys.stderr)
                 return EXIT_ERROR
@@ -757,7 +791,9 @@ def cmd_shapes(args: argparse.Namespace) -> int:
                     f"onnxfast shapes: warning: {w.message} (here: --external-data)",
                     file=sys.stderr,
                 )
-            print(f"wrote {args.output} ({written} bytes)")
+            # With the model on standard output, what is said goes to stderr.
+            said = sys.stderr if to_stdout else sys.stdout
+            print(f"wrote {args.output} ({written} bytes)", file=said)
             _print_inference_report(report)
             return EXIT_INVALID if (args.strict and not report.ok) else EXIT_OK
         graphs = _graphs(inferred)
@@ -798,7 +834,10 @@ def build_parser() -> argparse.ArgumentParser:
         "check", help="validate models (onnx.checker's verdicts, every defect at once)"
     )
     p_check.add_argument(
-        "paths", nargs="+", metavar="PATH", help="model files or folders (searched for *.onnx)"
+        "paths",
+        nargs="+",
+        metavar="PATH",
+        help="model files or folders (searched for *.onnx); - reads a model from standard input",
     )
     p_check.add_argument(
         "--strict", action="store_true", help="add the checks onnx lacks (docs/checks.md)"
@@ -855,7 +894,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_check.set_defaults(func=cmd_check)
 
     p_info = sub.add_parser("info", help="summarise a model (reads no weights)")
-    p_info.add_argument("path", metavar="PATH")
+    p_info.add_argument("path", metavar="PATH", help="a model file; - reads standard input")
     p_info.add_argument(
         "--shapes", action="store_true", help="add every value's inferred type (as `shapes`)"
     )
@@ -882,7 +921,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_shapes = sub.add_parser(
         "shapes", help="infer and print the type of every value (reads no weights)"
     )
-    p_shapes.add_argument("path", metavar="PATH")
+    p_shapes.add_argument("path", metavar="PATH", help="a model file; - reads standard input")
     p_shapes.add_argument(
         "--strict", action="store_true", help="exit 1 when inference finds a defect"
     )
@@ -922,7 +961,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--output",
         metavar="FILE",
         help="write the model with every value's inferred type (in value_info) to FILE "
-        "instead of printing the table, as onnx's infer_shapes_path",
+        "instead of printing the table, as onnx's infer_shapes_path (-: to standard "
+        "output, the messages to stderr)",
     )
     p_shapes.add_argument(
         "--external-data",

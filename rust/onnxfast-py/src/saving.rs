@@ -45,12 +45,13 @@ impl Destination {
                 f.get_type().name()?
             )));
         }
-        // An open file's `name` is its path; an int `name` is a descriptor.
+        // An open file's `name` is its path (not sys.stdout's "<stdout>",
+        // nor a descriptor's number).
         let path = f
-            .getattr("name")
-            .ok()
-            .filter(|n| !n.is_instance_of::<pyo3::types::PyInt>())
-            .and_then(|n| n.extract::<PathBuf>().ok());
+            .py()
+            .import("onnxfast._formats")?
+            .call_method1("stream_path", (f,))?
+            .extract::<Option<PathBuf>>()?;
         Ok(Destination::Stream {
             file: f.clone().unbind(),
             path,
