@@ -103,7 +103,9 @@ pub fn decode_roundtrip(data: &[u8]) {
                 );
             }
             // What Python's node objects read from the bytes (a scanned
-            // node can always be read so).
+            // node can always be read so, but for one of 1 MiB or more in a
+            // mapped file, which is decoded instead: these bytes are not
+            // mapped).
             use crate::proto::schema::fields::node_proto as F;
             let strings = |number| {
                 lazy.lists
