@@ -1979,3 +1979,73 @@ fn initializers_checked_from_bytes_as_decoded() {
         checks_as_eager(&model);
     }
 }
+
+/// Names of a 1 MiB+ node among small ones in a mapped file are not lent
+/// from its bytes (reading them would keep its page-cache folio mapped):
+/// `strings` gives `None` and the node decodes as it would; its small
+/// neighbours, and the same big node from unmapped bytes, are read from
+/// their bytes.
+#[test]
+fn a_big_mapped_node_is_decoded_for_its_names() {
+    use onnxfast_core::decode::source;
+    use onnxfast_core::proto::schema::fields::node_proto as F;
+    use onnxfast_core::proto::{AttributeExtras, AttributeProto, NodeFields};
+
+    let weight = TensorProto {
+        name: Some("c".into()),
+        dims: vec![1 << 19],
+        data_type: Some(1),
+        raw_data: Some(Bytes::from(vec![7u8; 2 << 20])),
+        ..Default::default()
+    };
+    let constant = NodeProto {
+        op_type: Some("Constant".into()),
+        output: ["c".into()].into_iter().collect(),
+        attribute: vec![AttributeProto {
+            name: Some("value".into()),
+            r#type: Some(4),
+            extras: Some(Box::new(AttributeExtras {
+                t: Some(Box::new(weight)),
+                ..Default::default()
+            })),
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    // Enough small nodes that the list is not one of weights (64 KiB an
+    // element on average), whose elements are all read and released.
+    let mut nodes: Vec<NodeProto> = (0..100).map(node).collect();
+    nodes.insert(1, constant);
+    let model = ModelProto {
+        ir_version: Some(9),
+        graph: Some(GraphProto {
+            node: nodes,
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let bytes = model.encode_to_vec();
+    let path = std::env::temp_dir().join(format!("onnxfast-big-node-{}.onnx", std::process::id()));
+    std::fs::write(&path, &bytes).expect("write");
+    let mapped = source::map_file(&path).expect("map");
+    let options = DecodeOptions {
+        pages: mapped.pages.clone(),
+        ..DecodeOptions::default()
+    };
+    let lazy = decode_lazy(mapped.bytes.clone(), &options).expect("lazy");
+    let nodes = &lazy.lists.node;
+    assert!(nodes.strings(1, F::OUTPUT).is_none());
+    assert_eq!(nodes.get(1).expect("decoded").output[0], "c");
+    for i in [0, 2, 100] {
+        let read = nodes.strings(i, F::OUTPUT).expect("a small node is read");
+        let decoded: Vec<&str> = nodes.get(i).expect("decoded").outputs().collect();
+        assert_eq!(read[..], decoded[..]);
+        nodes.release_peeked(i); // not a list of weights: nothing to do
+    }
+    let unmapped = decode_lazy(Bytes::from(bytes), &DecodeOptions::default()).expect("lazy");
+    assert_eq!(
+        unmapped.lists.node.strings(1, F::OUTPUT).expect("read")[..],
+        ["c"]
+    );
+    std::fs::remove_file(&path).expect("remove");
+}
