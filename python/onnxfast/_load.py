@@ -126,9 +126,10 @@ def load(
     Args:
         f: a path (memory-mapped), ``bytes`` (used in place, zero-copy),
             ``bytearray``/``memoryview`` (copied once), a binary file object
-            (an open file is mapped from its position, as a path is; one
-            without a file descriptor, such as ``io.BytesIO``, is read
-            once; either is left at its end, as ``read()`` leaves it), or an
+            (what ``open(path, "rb")`` gives on a regular file is mapped
+            from its position, as a path is; others, such as
+            ``io.BytesIO``, a pipe or a ``GzipFile``, are read once; either
+            is left at its end, as ``read()`` leaves it), or an
             ``onnx.ModelProto``.
         base_dir: folder where external data is resolved. Defaults to the
             model file's folder for paths and named file objects, and to the
