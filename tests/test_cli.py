@@ -597,3 +597,27 @@ def test_shapes_output_dash_writes_the_model_to_standard_output(tmp_path) -> Non
     refused = run("shapes", str(valid), "-o", "-", "--external-data")
     assert refused.returncode == 2
     assert "not with standard output" in refused.stderr
+
+
+def test_input_format_forces_the_format_whatever_the_extension(tmp_path) -> None:
+    """A binary model named .json is parsed as json text by default (as
+    onnx.load does), and read as the binary format with --input-format
+    protobuf; a json model on standard input needs --input-format json."""
+    valid = SAMPLES / "tiny_cnn.onnx"
+    named_json = tmp_path / "binary.json"
+    shutil.copy(valid, named_json)
+    proc = run("check", str(named_json))
+    assert proc.returncode == 2
+    assert "not a valid ONNX model in json format:" in proc.stdout
+    assert "at byte" not in proc.stdout
+    assert run("check", str(named_json), "--input-format", "protobuf").returncode == 0
+    both = run("check", str(named_json), str(valid), "--input-format", "protobuf", "-j", "2")
+    assert both.returncode == 0, both.stdout
+    for command in ("info", "shapes"):
+        proc = run(command, str(named_json), "--input-format", "protobuf", "--json")
+        assert proc.returncode == 0, proc.stderr
+    text = tmp_path / "m.json"
+    onnx.save_model(onnx.load(str(valid)), text)
+    assert run_bytes("check", "-", input=text.read_bytes()).returncode == 2
+    proc = run_bytes("check", "-", "--input-format", "json", input=text.read_bytes())
+    assert proc.returncode == 0, proc.stdout

@@ -105,6 +105,7 @@ def load_text(f: Any, fmt: str, max_memory: int | None) -> bytes:
             offset=0,
             path="",
             reason=f"{fmt} text over {limit} bytes",
+            text_format=fmt,
         )
 
     if isinstance(f, (str, os.PathLike)):
@@ -132,6 +133,7 @@ def load_text(f: Any, fmt: str, max_memory: int | None) -> bytes:
             offset=0,
             path="",
             reason=str(e),
+            text_format=fmt,
         ) from e
     return bytes(proto.SerializeToString())
 

@@ -9,6 +9,8 @@
 
 A PATH of "-" reads the model from standard input (a redirected file is
 mapped, a pipe read); `shapes -o -` writes the model to standard output.
+`--input-format` reads models in one format whatever their extension (by
+default .json, .txtpb, .onnxtxt, ... are onnx's text formats).
 
 Exit status of `check`: 0 when every model is valid, 1 when any is invalid
 (has an error, or a warning with `--fail-on warning`), 2 for a usage error,
@@ -37,6 +39,7 @@ from typing import Any, TextIO
 
 from . import __version__, _reports, check, infer_shapes, load
 from ._check import Report
+from ._onnxfast import Model
 from ._policy import Policy
 from ._shapes import infer_with_report
 from ._types import data_type_name
@@ -84,6 +87,10 @@ def _describe_failure(exc: BaseException) -> str:
         return f"is a folder, not a model file: {exc.filename}"
     if isinstance(exc, PermissionError):
         return f"permission denied: {exc.filename}"
+    text_format = getattr(exc, "text_format", None)
+    if isinstance(exc, DecodeError) and text_format:
+        # Parsed by onnx as text: no byte offset to give.
+        return f"not a valid ONNX model in {text_format} format: {exc.reason}"
     if isinstance(exc, DecodeError):
         where = exc.path or "the top-level message"
         return f"not a valid ONNX model: at byte {exc.offset}, in {where}: {exc.reason}"
@@ -109,13 +116,15 @@ class _Stdin:
         return STDIN
 
 
-def _model_source(path: Path | _Stdin | str) -> Any:
-    """What `check`/`load` take for a PATH argument: standard input's
+def _model_source(path: Path | _Stdin | str, input_format: str | None = None) -> Any:
+    """What `check`/`infer_shapes` take for a PATH argument: standard input's
     binary stream for "-" (mapped when it is a redirected file, read when a
-    pipe), else the path."""
-    if isinstance(path, _Stdin) or path == STDIN:
-        return sys.stdin.buffer
-    return path
+    pipe), else the path; loaded in `input_format` when one is given (else
+    the format follows the extension, as `load` does)."""
+    source: Any = sys.stdin.buffer if isinstance(path, _Stdin) or path == STDIN else path
+    if input_format is not None:
+        return load(source, format=input_format)
+    return source
 
 
 def _collect(paths: list[str]) -> tuple[list[Path | _Stdin], list[str]]:
@@ -144,11 +153,12 @@ def _check_one(
     policy: Policy | None = None,
     contrib_ops: bool = False,
     data_prop: bool = False,
+    input_format: str | None = None,
 ) -> dict[str, Any]:
     started = time.perf_counter()
     try:
         report: Report = check(
-            _model_source(path),
+            _model_source(path, input_format),
             strict=strict,
             full=full,
             policy=policy,
@@ -182,9 +192,10 @@ def _check_one_plain(
     policy: Policy | None = None,
     contrib_ops: bool = False,
     data_prop: bool = False,
+    input_format: str | None = None,
 ) -> dict[str, Any]:
     """_check_one for worker processes: only picklable values come back."""
-    result = _check_one(path, strict, full, policy, contrib_ops, data_prop)
+    result = _check_one(path, strict, full, policy, contrib_ops, data_prop, input_format)
     report = result.pop("_report", None)
     exc = result.pop("_exc", None)
     if report is not None:
@@ -301,7 +312,18 @@ def _run_checks(files: list[Path | _Stdin], args: argparse.Namespace, policy: Po
     in this process, which holds it)."""
     if args.jobs == 1 or any(isinstance(f, _Stdin) for f in files):
         for f in files:
-            yield f, _check_one(f, args.strict, args.full, policy, args.contrib_ops, args.data_prop)
+            yield (
+                f,
+                _check_one(
+                    f,
+                    args.strict,
+                    args.full,
+                    policy,
+                    args.contrib_ops,
+                    args.data_prop,
+                    args.input_format,
+                ),
+            )
         return
     # Worker processes: small models spend most of their time in Python
     # code, where threads would only contend for the GIL. "spawn" keeps
@@ -320,6 +342,7 @@ def _run_checks(files: list[Path | _Stdin], args: argparse.Namespace, policy: Po
                 [policy] * n,
                 [args.contrib_ops] * n,
                 [args.data_prop] * n,
+                [args.input_format] * n,
                 chunksize=chunk,
             ),
         )
@@ -579,7 +602,8 @@ def _collector_paused() -> Iterator[None]:
 @_collector_paused()
 def cmd_info(args: argparse.Namespace) -> int:
     try:
-        model = load(_model_source(args.path))
+        source = _model_source(args.path, args.input_format)
+        model = source if isinstance(source, Model) else load(source)
         info = model_info(model)
         if args.shapes:
             inferred = infer_shapes(
@@ -764,7 +788,7 @@ def cmd_shapes(args: argparse.Namespace) -> int:
         return EXIT_ERROR
     try:
         inferred, report = infer_with_report(
-            _model_source(args.path),
+            _model_source(args.path, args.input_format),
             data_prop=args.data_prop,
             symbolic=args.symbolic,
             check_type=not args.no_check_type,
@@ -823,6 +847,16 @@ def cmd_shapes(args: argparse.Namespace) -> int:
 # ----------------------------------------------------------------------- main
 
 
+def _add_input_format(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--input-format",
+        choices=("protobuf", "textproto", "json", "onnxtxt"),
+        help="read models in this format whatever their extension (by default a "
+        ".json, .txtpb, .onnxtxt, ... file is parsed by onnx as text; untrusted files "
+        "of any name: protobuf)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="onnxfast", description="Inspect and validate ONNX models."
@@ -842,6 +876,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_check.add_argument(
         "--strict", action="store_true", help="add the checks onnx lacks (docs/checks.md)"
     )
+    _add_input_format(p_check)
     p_check.add_argument(
         "--full",
         action="store_true",
@@ -895,6 +930,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p_info = sub.add_parser("info", help="summarise a model (reads no weights)")
     p_info.add_argument("path", metavar="PATH", help="a model file; - reads standard input")
+    _add_input_format(p_info)
     p_info.add_argument(
         "--shapes", action="store_true", help="add every value's inferred type (as `shapes`)"
     )
@@ -922,6 +958,7 @@ def build_parser() -> argparse.ArgumentParser:
         "shapes", help="infer and print the type of every value (reads no weights)"
     )
     p_shapes.add_argument("path", metavar="PATH", help="a model file; - reads standard input")
+    _add_input_format(p_shapes)
     p_shapes.add_argument(
         "--strict", action="store_true", help="exit 1 when inference finds a defect"
     )

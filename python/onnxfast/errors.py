@@ -41,6 +41,9 @@ class DecodeError(OnnxFastError, ValueError):
         path: field path from the root message, e.g.
             ``graph.node[41].attribute[2].t.raw_data`` (empty at top level).
         reason: what is wrong, without the location.
+        text_format: for a model read in one of onnx's text formats
+            ("textproto", "json", "onnxtxt"), that format (then ``offset``
+            is 0: onnx's parser gives no byte offset); absent otherwise.
     """
 
     offset: int
