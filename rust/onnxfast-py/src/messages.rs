@@ -234,6 +234,7 @@ macro_rules! message_class {
                 #[getter]
                 fn $sc(&self, py: Python<'_>) -> PyResult<$sct> {
                     if let Some(v) = self.peek(stringify!($sc)).and_then(FromPeeked::from_peeked) {
+                        self.after_peek();
                         return Ok(v);
                     }
                     Ok(self.m(py)?.$sc())
@@ -280,6 +281,7 @@ macro_rules! message_class {
                 fn $nl<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
                     let peeked = self.peek(stringify!($nl));
                     if let Some(list) = peeked.and_then(|v| <$nlt as FromPeeked>::peeked_list(py, v)) {
+                        self.after_peek();
                         return list;
                     }
                     PyList::new(py, self.m(py)?.$nl.iter().copied())
@@ -858,6 +860,7 @@ message! {
     #[getter]
     fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyTuple>> {
         if let Some(Peeked::Ints(dims)) = self.peek("dims") {
+            self.after_peek();
             return pyo3::types::PyTuple::new(py, dims);
         }
         crate::arrays::shape(py, self.m(py)?)

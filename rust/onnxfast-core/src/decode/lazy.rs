@@ -420,39 +420,25 @@ impl<T: ListElement> LazyList<T> {
         }
     }
 
-    /// After a peek at element bytes `[offset, offset + len)`, for an
-    /// element that is big or sits among big ones (a list of weights):
-    /// releases the folio its header faulted in and the rest of its pages.
-    /// A caller that reads strings the peek returned faults a page back in
-    /// (and, where the file is cached in huge folios, all of its folio):
-    /// such a caller calls [`LazyList::release_peeked`] once it has copied
-    /// them.
-    fn release_after_peek(&self, offset: usize, len: usize) {
-        let Some(pages) = self.pages.as_ref() else {
-            return;
-        };
-        if len < RELEASE_AFTER && !self.weights {
-            return;
-        }
-        let start = offset / FOLIO * FOLIO;
-        pages.release(
-            start,
-            offset.saturating_add(len).max(start.saturating_add(FOLIO)),
-        );
-    }
-
-    /// Releases element `i`'s pages as a peek at it does (see
-    /// [`LazyList::release_after_peek`]): for a caller done with the
-    /// strings a peek returned.
+    /// For a caller done with what it read of element `i` from its bytes
+    /// (a weight's name, type or dims; the strings [`LazyList::strings`]
+    /// lent): in a list of weights, releases the folio the element's header
+    /// is in and the rest of its pages, which the read faulted in (2 MiB
+    /// where the file is cached in huge folios), small elements among big
+    /// ones included. A pass over the list releases behind itself instead
+    /// ([`LazyList::release_behind`]); a big element of another list is not
+    /// read from its bytes by `strings`, and its header read releases it.
     #[inline]
     pub fn release_peeked(&self, i: usize) {
-        // A big element of another list is not peeked at (see
-        // `LazyList::strings`): only weights are left to release.
-        if !self.weights || self.pages.is_none() {
+        let (Some(pages), true) = (self.pages.as_ref(), self.weights) else {
             return;
-        }
+        };
         if let Some((offset, len)) = self.span(i) {
-            self.release_after_peek(offset, len);
+            let start = offset / FOLIO * FOLIO;
+            pages.release(
+                start,
+                offset.saturating_add(len).max(start.saturating_add(FOLIO)),
+            );
         }
     }
 
@@ -1639,7 +1625,7 @@ impl LazyList<TensorProto> {
                 },
             )
         })?;
-        self.release_after_peek(offset, body.len());
+        self.release_after_read(offset, body.len());
         Ok(name)
     }
 }
@@ -1810,7 +1796,7 @@ impl LazyList<TensorProto> {
                 wire => skip_scalar(body, &mut pos, end, wire).ok()?,
             }
         }
-        self.release_after_peek(offset, body.len());
+        self.release_after_read(offset, body.len());
         Some(header)
     }
 }
