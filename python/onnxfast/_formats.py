@@ -34,32 +34,35 @@ TEXT_BUDGET = 1 << 30
 def file_path(f: Any) -> str | None:
     """The path of `f`: a path itself, or a file object's `name`."""
     if isinstance(f, (str, os.PathLike)):
-        path = os.fspath(f)
-        return path if isinstance(path, str) else None
-    name = getattr(f, "name", None)
-    if isinstance(name, (str, os.PathLike)):
-        path = os.fspath(name)
-        return path if isinstance(path, str) else None
+        return os.fsdecode(f)
+    name = getattr(f, "name", None)  # an int for a descriptor's file
+    if isinstance(name, (str, bytes, os.PathLike)):
+        return os.fsdecode(name)
     return None
 
 
-def stream_path(f: Any) -> str | None:
-    """The path of file object `f`'s file: its `name` when that names the
-    file `f` writes to (an open file's; not sys.stdout's "<stdout>")."""
+def stream_file(f: Any) -> tuple[str | None, tuple[int, int] | None]:
+    """What file object `f` writes to: its path, which is its `name` when
+    that names the file `f` writes to (an open file's; not sys.stdout's
+    "<stdout>"), and the file's (device, inode) from its descriptor; None
+    for what it does not have."""
+    try:
+        own = os.fstat(f.fileno())
+        identity: tuple[int, int] | None = (own.st_dev, own.st_ino)
+    except (AttributeError, OSError, TypeError, ValueError):
+        identity = None
     name = getattr(f, "name", None)
-    if not isinstance(name, (str, os.PathLike)):
-        return None
+    if not isinstance(name, (str, bytes, os.PathLike)):
+        return None, identity
     path = os.fsdecode(name)
     try:
         named = os.stat(path)
     except (OSError, ValueError):
-        return None
-    try:
-        own = os.fstat(f.fileno())
-    except (AttributeError, OSError, ValueError):
-        return path  # no descriptor to compare with: the name exists
-    same = (own.st_dev, own.st_ino) == (named.st_dev, named.st_ino)
-    return path if same else None
+        return None, identity
+    # Without a descriptor to compare with, a name that exists is taken.
+    if identity is not None and identity != (named.st_dev, named.st_ino):
+        return None, identity
+    return path, identity
 
 
 def resolve(fmt: str | None, f: Any) -> str:

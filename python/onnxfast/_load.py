@@ -41,12 +41,10 @@ def _resolve(f: Source, base_dir: str | os.PathLike[str] | None) -> tuple[Any, A
 
 
 def _named_dir(f: Any, base_dir: str | os.PathLike[str] | None) -> Any:
-    """`base_dir`, else the folder of a file object's `name` when it is a path."""
-    if base_dir is None:
-        name = getattr(f, "name", None)
-        if isinstance(name, (str, os.PathLike)):
-            return os.path.dirname(os.fspath(name)) or "."
-    return base_dir
+    """`base_dir`, else the folder of `f`'s path (a path, or a file object's
+    `name`), when it has one."""
+    path = _formats.file_path(f) if base_dir is None else None
+    return base_dir if path is None else os.path.dirname(path) or "."
 
 
 # What open(path, "rb") (or "r+b", or buffering=0) returns: the bytes read()
@@ -171,9 +169,7 @@ def load(
     """
     fmt = _formats.resolve(format, f)
     if fmt != "protobuf":
-        path = _formats.file_path(f)
-        if base_dir is None and path is not None:
-            base_dir = os.path.dirname(os.path.abspath(path))
+        base_dir = _named_dir(f, base_dir)  # f becomes bytes, which have no folder
         f = _formats.load_text(f, fmt, max_memory)
     return _decode(
         "model",

@@ -26,10 +26,12 @@ pub struct SaveOptions {
 /// Where a save goes, as the caller gave it.
 enum Destination {
     Path(PathBuf),
-    /// A file object, with the path its `name` gives (an open file's).
+    /// A file object, with the path its `name` gives (an open file's) and
+    /// its file's device and inode numbers (from its descriptor).
     Stream {
         file: Py<PyAny>,
         path: Option<PathBuf>,
+        identity: Option<(u64, u64)>,
     },
 }
 
@@ -46,15 +48,16 @@ impl Destination {
             )));
         }
         // An open file's `name` is its path (not sys.stdout's "<stdout>",
-        // nor a descriptor's number).
-        let path = f
+        // nor a descriptor's number); its descriptor says which file it is.
+        let (path, identity) = f
             .py()
             .import("onnxfast._formats")?
-            .call_method1("stream_path", (f,))?
-            .extract::<Option<PathBuf>>()?;
+            .call_method1("stream_file", (f,))?
+            .extract::<(Option<PathBuf>, Option<(u64, u64)>)>()?;
         Ok(Destination::Stream {
             file: f.clone().unbind(),
             path,
+            identity,
         })
     }
 
@@ -129,8 +132,12 @@ pub fn save(
             })
         }
     };
-    if let Destination::Stream { file, .. } = &destination {
-        refuse_own_map(file.bind(py), model)?;
+    if let Destination::Stream {
+        identity: Some((dev, ino)),
+        ..
+    } = &destination
+    {
+        refuse_own_map(*dev, *ino, model)?;
     }
     let named = destination.path().map(Path::to_path_buf);
     let model = model.clone();
@@ -185,19 +192,10 @@ pub fn save(
 /// it for writing has truncated the file under the map (reading a weight
 /// would then fault), and writing to it would overwrite what is still to
 /// be read.
-fn refuse_own_map(file: &Bound<'_, PyAny>, model: &Ptr<proto::ModelProto>) -> PyResult<()> {
+fn refuse_own_map(dev: u64, ino: u64, model: &Ptr<proto::ModelProto>) -> PyResult<()> {
     let Some(pages) = model.root().source_pages.as_ref() else {
         return Ok(());
     };
-    let py = file.py();
-    let Ok(fd) = file.call_method0("fileno") else {
-        return Ok(());
-    };
-    let Ok(stat) = py.import("os")?.call_method1("fstat", (fd,)) else {
-        return Ok(());
-    };
-    let dev: u64 = stat.getattr("st_dev")?.extract()?;
-    let ino: u64 = stat.getattr("st_ino")?.extract()?;
     if pages.maps_file(dev, ino) {
         return Err(PyValueError::new_err(
             "cannot save to a file object open on the file this model is mapped from \
