@@ -191,7 +191,12 @@ def test_bad_locations_are_refused_before_writing(sources, tmp_path, location, m
 
 def test_options_without_save_as_external_data_are_refused(sources, tmp_path) -> None:
     model = onnxfast.load(sources["inline"])
-    for kwargs in ({"location": "w.bin"}, {"size_threshold": 0}, {"convert_attribute": True}):
+    for kwargs in (
+        {"location": "w.bin"},
+        {"size_threshold": 0},
+        {"convert_attribute": True},
+        {"all_tensors_to_one_file": False},
+    ):
         with pytest.raises(ValueError, match="save_as_external_data=True"):
             model.save(tmp_path / "m.onnx", **kwargs)
     assert os.listdir(tmp_path) == []
@@ -397,3 +402,151 @@ def test_alignment_places_large_tensors_at_multiples(tmp_path) -> None:
     with pytest.raises(ValueError, match="save_as_external_data=True"):
         model.save(tmp_path / "x.onnx", alignment=4096)
     assert not (tmp_path / "x.onnx").exists()
+
+
+def _folder_files(folder) -> dict[str, bytes]:
+    """The files of `folder` (not its folders), each with its content."""
+    return {
+        n: (folder / n).read_bytes() for n in sorted(os.listdir(folder)) if (folder / n).is_file()
+    }
+
+
+@pytest.mark.parametrize("source", ["inline", "external"])
+@pytest.mark.parametrize("size_threshold", [0, 1024, 1 << 40])
+@pytest.mark.parametrize("convert_attribute", [False, True])
+def test_file_per_tensor_is_onnxs_byte_for_byte(
+    sources, tmp_path, source, size_threshold, convert_attribute
+) -> None:
+    """`all_tensors_to_one_file=False`: a data file per tensor, named after
+    it, and the model file: the files onnx writes, byte for byte."""
+    kwargs = {
+        "all_tensors_to_one_file": False,
+        "size_threshold": size_threshold,
+        "convert_attribute": convert_attribute,
+    }
+    theirs_dir, ours_dir = tmp_path / "onnx", tmp_path / "ours"
+    theirs_dir.mkdir()
+    ours_dir.mkdir()
+    onnx.save_model(
+        onnx.load(sources[source]), theirs_dir / "m.onnx", save_as_external_data=True, **kwargs
+    )
+    onnxfast.load(sources[source]).save(ours_dir / "m.onnx", save_as_external_data=True, **kwargs)
+    theirs, ours = _folder_files(theirs_dir), _folder_files(ours_dir)
+    assert list(ours) == list(theirs)
+    assert ours == theirs
+    moved = size_threshold < 1 << 40
+    assert (len(ours) > 1) == moved
+
+
+# Tensor names onnx would write as files of other folders, fail on, or
+# overwrite the model with; and names it takes as they are.
+_HOSTILE_NAMES = [
+    "w",
+    "a/b",
+    "W",
+    "c:d",
+    "",
+    "x y",
+    "é",
+    "w",
+    "a" * 300,
+    "..",
+    ".",
+    "../escape",
+    "m.onnx",
+    "M.ONNX",
+    "taken",
+    ".m.onnx.1.tmp",
+    "a\nb",
+    "m.onnx.0.data",
+]
+
+
+def _named_weights(names: list[str]) -> onnx.ModelProto:
+    inits = [
+        numpy_helper.from_array(np.arange(300, dtype=np.float32) + i, name=n)
+        for i, n in enumerate(names)
+    ]
+    graph = helper.make_graph(
+        [helper.make_node("Identity", ["w"], ["y"])],
+        "g",
+        [],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [300])],
+        initializer=inits,
+    )
+    return helper.make_model(graph)
+
+
+def test_file_per_tensor_keeps_every_file_in_the_folder(tmp_path) -> None:
+    """Tensor names that are not plain file names of the model's folder (or
+    name the model file, a folder, or a temporary file) get
+    `<model>.<k>.data`; names equal but for case share one file; a file
+    already there is replaced, not appended to. onnx and onnxfast load back
+    every array."""
+    source = tmp_path / "src" / "m.onnx"
+    source.parent.mkdir()
+    model = _named_weights(_HOSTILE_NAMES)
+    onnx.save_model(model, source)
+    out = tmp_path / "out"
+    (out / "taken").mkdir(parents=True)
+    (out / "x y").write_bytes(b"stale" * 1000)
+    onnxfast.load(source).save(
+        out / "m.onnx", save_as_external_data=True, all_tensors_to_one_file=False
+    )
+    files = sorted(os.listdir(out))
+    fallbacks = [f"m.onnx.{k}.data" for k in range(12)]
+    assert files == sorted(["m.onnx", "taken", "w", "x y", "é", *fallbacks])
+    assert os.listdir(out / "taken") == []
+    assert (out / "x y").stat().st_size == 1200
+    assert (out / "w").stat().st_size == 3 * 1200
+    saved = onnx.load(str(out / "m.onnx"), load_external_data=False)
+    locations = [
+        {e.key: e.value for e in t.external_data}["location"] for t in saved.graph.initializer
+    ]
+    assert locations == [
+        "w",
+        "m.onnx.0.data",
+        "w",
+        "m.onnx.1.data",
+        "m.onnx.2.data",
+        "x y",
+        "é",
+        "w",
+        *fallbacks[3:12],
+        # Its own name, taken by the first fallback: shared.
+        "m.onnx.0.data",
+    ]
+    expected = [numpy_helper.to_array(t) for t in model.graph.initializer]
+    theirs = onnx.load(str(out / "m.onnx"))
+    ours = onnxfast.load(out / "m.onnx")
+    for i, want in enumerate(expected):
+        np.testing.assert_array_equal(numpy_helper.to_array(theirs.graph.initializer[i]), want)
+        np.testing.assert_array_equal(onnxfast.to_array(ours.graph.initializer[i]), want)
+    # Saving the same model again gives the same files.
+    again = tmp_path / "again"
+    again.mkdir()
+    (again / "taken").mkdir()
+    onnxfast.load(source).save(
+        again / "m.onnx", save_as_external_data=True, all_tensors_to_one_file=False
+    )
+    assert _folder_files(again) == _folder_files(out)
+
+
+def test_file_per_tensor_options(sources, tmp_path) -> None:
+    """`location` names the one data file: refused beside
+    all_tensors_to_one_file=False. A file object with its path as its name
+    gets the data files beside it."""
+    model = onnxfast.load(sources["inline"])
+    with pytest.raises(ValueError, match="all_tensors_to_one_file=False"):
+        model.save(
+            tmp_path / "m.onnx",
+            save_as_external_data=True,
+            all_tensors_to_one_file=False,
+            location="w.bin",
+        )
+    assert os.listdir(tmp_path) == []
+    with open(tmp_path / "m.onnx", "wb") as f:
+        model.save(f, save_as_external_data=True, all_tensors_to_one_file=False, size_threshold=0)
+    names = {t.name for t in onnx.load(sources["inline"]).graph.initializer if t.raw_data}
+    assert names <= set(os.listdir(tmp_path))
+    onnx.checker.check_model(str(tmp_path / "m.onnx"), full_check=True)

@@ -201,6 +201,7 @@ class Model:
         path: str | os.PathLike[str] | IO[bytes],
         *,
         save_as_external_data: bool = False,
+        all_tensors_to_one_file: bool = True,
         location: str | None = None,
         size_threshold: int | None = None,
         convert_attribute: bool = False,

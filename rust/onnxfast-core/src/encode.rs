@@ -185,65 +185,125 @@ pub fn write_bytes(
     })
 }
 
-/// Writes `message`'s encoding to `target` and `chunks`, one after another,
-/// to `data_path` through a temporary file beside it. Nothing is renamed
-/// into place before both are complete, the data file first, so a model
-/// file never names data that is not there yet; to a stream, the model is
-/// written before the data file is renamed into place (and the data file
-/// is left out when the stream fails). `after_write` is called as
-/// [`FileSink`] calls it, for the chunks and the message's byte fields.
-/// Returns the bytes written to the model's target and to the data file.
+/// Writes `message`'s encoding to `target`, and each data file (a path
+/// and its content, the concatenation of its chunks) through a temporary
+/// file beside it. Nothing is renamed into place before everything is
+/// written, and the data files are renamed first, so a model file never
+/// names data that is not there yet; to a stream, the model is written
+/// before the data files are renamed into place (and they are left out
+/// when the stream fails). `after_write` is called as [`FileSink`] calls
+/// it, for the chunks and the message's byte fields. Returns the bytes
+/// written to the model's target and to the data files.
 pub fn write_message_with_data<M: prost::Message>(
     message: &M,
     target: Target<'_>,
-    data_path: &Path,
-    chunks: &[bytes::Bytes],
+    data: &[(&Path, &[bytes::Bytes])],
     after_write: &dyn Fn(&[u8]),
 ) -> io::Result<(u64, u64)> {
-    // What would make the second rename fail once the first is done.
+    // What would make a rename fail once the first is done.
     let path = match &target {
         Target::Path(path) => Some(*path),
         Target::Stream(_) => None,
     };
-    for target in path.into_iter().chain([data_path]) {
+    let mut seen = std::collections::HashSet::new();
+    for target in path.into_iter().chain(data.iter().map(|(p, _)| *p)) {
         if target.is_dir() {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
                 format!("cannot write {}: it is a folder", target.display()),
             ));
         }
-    }
-    let data = write_temp(data_path, after_write, |sink| {
-        for chunk in chunks {
-            sink.put_slice(chunk);
+        if !seen.insert(target) {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("cannot write {} twice in one save", target.display()),
+            ));
         }
-        Ok(())
-    })?;
-    let data_written = data.1;
+    }
+    let mut temps = Temps(Vec::with_capacity(data.len() + 1));
+    let mut data_written: u64 = 0;
+    // Each file is on disk before it is renamed into place: synced one by
+    // one, or, many of them (a file per tensor), all together once written.
+    let sync_each = data.len() <= SYNC_EACH_UP_TO;
+    for (data_path, chunks) in data {
+        let temp = write_temp(data_path, sync_each, after_write, |sink| {
+            for chunk in chunks.iter() {
+                sink.put_slice(chunk);
+            }
+            Ok(())
+        })?;
+        data_written = data_written.saturating_add(temp.1);
+        temps.0.push((temp.0, data_path));
+    }
+    if !sync_each {
+        temps.sync()?;
+    }
     let model_written = match target {
         Target::Path(path) => {
-            let model = write_temp(path, after_write, |sink| encode_into(message, sink))
-                .inspect_err(|_| {
-                    let _ = std::fs::remove_file(&data.0);
-                })?;
-            let model_written = model.1;
-            commit(data, data_path)
-                .inspect_err(|_| {
-                    let _ = std::fs::remove_file(&model.0);
-                })
-                .and_then(|_| commit(model, path))?;
-            model_written
+            let (temp, n) = write_temp(path, true, after_write, |sink| encode_into(message, sink))?;
+            temps.0.push((temp, path));
+            n
         }
-        Target::Stream(out) => {
-            let model_written = write_stream(out, after_write, |sink| encode_into(message, sink))
-                .inspect_err(|_| {
-                let _ = std::fs::remove_file(&data.0);
-            })?;
-            commit(data, data_path)?;
-            model_written
-        }
+        Target::Stream(out) => write_stream(out, after_write, |sink| encode_into(message, sink))?,
     };
+    temps.commit()?;
     Ok((model_written, data_written))
+}
+
+/// Data files of a save up to this many are synced one by one.
+const SYNC_EACH_UP_TO: usize = 8;
+
+/// Temporary files written by [`write_temp`], each with the path it is to
+/// be renamed to; those not renamed are removed when dropped.
+struct Temps<'a>(Vec<(std::path::PathBuf, &'a Path)>);
+
+impl Temps<'_> {
+    /// Flushes the files to disk: on Linux, their file systems at once
+    /// (one `syncfs` per folder, where a `fsync` each costs ~0.2 ms a
+    /// file); elsewhere one by one.
+    fn sync(&self) -> io::Result<()> {
+        let failed = |path: &Path, e: io::Error| {
+            io::Error::new(e.kind(), format!("cannot write {}: {e}", path.display()))
+        };
+        #[cfg(target_os = "linux")]
+        {
+            let mut folders: Vec<&Path> = self.0.iter().map(|(_, p)| folder_of(p)).collect();
+            folders.sort_unstable();
+            folders.dedup();
+            for folder in folders {
+                File::open(folder)
+                    .and_then(|f| rustix::fs::syncfs(&f).map_err(io::Error::from))
+                    .map_err(|e| failed(folder, e))?;
+            }
+        }
+        #[cfg(not(target_os = "linux"))]
+        for (temp, path) in &self.0 {
+            File::open(temp)
+                .and_then(|f| f.sync_all())
+                .map_err(|e| failed(path, e))?;
+        }
+        Ok(())
+    }
+
+    /// Renames each over its path, in order.
+    fn commit(&mut self) -> io::Result<()> {
+        let mut done = 0;
+        let result = self.0.iter().try_for_each(|(temp, path)| {
+            rename(temp, path)?;
+            done += 1;
+            Ok(())
+        });
+        self.0.drain(..done);
+        result
+    }
+}
+
+impl Drop for Temps<'_> {
+    fn drop(&mut self) {
+        for (temp, _) in &self.0 {
+            let _ = std::fs::remove_file(temp);
+        }
+    }
 }
 
 /// `message` encoded into `sink` (its errors as I/O errors).
@@ -259,7 +319,7 @@ fn write_to(
     fill: impl FnOnce(&mut FileSink) -> io::Result<()>,
 ) -> io::Result<u64> {
     match target {
-        Target::Path(path) => commit(write_temp(path, after_write, fill)?, path),
+        Target::Path(path) => commit(write_temp(path, true, after_write, fill)?, path),
         Target::Stream(out) => write_stream(out, after_write, fill),
     }
 }
@@ -275,27 +335,27 @@ fn write_stream(
     sink.finish()
 }
 
-/// Writes a file's content to a temporary file beside `path`: its path and
-/// the bytes written (nothing is left behind on failure).
+/// Writes a file's content to a temporary file beside `path`, synced to
+/// disk when `sync`: its path and the bytes written (nothing is left
+/// behind on failure).
 fn write_temp(
     path: &Path,
+    sync: bool,
     after_write: &dyn Fn(&[u8]),
     fill: impl FnOnce(&mut FileSink) -> io::Result<()>,
 ) -> io::Result<(std::path::PathBuf, u64)> {
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
     let name = path
         .file_name()
         .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "not a file path"))?;
     let mut temp_name = std::ffi::OsString::from(".");
     temp_name.push(name);
     temp_name.push(format!(".{}.tmp", std::process::id()));
-    let temp = dir.join(temp_name);
+    let temp = folder_of(path).join(temp_name);
     let result = File::create(&temp).and_then(|mut file| {
         let n = write_stream(&mut file, after_write, fill)?;
-        file.sync_all()?;
+        if sync {
+            file.sync_all()?;
+        }
         Ok(n)
     });
     match result {
@@ -310,18 +370,26 @@ fn write_temp(
     }
 }
 
+/// The folder a file path is in (`.` for a bare name).
+fn folder_of(path: &Path) -> &Path {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
+}
+
 /// Renames a temporary file written by [`write_temp`] over `path`.
 fn commit((temp, n): (std::path::PathBuf, u64), path: &Path) -> io::Result<u64> {
-    match std::fs::rename(&temp, path) {
-        Ok(()) => Ok(n),
-        Err(e) => {
-            let _ = std::fs::remove_file(&temp);
-            Err(io::Error::new(
-                e.kind(),
-                format!("cannot write {}: {e}", path.display()),
-            ))
-        }
-    }
+    rename(&temp, path).inspect_err(|_| {
+        let _ = std::fs::remove_file(&temp);
+    })?;
+    Ok(n)
+}
+
+/// `temp` renamed over `path` (the error naming `path`).
+fn rename(temp: &Path, path: &Path) -> io::Result<()> {
+    std::fs::rename(temp, path)
+        .map_err(|e| io::Error::new(e.kind(), format!("cannot write {}: {e}", path.display())))
 }
 
 #[cfg(test)]
@@ -395,7 +463,7 @@ mod tests {
         let released = std::cell::RefCell::new(Vec::new());
         let note = |slice: &[u8]| released.borrow_mut().push(slice.len());
         let (n, d) =
-            write_message_with_data(&m, Target::Path(&path), &data, &chunks, &note).unwrap();
+            write_message_with_data(&m, Target::Path(&path), &[(&data, &chunks)], &note).unwrap();
         // The large chunk; the model's 10-byte tensor is too small.
         assert_eq!(*released.borrow(), [BUFFER + 3]);
         assert_eq!(std::fs::read(&path).unwrap(), m.encode_to_vec());
@@ -406,8 +474,7 @@ mod tests {
         let err = write_message_with_data(
             &m,
             Target::Path(&fresh),
-            &dir.join("no/d.bin"),
-            &chunks,
+            &[(&dir.join("no/d.bin"), &chunks)],
             &keep,
         )
         .unwrap_err();
@@ -418,17 +485,65 @@ mod tests {
         assert!(write_message_with_data(
             &m,
             Target::Path(&dir.join("taken")),
-            &kept,
-            &chunks,
+            &[(&kept, &chunks)],
             &keep
         )
         .is_err());
-        let mut names: Vec<_> = std::fs::read_dir(&dir)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().into_string().unwrap())
+        let names = || {
+            let mut names: Vec<_> = std::fs::read_dir(&dir)
+                .unwrap()
+                .map(|e| e.unwrap().file_name().into_string().unwrap())
+                .collect();
+            names.sort();
+            names
+        };
+        assert_eq!(names(), ["m.onnx", "m.onnx.data", "taken"]);
+        // Several data files: each its own content; the second's folder
+        // missing, none is written (the first's temporary file removed).
+        let (a, b) = (dir.join("a"), dir.join("b"));
+        let small = [bytes::Bytes::from_static(b"xyz")];
+        let multi = write_message_with_data(
+            &m,
+            Target::Path(&dir.join("multi.onnx")),
+            &[(&a, &chunks), (&b, &small)],
+            &keep,
+        )
+        .unwrap();
+        assert_eq!(multi.1, BUFFER as u64 + 9);
+        assert_eq!(std::fs::read(&a).unwrap(), chunks.concat());
+        assert_eq!(std::fs::read(&b).unwrap(), b"xyz");
+        for (first, second) in [(&dir.join("c"), &dir.join("no/d")), (&a, &a)] {
+            assert!(write_message_with_data(
+                &m,
+                Target::Path(&dir.join("never.onnx")),
+                &[(first, &small), (second, &small)],
+                &keep,
+            )
+            .is_err());
+        }
+        assert_eq!(
+            names(),
+            ["a", "b", "m.onnx", "m.onnx.data", "multi.onnx", "taken"]
+        );
+        assert_eq!(std::fs::read(&a).unwrap(), chunks.concat());
+        // More files than are synced one by one: synced together.
+        let many: Vec<std::path::PathBuf> = (0..=SYNC_EACH_UP_TO)
+            .map(|i| dir.join(format!("many/{i}")))
             .collect();
-        names.sort();
-        assert_eq!(names, ["m.onnx", "m.onnx.data", "taken"]);
+        std::fs::create_dir_all(dir.join("many")).unwrap();
+        let data: Vec<(&Path, &[bytes::Bytes])> =
+            many.iter().map(|p| (p.as_path(), &small[..])).collect();
+        let (_, d) =
+            write_message_with_data(&m, Target::Path(&dir.join("many.onnx")), &data, &keep)
+                .unwrap();
+        assert_eq!(d, 3 * many.len() as u64);
+        for p in &many {
+            assert_eq!(std::fs::read(p).unwrap(), b"xyz");
+        }
+        assert_eq!(
+            std::fs::read_dir(dir.join("many")).unwrap().count(),
+            many.len()
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
@@ -512,7 +627,8 @@ mod tests {
         let data = dir.join("m.data");
         let mut out = Vec::new();
         let (n, d) =
-            write_message_with_data(&m, Target::Stream(&mut out), &data, &chunks, &keep).unwrap();
+            write_message_with_data(&m, Target::Stream(&mut out), &[(&data, &chunks)], &keep)
+                .unwrap();
         assert_eq!(out, m.encode_to_vec());
         assert_eq!((n, d), (out.len() as u64, BUFFER as u64 + 1));
         assert_eq!(std::fs::read(&data).unwrap(), chunks.concat());
@@ -522,8 +638,13 @@ mod tests {
             step: usize::MAX,
             fail_at: 1,
         };
-        let err = write_message_with_data(&m, Target::Stream(&mut failing), &data, &chunks, &keep)
-            .unwrap_err();
+        let err = write_message_with_data(
+            &m,
+            Target::Stream(&mut failing),
+            &[(&data, &chunks), (&dir.join("second.data"), &chunks)],
+            &keep,
+        )
+        .unwrap_err();
         assert!(err.to_string().contains("closed"), "{err}");
         let names: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
         assert!(names.is_empty(), "{names:?}");

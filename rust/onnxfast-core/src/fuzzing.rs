@@ -184,25 +184,49 @@ pub fn decode_roundtrip(data: &[u8]) {
 
 /// Saving with external data (`external::save::move_to_external`) takes
 /// `raw_data` out of some tensors and changes nothing else: each moved
-/// tensor names its own range of the data file, the ranges tile it (with
-/// zeros before the aligned ones), and each holds the bytes the tensor had.
+/// tensor names its own range of a data file, the ranges of each file tile
+/// it (with zeros before the aligned ones), and each holds the bytes the
+/// tensor had. With one file per tensor, every file is a plain file name
+/// of the model's folder, whatever the tensors are named.
 fn external_save(model: &ModelProto, data: &[u8]) {
-    use crate::external::save::{move_to_external, ExternalSave};
+    use crate::external::save::{is_plain_file_name, move_to_external, DataFiles, ExternalSave};
     use crate::ir::visit::for_each_tensor;
     let mut moved = model.clone();
+    let refused = |name: &str| name.len() % 7 != 3;
+    let files = match data.len() % 4 {
+        0 => DataFiles::PerTensor {
+            stem: "m.onnx",
+            usable: &refused,
+        },
+        _ => DataFiles::One("w.bin"),
+    };
     let how = ExternalSave {
-        location: "w.bin",
+        files,
         size_threshold: i64::from(data.first().copied().unwrap_or(0)) - 40,
         convert_attribute: data.len() % 2 == 0,
         alignment: [1, 64, 4096][data.len() % 3],
     };
-    let chunks = move_to_external(&mut moved, &how);
-    let file: Vec<u8> = chunks.concat();
+    let written = move_to_external(&mut moved, &how);
+    let contents: std::collections::HashMap<&str, Vec<u8>> = written
+        .iter()
+        .map(|f| (f.location.as_str(), f.chunks.concat()))
+        .collect();
+    assert_eq!(contents.len(), written.len(), "a data file written twice");
+    for location in contents.keys() {
+        assert!(
+            is_plain_file_name(location) && crate::external::check_location(location).is_ok(),
+            "data file {location:?}"
+        );
+        if let DataFiles::One(one) = how.files {
+            assert_eq!(*location, one, "a second data file");
+        }
+    }
     let (mut before, mut after) = (Vec::new(), Vec::new());
     for_each_tensor(model, &mut |t| before.push(t));
     for_each_tensor(&moved, &mut |t| after.push(t));
     assert_eq!(before.len(), after.len(), "tensors added or lost");
-    let mut ranges = Vec::new();
+    let mut ranges: std::collections::HashMap<&str, Vec<(usize, usize)>> =
+        std::collections::HashMap::new();
     for (old, new) in before.iter().zip(&after) {
         let (Some(raw), None) = (&old.raw_data, &new.raw_data) else {
             assert_eq!(
@@ -217,12 +241,15 @@ fn external_save(model: &ModelProto, data: &[u8]) {
             .iter()
             .map(|e| (e.key(), e.value()))
             .collect();
-        let [("location", "w.bin"), ("offset", offset), ("length", length)] = entries[..] else {
+        let [("location", location), ("offset", offset), ("length", length)] = entries[..] else {
             panic!("moved tensor's entries: {entries:?}");
         };
         let (offset, length): (usize, usize) = match (offset.parse(), length.parse()) {
             (Ok(o), Ok(l)) => (o, l),
             _ => panic!("moved tensor's offset or length: {entries:?}"),
+        };
+        let Some((location, file)) = contents.get_key_value(location) else {
+            panic!("a moved tensor names a file not written: {location:?}");
         };
         assert_eq!(length, raw.len(), "moved length");
         assert_eq!(
@@ -243,30 +270,34 @@ fn external_save(model: &ModelProto, data: &[u8]) {
             back.encode_to_vec(),
             "a moved tensor's other fields"
         );
-        ranges.push((offset, length));
+        ranges.entry(location).or_default().push((offset, length));
     }
-    ranges.sort_unstable();
-    let mut end: usize = 0;
-    for (offset, length) in ranges {
-        // Packed, or (a tensor of `alignment` bytes or more) at the next
-        // multiple of it, zeros between.
-        let aligned = how.alignment > 1 && length as u64 >= how.alignment;
-        let expected = match aligned {
-            true => end.next_multiple_of(how.alignment as usize),
-            false => end,
-        };
-        assert_eq!(offset, expected, "a moved range is not where it belongs");
-        assert!(
-            file[end..offset].iter().all(|&b| b == 0),
-            "padding is not zeros"
+    assert_eq!(ranges.len(), contents.len(), "a data file no tensor names");
+    for (location, mut ranges) in ranges {
+        ranges.sort_unstable();
+        let file = &contents[location];
+        let mut end: usize = 0;
+        for (offset, length) in ranges {
+            // Packed, or (a tensor of `alignment` bytes or more) at the
+            // next multiple of it, zeros between.
+            let aligned = how.alignment > 1 && length as u64 >= how.alignment;
+            let expected = match aligned {
+                true => end.next_multiple_of(how.alignment as usize),
+                false => end,
+            };
+            assert_eq!(offset, expected, "a moved range is not where it belongs");
+            assert!(
+                file[end..offset].iter().all(|&b| b == 0),
+                "padding is not zeros"
+            );
+            end = offset + length;
+        }
+        assert_eq!(
+            end,
+            file.len(),
+            "the data file holds more than the moved tensors"
         );
-        end = offset + length;
     }
-    assert_eq!(
-        end,
-        file.len(),
-        "the data file holds more than the moved tensors"
-    );
 }
 
 /// Decodes and checks a model (strict, and the full check with type and

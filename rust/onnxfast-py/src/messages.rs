@@ -497,13 +497,25 @@ message! {
     /// a `bytes` given to `write()`. Tensors with external data keep their
     /// `location`, which is relative to the folder of the file that names
     /// it: save beside the data files, or with `save_as_external_data=True`,
-    /// which writes the weights to one data file beside `path` (a file object
+    /// which writes the weights to data files beside `path` (a file object
     /// then needs a `name` that is its path, as an open file has): the
     /// files `onnx.save_model(onnx.load(src), path,
-    /// save_as_external_data=True, ...)` writes, byte for byte.
+    /// save_as_external_data=True, ...)` writes, byte for byte. Data files
+    /// are written under temporary names and renamed into place, before
+    /// the model file, once all are complete.
     ///
     /// - `location`: the data file, relative to `path`'s folder (default: the
     ///   model file's name with `.data` appended); replaced if present.
+    /// - `all_tensors_to_one_file`: with `False`, each moved tensor goes to
+    ///   a file of `path`'s folder named after it, as onnx writes them;
+    ///   files already there are replaced, not appended to. A name that
+    ///   cannot be a file name there (empty, `.`, `..`, over 200 bytes,
+    ///   with a path separator, a control character or one of
+    ///   `<>:;,?"*|`; the model file's name in any case; a folder's; or a
+    ///   temporary file's, `.*.tmp`) gets `<model file name>.<k>.data`
+    ///   instead, `k` counting those from 0 (onnx: a random uuid, or a
+    ///   failed save); names equal but for case share one file, the first
+    ///   one's.
     /// - `size_threshold`: an initializer moves when `len(raw_data) + 33`
     ///   (onnx's `sys.getsizeof`) is at least this (default 1024).
     /// - `convert_attribute`: move attribute tensors too.
@@ -521,6 +533,7 @@ message! {
         path,
         *,
         save_as_external_data = false,
+        all_tensors_to_one_file = true,
         location = None,
         size_threshold = None,
         convert_attribute = false,
@@ -533,6 +546,7 @@ message! {
         slf: &Bound<'_, Self>,
         path: &Bound<'_, PyAny>,
         save_as_external_data: bool,
+        all_tensors_to_one_file: bool,
         location: Option<String>,
         size_threshold: Option<i64>,
         convert_attribute: bool,
@@ -541,6 +555,7 @@ message! {
     ) -> PyResult<u64> {
         let options = crate::saving::SaveOptions {
             save_as_external_data,
+            all_tensors_to_one_file,
             location,
             size_threshold,
             convert_attribute,

@@ -16,6 +16,7 @@ use crate::root::Ptr;
 /// `Model.save`'s keyword arguments.
 pub struct SaveOptions {
     pub save_as_external_data: bool,
+    pub all_tensors_to_one_file: bool,
     pub location: Option<String>,
     pub size_threshold: Option<i64>,
     pub convert_attribute: bool,
@@ -84,11 +85,18 @@ pub fn save(
         && (options.location.is_some()
             || options.size_threshold.is_some()
             || options.convert_attribute
-            || options.alignment.is_some())
+            || options.alignment.is_some()
+            || !options.all_tensors_to_one_file)
     {
         return Err(PyValueError::new_err(
-            "location, size_threshold, convert_attribute and alignment apply with \
-             save_as_external_data=True only",
+            "location, size_threshold, convert_attribute, alignment and \
+             all_tensors_to_one_file apply with save_as_external_data=True only",
+        ));
+    }
+    if !options.all_tensors_to_one_file && options.location.is_some() {
+        return Err(PyValueError::new_err(
+            "location names the one data file: with all_tensors_to_one_file=False each \
+             tensor's file is named after the tensor",
         ));
     }
     let alignment = options.alignment.unwrap_or(1);
@@ -122,10 +130,22 @@ pub fn save(
                      or a file object whose name is its path (an open file)",
                 )
             })?;
-            let (location, data_path) = external_data_path(path, options.location.as_deref())?;
+            let files = match options.all_tensors_to_one_file {
+                true => {
+                    let (location, data_path) =
+                        external_data_path(path, options.location.as_deref())?;
+                    ExternalFiles::One {
+                        location,
+                        data_path,
+                    }
+                }
+                false => ExternalFiles::PerTensor {
+                    model_name: model_file_name(path)?.to_string(),
+                    folder: crate::parent_dir(path),
+                },
+            };
             Some(ExternalTarget {
-                location,
-                data_path,
+                files,
                 size_threshold: options.size_threshold.unwrap_or(1024),
                 convert_attribute: options.convert_attribute,
                 alignment,
@@ -258,10 +278,7 @@ impl io::Write for PyStream {
 /// `location` (by default the model file's name with `.data` appended),
 /// relative to `path`'s folder and kept inside it.
 fn external_data_path(path: &Path, location: Option<&str>) -> PyResult<(String, PathBuf)> {
-    let name = path
-        .file_name()
-        .and_then(|n| n.to_str())
-        .ok_or_else(|| PyValueError::new_err(format!("{} is not a file path", path.display())))?;
+    let name = model_file_name(path)?;
     let location = location.map_or_else(|| format!("{name}.data"), str::to_string);
     onnxfast_core::external::check_location(&location).map_err(|rule| {
         PyValueError::new_err(format!(
@@ -280,10 +297,27 @@ fn external_data_path(path: &Path, location: Option<&str>) -> PyResult<(String, 
     Ok((location, data_path))
 }
 
+/// The file name of the model's path.
+fn model_file_name(path: &Path) -> PyResult<&str> {
+    path.file_name()
+        .and_then(|n| n.to_str())
+        .ok_or_else(|| PyValueError::new_err(format!("{} is not a file path", path.display())))
+}
+
+/// Where the data goes.
+enum ExternalFiles {
+    /// One data file (`all_tensors_to_one_file=True`).
+    One {
+        location: String,
+        data_path: PathBuf,
+    },
+    /// A file per tensor in `folder`, the model file's (named `model_name`).
+    PerTensor { model_name: String, folder: PathBuf },
+}
+
 /// What `Model.save(..., save_as_external_data=True)` writes besides the model.
 struct ExternalTarget {
-    location: String,
-    data_path: PathBuf,
+    files: ExternalFiles,
     size_threshold: i64,
     convert_attribute: bool,
     alignment: u64,
@@ -303,7 +337,7 @@ fn save_model(
     external: Option<&ExternalTarget>,
 ) -> Result<u64, SaveFailed> {
     use onnxfast_core::encode::{write_bytes, write_message_releasing, write_message_with_data};
-    use onnxfast_core::external::save::{move_to_external, ExternalSave};
+    use onnxfast_core::external::save::{move_to_external, DataFiles, ExternalSave};
     let root = model.root();
     // Weights read from a map (the model file's, or an external file's)
     // have their pages released once written, so copying a model does not
@@ -327,18 +361,51 @@ fn save_model(
     };
     let mut whole = root.full_model(model).map_err(decoded)?.into_owned();
     onnxfast_core::external::inline_all(&mut whole, &root.external).map_err(SaveFailed::Core)?;
+    // A tensor's own file must not be the model file (whatever the file
+    // system's case rules), a folder, or a name this save's temporary
+    // files could have (`.<name>.<pid>.tmp`).
+    let per_tensor_usable = |model_name: &str, folder: &Path, name: &str| {
+        name.to_lowercase() != model_name.to_lowercase()
+            && !(name.starts_with('.') && name.ends_with(".tmp"))
+            && !folder.join(name).is_dir()
+    };
+    let usable = |name: &str| match &external.files {
+        ExternalFiles::PerTensor { model_name, folder } => {
+            per_tensor_usable(model_name, folder, name)
+        }
+        ExternalFiles::One { .. } => true,
+    };
+    let files = match &external.files {
+        ExternalFiles::One { location, .. } => DataFiles::One(location),
+        ExternalFiles::PerTensor { model_name, .. } => DataFiles::PerTensor {
+            stem: model_name,
+            usable: &usable,
+        },
+    };
     let how = ExternalSave {
-        location: &external.location,
+        files,
         size_threshold: external.size_threshold,
         convert_attribute: external.convert_attribute,
         alignment: external.alignment,
     };
-    let chunks = move_to_external(&mut whole, &how);
-    if chunks.is_empty() {
+    let written = move_to_external(&mut whole, &how);
+    if written.is_empty() {
         // No tensor moved: onnx writes no data file either.
         return write_message_releasing(&whole, target, &release).map_err(SaveFailed::Io);
     }
-    write_message_with_data(&whole, target, &external.data_path, &chunks, &release)
+    let paths: Vec<PathBuf> = written
+        .iter()
+        .map(|f| match &external.files {
+            ExternalFiles::One { data_path, .. } => data_path.clone(),
+            ExternalFiles::PerTensor { folder, .. } => folder.join(&f.location),
+        })
+        .collect();
+    let data: Vec<(&Path, &[bytes::Bytes])> = paths
+        .iter()
+        .zip(&written)
+        .map(|(p, f)| (p.as_path(), &f.chunks[..]))
+        .collect();
+    write_message_with_data(&whole, target, &data, &release)
         .map(|(model_bytes, _)| model_bytes)
         .map_err(SaveFailed::Io)
 }

@@ -1,8 +1,8 @@
-//! Saving a model with its weights moved to one external data file, as
+//! Saving a model with its weights moved to external data files, as
 //! `onnx.save_model(onnx.load(path), out, save_as_external_data=True,
-//! all_tensors_to_one_file=True, location=..., size_threshold=...,
+//! all_tensors_to_one_file=..., location=..., size_threshold=...,
 //! convert_attribute=...)` writes them: the same tensors chosen, in the same
-//! order, at the same offsets, so both files come out byte for byte as
+//! order, at the same offsets, so the files come out byte for byte as
 //! onnx's.
 //!
 //! onnx's rules, which this follows:
@@ -14,8 +14,23 @@
 //! - a tensor is moved when it has `raw_data` and `sys.getsizeof(raw_data)`
 //!   (its length plus the 33-byte header of a CPython `bytes` object) is at
 //!   least `size_threshold`; attribute tensors only with `convert_attribute`;
-//! - the moved tensors are written one after another from offset 0, with no
-//!   padding, and each gets the entries `location`, `offset`, `length`.
+//! - the moved tensors are written one after another from offset 0 of
+//!   their file, with no padding, and each gets the entries `location`,
+//!   `offset`, `length`;
+//! - with one file per tensor ([`DataFiles::PerTensor`]), a tensor's file
+//!   is named after the tensor, and tensors of the same name share it.
+//!
+//! Where onnx's per-tensor files go wrong, this does not: onnx takes any
+//! name without `<>:;,?"*|/` as a file name, so `..`, `.`, names longer
+//! than the file system takes and names with control characters fail its
+//! save halfway (data files written, no model); a name that is the model
+//! file's own is overwritten by the model; names differing only in case
+//! overwrite each other on a case-insensitive file system; a name onnx
+//! refuses gets a random uuid. Here a name that is not a plain file name
+//! ([`is_plain_file_name`]) or that the caller refuses (the model file, an
+//! existing folder) gets `<stem>.<k>.data` instead, `k` counting those from
+//! 0, so the same model saves to the same files every time; names equal
+//! but for case share the first one's file.
 //!
 //! Beyond onnx, `alignment` (a power of two) starts each moved tensor of at
 //! least that many bytes at a multiple of it, zeros before it (4096: each
@@ -37,11 +52,38 @@ use crate::proto::{
 /// onnx compares that sum with `size_threshold`.
 pub const BYTES_OBJECT_OVERHEAD: u64 = 33;
 
+/// Which data file each moved tensor goes to.
+#[derive(Clone, Copy)]
+pub enum DataFiles<'a> {
+    /// Every moved tensor in the file at this location, relative to the
+    /// saved model's folder (onnx's `all_tensors_to_one_file=True`).
+    One(&'a str),
+    /// Each moved tensor in a file of the saved model's folder named after
+    /// it (onnx's `all_tensors_to_one_file=False`): its name where that is
+    /// a plain file name and `usable` takes it, else `<stem>.<k>.data`
+    /// (see the module docs).
+    PerTensor {
+        stem: &'a str,
+        usable: &'a dyn Fn(&str) -> bool,
+    },
+}
+
+impl std::fmt::Debug for DataFiles<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DataFiles::One(location) => f.debug_tuple("One").field(location).finish(),
+            DataFiles::PerTensor { stem, .. } => {
+                f.debug_struct("PerTensor").field("stem", stem).finish()
+            }
+        }
+    }
+}
+
 /// Where and which tensors go (onnx's `save_model` arguments).
 #[derive(Debug, Clone, Copy)]
 pub struct ExternalSave<'a> {
-    /// The data file, relative to the saved model's folder.
-    pub location: &'a str,
+    /// The data file or files.
+    pub files: DataFiles<'a>,
     /// onnx's `size_threshold` (a negative one moves every tensor with
     /// `raw_data`).
     pub size_threshold: i64,
@@ -50,6 +92,35 @@ pub struct ExternalSave<'a> {
     /// Offsets of moved tensors of at least this many bytes are multiples
     /// of it (a power of two; 1: packed, as onnx writes them).
     pub alignment: u64,
+}
+
+/// One data file to write: its location (relative to the saved model's
+/// folder) and its content, the concatenation of `chunks`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DataFile {
+    pub location: String,
+    pub chunks: Vec<Bytes>,
+    /// Its length so far.
+    end: u64,
+}
+
+/// The longest tensor name taken as its own file name, in bytes: room is
+/// left under the usual 255-byte limit for the temporary name the file is
+/// written under (`.<name>.<pid>.tmp`).
+pub const MAX_TENSOR_FILE_NAME: usize = 200;
+
+/// Whether `name` can be a file of the model's folder as it is: not empty,
+/// not `.` or `..`, at most [`MAX_TENSOR_FILE_NAME`] bytes, without a path
+/// separator (`/`, `\`), a control character, or a character onnx refuses
+/// in such names (`<>:;,?"*|`).
+pub fn is_plain_file_name(name: &str) -> bool {
+    !name.is_empty()
+        && name != "."
+        && name != ".."
+        && name.len() <= MAX_TENSOR_FILE_NAME
+        && !name
+            .chars()
+            .any(|c| c.is_control() || "<>:;,?\"*|/\\".contains(c))
 }
 
 /// The largest `alignment` taken (1 GiB).
@@ -67,19 +138,19 @@ impl ExternalSave<'_> {
 
 /// Rewrites the tensors of `model` (whose external tensors are inline
 /// already) that `how` moves: their `raw_data` taken out, `data_location`
-/// EXTERNAL and `external_data` naming `how.location` at their offset.
-/// Returns the data file's chunks in order (the moved bytes, and zeros
-/// where `how.alignment` pads): the file is their concatenation.
+/// EXTERNAL and `external_data` naming their file and their offset in it.
+/// Returns the data files in the order they are first written to, each
+/// with its chunks (the moved bytes, and zeros where `how.alignment` pads);
+/// none when no tensor moves.
 ///
 /// `how.alignment` must be a power of two no larger than [`MAX_ALIGNMENT`]
 /// (callers check; anything else is taken as 1).
-pub fn move_to_external(model: &mut ModelProto, how: &ExternalSave<'_>) -> Vec<Bytes> {
-    let mut chunks = Vec::new();
-    let mut offset: u64 = 0;
+pub fn move_to_external(model: &mut ModelProto, how: &ExternalSave<'_>) -> Vec<DataFile> {
     let alignment = match how.alignment {
         a if a.is_power_of_two() && a <= MAX_ALIGNMENT => a,
         _ => 1,
     };
+    let mut files = Files::new(how.files);
     let mut visit = |t: &mut TensorProto, is_initializer: bool| {
         if !(is_initializer || how.convert_attribute) {
             return;
@@ -87,26 +158,27 @@ pub fn move_to_external(model: &mut ModelProto, how: &ExternalSave<'_>) -> Vec<B
         let Some(raw) = t.raw_data.take_if(|raw| how.moves(raw)) else {
             return;
         };
+        let file = files.of(t.name());
         let length = raw.len() as u64;
         if alignment > 1 && length >= alignment {
-            let mut pad = offset.next_multiple_of(alignment) - offset;
-            offset += pad;
+            let mut pad = file.end.next_multiple_of(alignment) - file.end;
+            file.end += pad;
             while pad > 0 {
                 let n = pad.min(ZEROS.len() as u64);
-                chunks.push(Bytes::from_static(&ZEROS[..n as usize]));
+                file.chunks.push(Bytes::from_static(&ZEROS[..n as usize]));
                 pad -= n;
             }
         }
         t.data_location = Some(DataLocation::External as i32);
         t.external_data = vec![
-            entry("location", how.location.to_string()),
-            entry("offset", offset.to_string()),
+            entry("location", file.location.clone()),
+            entry("offset", file.end.to_string()),
             entry("length", length.to_string()),
         ];
         // The data of a model in memory fits in the address space, so the
         // running sum of its lengths fits in 64 bits.
-        offset = offset.saturating_add(length);
-        chunks.push(raw);
+        file.end = file.end.saturating_add(length);
+        file.chunks.push(raw);
     };
     if let Some(graph) = model.graph.as_mut() {
         initializers(graph, &mut |t| visit(t, true));
@@ -115,7 +187,72 @@ pub fn move_to_external(model: &mut ModelProto, how: &ExternalSave<'_>) -> Vec<B
     for function in &mut model.functions {
         attribute_tensors(&mut function.node, &mut |t| visit(t, false));
     }
-    chunks
+    files.written
+}
+
+/// The data files of a save, as tensors are given to them.
+struct Files<'a> {
+    how: DataFiles<'a>,
+    written: Vec<DataFile>,
+    /// Per tensor: each file's index by its location folded to lower case.
+    by_folded: std::collections::HashMap<String, usize>,
+    /// The next `k` of `<stem>.<k>.data`.
+    next_fallback: u64,
+}
+
+impl<'a> Files<'a> {
+    fn new(how: DataFiles<'a>) -> Self {
+        Files {
+            how,
+            written: Vec::new(),
+            by_folded: std::collections::HashMap::new(),
+            next_fallback: 0,
+        }
+    }
+
+    /// The file the tensor named `name` goes to.
+    fn of(&mut self, name: &str) -> &mut DataFile {
+        let location = match self.how {
+            DataFiles::One(location) => {
+                if self.written.is_empty() {
+                    self.written.push(DataFile::new(location.to_string()));
+                }
+                return &mut self.written[0];
+            }
+            DataFiles::PerTensor { stem, usable } => {
+                if is_plain_file_name(name) && usable(name) {
+                    name.to_string()
+                } else {
+                    loop {
+                        let k = self.next_fallback;
+                        self.next_fallback += 1;
+                        let fallback = format!("{stem}.{k}.data");
+                        if usable(&fallback) {
+                            break fallback;
+                        }
+                    }
+                }
+            }
+        };
+        let index = match self.by_folded.entry(location.to_lowercase()) {
+            std::collections::hash_map::Entry::Occupied(e) => *e.get(),
+            std::collections::hash_map::Entry::Vacant(e) => {
+                self.written.push(DataFile::new(location));
+                *e.insert(self.written.len() - 1)
+            }
+        };
+        &mut self.written[index]
+    }
+}
+
+impl DataFile {
+    fn new(location: String) -> Self {
+        DataFile {
+            location,
+            chunks: Vec::new(),
+            end: 0,
+        }
+    }
 }
 
 fn entry(key: &str, value: String) -> StringStringEntryProto {
@@ -220,8 +357,19 @@ mod tests {
         }
     }
 
-    fn locations(chunks: &[Bytes]) -> Vec<u8> {
-        chunks.iter().map(|c| c[0]).collect()
+    /// The first byte of each chunk of the one data file.
+    fn locations(files: &[DataFile]) -> Vec<u8> {
+        let [file] = files else {
+            panic!("{} data files", files.len())
+        };
+        file.chunks.iter().map(|c| c[0]).collect()
+    }
+
+    fn one_file(files: Vec<DataFile>) -> Vec<u8> {
+        let [file] = &files[..] else {
+            panic!("{} data files", files.len())
+        };
+        file.chunks.concat()
     }
 
     #[test]
@@ -255,7 +403,7 @@ mod tests {
             ..Default::default()
         };
         let how = ExternalSave {
-            location: "w.bin",
+            files: DataFiles::One("w.bin"),
             size_threshold: 100,
             convert_attribute: false,
             alignment: 1,
@@ -291,7 +439,7 @@ mod tests {
         assert!(move_to_external(
             &mut model,
             &ExternalSave {
-                location: "w",
+                files: DataFiles::One("w"),
                 size_threshold: -1,
                 convert_attribute: true,
                 alignment: 1,
@@ -304,14 +452,15 @@ mod tests {
         let chunks = move_to_external(
             &mut model,
             &ExternalSave {
-                location: "w",
+                files: DataFiles::One("w"),
                 size_threshold: 0,
                 convert_attribute: false,
                 alignment: 1,
             },
         );
         assert_eq!(chunks.len(), 1);
-        assert!(chunks[0].is_empty());
+        assert_eq!(chunks[0].chunks.len(), 1);
+        assert!(chunks[0].chunks[0].is_empty());
     }
 
     #[test]
@@ -323,13 +472,12 @@ mod tests {
             tensor("d", 70_000),
         ]);
         let how = ExternalSave {
-            location: "w",
+            files: DataFiles::One("w"),
             size_threshold: 0,
             convert_attribute: false,
             alignment: 4096,
         };
-        let chunks = move_to_external(&mut model, &how);
-        let file: Vec<u8> = chunks.concat();
+        let file = one_file(move_to_external(&mut model, &how));
         let offsets: Vec<(String, u64, u64)> = model
             .graph
             .as_ref()
@@ -365,13 +513,158 @@ mod tests {
             alignment: 1 << 17,
             ..how
         };
-        let file = move_to_external(&mut model, &wide).concat();
+        let file = one_file(move_to_external(&mut model, &wide));
         assert_eq!(file.len(), (1 << 17) * 2);
         let mut model = of_initializers(vec![tensor("x", 1), tensor("y", 5000)]);
         let odd = ExternalSave {
             alignment: 3000,
             ..how
         };
-        assert_eq!(move_to_external(&mut model, &odd).concat().len(), 5001);
+        assert_eq!(one_file(move_to_external(&mut model, &odd)).len(), 5001);
+    }
+
+    /// Each moved tensor's (location, offset, length).
+    fn placements(model: &ModelProto) -> Vec<(String, u64, u64)> {
+        model
+            .graph
+            .as_ref()
+            .unwrap()
+            .initializer
+            .iter()
+            .map(|t| {
+                let get = |k: &str| {
+                    t.external_data
+                        .iter()
+                        .find(|e| e.key() == k)
+                        .map(|e| e.value().to_string())
+                        .unwrap_or_default()
+                };
+                let num = |k: &str| get(k).parse::<u64>().unwrap_or(u64::MAX);
+                (get("location"), num("offset"), num("length"))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn plain_file_names() {
+        for plain in ["w", "a.b", "x y", "é", "-", "...", &"n".repeat(200)] {
+            assert!(is_plain_file_name(plain), "{plain:?}");
+        }
+        for not in [
+            "",
+            ".",
+            "..",
+            "a/b",
+            "a\\b",
+            "c:d",
+            "a;b",
+            "a,b",
+            "?",
+            "\"",
+            "*",
+            "|",
+            "<",
+            ">",
+            "a\0b",
+            "a\nb",
+            "\u{7f}",
+            &"n".repeat(201),
+        ] {
+            assert!(!is_plain_file_name(not), "{not:?}");
+        }
+    }
+
+    #[test]
+    fn one_file_per_tensor() {
+        let names = [
+            "w",
+            "..",
+            "a/b",
+            "W",
+            "w",
+            "x y",
+            "m.onnx",
+            "taken",
+            "",
+            "v",
+            "m.onnx.1.data",
+        ];
+        let mut model = of_initializers(
+            names
+                .iter()
+                .enumerate()
+                .map(|(i, n)| {
+                    let mut t = tensor("z", 10 + i);
+                    t.name = Some(n.to_string());
+                    t
+                })
+                .collect(),
+        );
+        let usable = |n: &str| n != "m.onnx" && n != "taken" && n != "m.onnx.2.data";
+        let how = ExternalSave {
+            files: DataFiles::PerTensor {
+                stem: "m.onnx",
+                usable: &usable,
+            },
+            size_threshold: 0,
+            convert_attribute: false,
+            alignment: 1,
+        };
+        let files = move_to_external(&mut model, &how);
+        let placed = placements(&model);
+        let expected: [(&str, u64, u64); 11] = [
+            ("w", 0, 10),
+            // Not plain: the next fallback names.
+            ("m.onnx.0.data", 0, 11),
+            ("m.onnx.1.data", 0, 12),
+            // The same file as "w", but for case: shared, after it.
+            ("w", 10, 13),
+            ("w", 23, 14),
+            ("x y", 0, 15),
+            // The model file and a folder: refused by the caller; the
+            // fallback it refuses is skipped.
+            ("m.onnx.3.data", 0, 16),
+            ("m.onnx.4.data", 0, 17),
+            ("m.onnx.5.data", 0, 18),
+            ("v", 0, 19),
+            // A tensor whose name is a fallback name shares that file.
+            ("m.onnx.1.data", 12, 20),
+        ];
+        let expected: Vec<(String, u64, u64)> = expected
+            .iter()
+            .map(|(l, o, n)| (l.to_string(), *o, *n))
+            .collect();
+        assert_eq!(placed, expected);
+        let order: Vec<&str> = files.iter().map(|f| f.location.as_str()).collect();
+        assert_eq!(
+            order,
+            [
+                "w",
+                "m.onnx.0.data",
+                "m.onnx.1.data",
+                "x y",
+                "m.onnx.3.data",
+                "m.onnx.4.data",
+                "m.onnx.5.data",
+                "v"
+            ]
+        );
+        // Each file holds its tensors' bytes where they say.
+        for (i, (location, offset, length)) in placed.iter().enumerate() {
+            let file = files.iter().find(|f| &f.location == location).unwrap();
+            let content = file.chunks.concat();
+            let range = *offset as usize..(*offset + *length) as usize;
+            assert_eq!(&content[range], &vec![b'z'; 10 + i][..], "{location}");
+        }
+        // Alignment applies within each file.
+        let mut model = of_initializers(vec![tensor("a", 10), tensor("A", 5000)]);
+        let aligned = ExternalSave {
+            alignment: 4096,
+            ..how
+        };
+        let files = move_to_external(&mut model, &aligned);
+        assert_eq!(files.len(), 1);
+        assert_eq!(placements(&model)[1], ("a".into(), 4096, 5000));
+        assert_eq!(files[0].chunks.concat().len(), 9096);
     }
 }
