@@ -141,13 +141,26 @@ def load_text(f: Any, fmt: str, max_memory: int | None) -> bytes:
     return bytes(proto.SerializeToString())
 
 
+def _text(proto: Any, fmt: str) -> bytes:
+    """`proto` in text format `fmt`, as onnx writes it (UTF-8)."""
+    data = _serializer(fmt).serialize_proto(proto)
+    return data.encode("utf-8") if isinstance(data, str) else data
+
+
+def text_of(encoded: bytes, fmt: str) -> bytes:
+    """The ModelProto `encoded` (binary) in text format `fmt`: what
+    Model.save writes for a text format with external data, once the
+    weights are moved out."""
+    import onnx
+
+    return _text(onnx.ModelProto.FromString(encoded), fmt)
+
+
 def save_text(model: Any, f: Any, fmt: str) -> int:
     """Writes `model` (an onnxfast Model) to `f` in text format `fmt`, as
     onnx.save_model does; to a path through a temporary file renamed into
     place. Returns the bytes written."""
-    data = _serializer(fmt).serialize_proto(model.to_onnx())
-    if isinstance(data, str):
-        data = data.encode("utf-8")
+    data = _text(model.to_onnx(), fmt)
     if not isinstance(f, (str, os.PathLike)):
         f.write(data)
         return len(data)

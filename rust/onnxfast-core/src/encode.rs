@@ -200,6 +200,29 @@ pub fn write_message_with_data<M: prost::Message>(
     data: &[(&Path, &[bytes::Bytes])],
     after_write: &dyn Fn(&[u8]),
 ) -> io::Result<(u64, u64)> {
+    write_with_data(target, data, after_write, |sink| encode_into(message, sink))
+}
+
+/// [`write_message_with_data`] of a model already encoded (`model`: the
+/// model file's content, in whatever format).
+pub fn write_bytes_with_data(
+    model: &[u8],
+    target: Target<'_>,
+    data: &[(&Path, &[bytes::Bytes])],
+    after_write: &dyn Fn(&[u8]),
+) -> io::Result<(u64, u64)> {
+    write_with_data(target, data, after_write, |sink| {
+        sink.put_slice(model);
+        Ok(())
+    })
+}
+
+fn write_with_data(
+    target: Target<'_>,
+    data: &[(&Path, &[bytes::Bytes])],
+    after_write: &dyn Fn(&[u8]),
+    fill: impl FnOnce(&mut FileSink) -> io::Result<()>,
+) -> io::Result<(u64, u64)> {
     // What would make a rename fail once the first is done.
     let path = match &target {
         Target::Path(path) => Some(*path),
@@ -240,11 +263,11 @@ pub fn write_message_with_data<M: prost::Message>(
     }
     let model_written = match target {
         Target::Path(path) => {
-            let (temp, n) = write_temp(path, true, after_write, |sink| encode_into(message, sink))?;
+            let (temp, n) = write_temp(path, true, after_write, fill)?;
             temps.0.push((temp, path));
             n
         }
-        Target::Stream(out) => write_stream(out, after_write, |sink| encode_into(message, sink))?,
+        Target::Stream(out) => write_stream(out, after_write, fill)?,
     };
     temps.commit()?;
     Ok((model_written, data_written))

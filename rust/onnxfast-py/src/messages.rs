@@ -524,7 +524,8 @@ message! {
     ///   4096: each on pages of its own).
     /// - `format`: `"protobuf"` (the binary format), or onnx's text formats
     ///   `"textproto"`, `"json"` and `"onnxtxt"`, written by onnx (needs it
-    ///   installed; without external data). By default, as `onnx.save_model`
+    ///   installed; with `save_as_external_data=True`, the weights go to
+    ///   data files as for protobuf, the rest in text). By default, as `onnx.save_model`
     ///   does, from the file's extension (`.json`, `.txtpb`, `.onnxtxt`,
     ///   ...), else protobuf.
     ///

@@ -109,13 +109,7 @@ pub fn save(
     let format: String = formats
         .call_method1("resolve", (options.format, f))?
         .extract()?;
-    if format != "protobuf" {
-        if save_as_external_data {
-            return Err(PyValueError::new_err(format!(
-                "save_as_external_data=True writes the protobuf format only (this save's \
-                 format is {format}, from its argument or the file's extension)"
-            )));
-        }
+    if format != "protobuf" && !save_as_external_data {
         return formats
             .call_method1("save_text", (object, f, format))?
             .extract();
@@ -146,6 +140,7 @@ pub fn save(
             };
             Some(ExternalTarget {
                 files,
+                text: (format != "protobuf").then_some(format),
                 size_threshold: options.size_threshold.unwrap_or(1024),
                 convert_attribute: options.convert_attribute,
                 alignment,
@@ -318,6 +313,8 @@ enum ExternalFiles {
 /// What `Model.save(..., save_as_external_data=True)` writes besides the model.
 struct ExternalTarget {
     files: ExternalFiles,
+    /// The model file's text format (onnx writes it), if not protobuf.
+    text: Option<String>,
     size_threshold: i64,
     convert_attribute: bool,
     alignment: u64,
@@ -336,7 +333,9 @@ fn save_model(
     target: Target<'_>,
     external: Option<&ExternalTarget>,
 ) -> Result<u64, SaveFailed> {
-    use onnxfast_core::encode::{write_bytes, write_message_releasing, write_message_with_data};
+    use onnxfast_core::encode::{
+        write_bytes, write_bytes_with_data, write_message_releasing, write_message_with_data,
+    };
     use onnxfast_core::external::save::{move_to_external, DataFiles, ExternalSave};
     let root = model.root();
     // Weights read from a map (the model file's, or an external file's)
@@ -389,9 +388,17 @@ fn save_model(
         alignment: external.alignment,
     };
     let written = move_to_external(&mut whole, &how);
+    let text = match &external.text {
+        Some(format) => Some(text_of(&whole, format)?),
+        None => None,
+    };
     if written.is_empty() {
         // No tensor moved: onnx writes no data file either.
-        return write_message_releasing(&whole, target, &release).map_err(SaveFailed::Io);
+        return match &text {
+            Some(text) => write_bytes(text, target, &release),
+            None => write_message_releasing(&whole, target, &release),
+        }
+        .map_err(SaveFailed::Io);
     }
     let paths: Vec<PathBuf> = written
         .iter()
@@ -405,9 +412,25 @@ fn save_model(
         .zip(&written)
         .map(|(p, f)| (p.as_path(), &f.chunks[..]))
         .collect();
-    write_message_with_data(&whole, target, &data, &release)
-        .map(|(model_bytes, _)| model_bytes)
-        .map_err(SaveFailed::Io)
+    match &text {
+        Some(text) => write_bytes_with_data(text, target, &data, &release),
+        None => write_message_with_data(&whole, target, &data, &release),
+    }
+    .map(|(model_bytes, _)| model_bytes)
+    .map_err(SaveFailed::Io)
+}
+
+/// `model` in onnx's text format `format`, as onnx writes it (the GIL
+/// taken for it).
+fn text_of(model: &proto::ModelProto, format: &str) -> Result<Vec<u8>, SaveFailed> {
+    let encoded = prost::Message::encode_to_vec(model);
+    Python::attach(|py| {
+        let text = py
+            .import("onnxfast._formats")?
+            .call_method1("text_of", (PyBytes::new(py, &encoded), format))?;
+        Ok(text.cast::<PyBytes>()?.as_bytes().to_vec())
+    })
+    .map_err(SaveFailed::Raised)
 }
 
 /// The external-data locations of `model` that a copy saved to `path`
