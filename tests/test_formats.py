@@ -130,6 +130,45 @@ def test_text_saved_with_external_data_is_onnxs(model_path, tmp_path, fmt, one_f
         assert back == onnx.load(str(theirs / name))
 
 
+@pytest.mark.parametrize("fmt", LOSSLESS)
+def test_values_load_from_text(tmp_path, fmt) -> None:
+    """load_tensor (as onnx.load_tensor) and the other value loaders take
+    `format=` and the extension: the same message as onnx parses."""
+    import numpy as np
+    from onnx import numpy_helper
+
+    tensor = numpy_helper.from_array(np.arange(12, dtype=np.float32).reshape(3, 4), name="t")
+    values = {
+        "tensor": (onnxfast.load_tensor, tensor),
+        "sequence": (onnxfast.load_sequence, numpy_helper.from_list([np.ones(2), np.zeros(3)])),
+        "map": (
+            onnxfast.load_map,
+            numpy_helper.from_dict({1: np.ones(2, dtype=np.int64), 2: np.zeros(2, dtype=np.int64)}),
+        ),
+        "optional": (onnxfast.load_optional, numpy_helper.from_optional(np.ones(3))),
+    }
+    for kind, (loader, proto) in values.items():
+        path = tmp_path / (kind + TEXT[fmt])
+        if kind == "tensor":
+            onnx.save_tensor(proto, path)  # by its extension, as onnx does
+        else:
+            text = onnx.serialization.registry.get(fmt).serialize_proto(proto)
+            path.write_bytes(text if isinstance(text, bytes) else text.encode())
+        for f in (path, str(path)):
+            assert loader(f).SerializeToString() == proto.SerializeToString(), kind
+        odd = tmp_path / (kind + ".bin")
+        odd.write_bytes(path.read_bytes())
+        assert loader(odd, format=fmt).SerializeToString() == proto.SerializeToString()
+        with pytest.raises(DecodeError):
+            loader(odd)  # by its extension, protobuf: the text is not that
+    loaded = onnxfast.load_tensor(tmp_path / ("tensor" + TEXT[fmt]))
+    assert np.array_equal(loaded.numpy(), numpy_helper.to_array(tensor))
+    assert np.array_equal(
+        numpy_helper.to_array(onnx.load_tensor(str(tmp_path / ("tensor" + TEXT[fmt])))),
+        loaded.numpy(),
+    )
+
+
 def test_check_and_infer_read_text_paths(model_path, tmp_path) -> None:
     """check, infer_shapes and the command line take a text model's path."""
     path = tmp_path / "m.json"

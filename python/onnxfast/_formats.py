@@ -92,8 +92,9 @@ def _serializer(fmt: str) -> Any:
     return onnx.serialization.registry.get(fmt)
 
 
-def load_text(f: Any, fmt: str, max_memory: int | None) -> bytes:
-    """The binary encoding of the model `f` holds in text format `fmt`."""
+def load_text(f: Any, fmt: str, max_memory: int | None, message: str = "ModelProto") -> bytes:
+    """The binary encoding of the `message` (an onnx message class's name)
+    `f` holds in text format `fmt`."""
     import onnx
 
     budget = TEXT_BUDGET if max_memory is None else max_memory
@@ -129,10 +130,10 @@ def load_text(f: Any, fmt: str, max_memory: int | None) -> bytes:
             raise refuse(f"more than {limit}")
     serializer = _serializer(fmt)
     try:
-        proto = serializer.deserialize_proto(bytes(text), onnx.ModelProto())
+        proto = serializer.deserialize_proto(bytes(text), getattr(onnx, message)())
     except Exception as e:  # onnx's parsers raise their own classes
         raise DecodeError(
-            f"{where}: not a ModelProto in {fmt} format: {e}",
+            f"{where}: not a {message} in {fmt} format: {e}",
             offset=0,
             path="",
             reason=str(e),

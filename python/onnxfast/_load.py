@@ -183,21 +183,44 @@ def load(
     )
 
 
-def load_tensor(f: Source, *, mmap: bool = True) -> Tensor:
-    """Loads a serialized ``TensorProto`` (e.g. a ``.pb`` test-data file)."""
-    return _decode("tensor", f, None, mmap, None)
+def _load_value(kind: str, f: Source, mmap: bool, format: str | None) -> Any:
+    """A serialized message other than a model, in `format` (see `load`)."""
+    fmt = _formats.resolve(format, f)
+    base_dir = None
+    if fmt != "protobuf":
+        base_dir = _named_dir(f, None)  # f becomes bytes, which have no folder
+        f = _formats.load_text(f, fmt, None, _TEXT_MESSAGES[kind])
+    return _decode(kind, f, base_dir, mmap, None)
 
 
-def load_sequence(f: Source, *, mmap: bool = True) -> SequenceValue:
-    """Loads a serialized ``SequenceProto``."""
-    return _decode("sequence", f, None, mmap, None)
+# The onnx class each kind of message is parsed into from text.
+_TEXT_MESSAGES = {
+    "tensor": "TensorProto",
+    "sequence": "SequenceProto",
+    "map": "MapProto",
+    "optional": "OptionalProto",
+}
 
 
-def load_map(f: Source, *, mmap: bool = True) -> MapValue:
-    """Loads a serialized ``MapProto``."""
-    return _decode("map", f, None, mmap, None)
+def load_tensor(f: Source, *, mmap: bool = True, format: str | None = None) -> Tensor:
+    """Loads a serialized ``TensorProto`` (e.g. a ``.pb`` test-data file).
+
+    ``format``: as in `load` (``"protobuf"``, or one of onnx's text
+    formats, by default from the extension), as ``onnx.load_tensor`` takes
+    it."""
+    return _load_value("tensor", f, mmap, format)
 
 
-def load_optional(f: Source, *, mmap: bool = True) -> OptionalValue:
-    """Loads a serialized ``OptionalProto``."""
-    return _decode("optional", f, None, mmap, None)
+def load_sequence(f: Source, *, mmap: bool = True, format: str | None = None) -> SequenceValue:
+    """Loads a serialized ``SequenceProto`` (``format``: see `load_tensor`)."""
+    return _load_value("sequence", f, mmap, format)
+
+
+def load_map(f: Source, *, mmap: bool = True, format: str | None = None) -> MapValue:
+    """Loads a serialized ``MapProto`` (``format``: see `load_tensor`)."""
+    return _load_value("map", f, mmap, format)
+
+
+def load_optional(f: Source, *, mmap: bool = True, format: str | None = None) -> OptionalValue:
+    """Loads a serialized ``OptionalProto`` (``format``: see `load_tensor`)."""
+    return _load_value("optional", f, mmap, format)
