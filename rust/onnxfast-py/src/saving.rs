@@ -363,14 +363,11 @@ fn save_model(
     // A tensor's own file must not be the model file (whatever the file
     // system's case rules), a folder, or a name this save's temporary
     // files could have (`.<name>.<pid>.tmp`).
-    let per_tensor_usable = |model_name: &str, folder: &Path, name: &str| {
-        name.to_lowercase() != model_name.to_lowercase()
-            && !(name.starts_with('.') && name.ends_with(".tmp"))
-            && !folder.join(name).is_dir()
-    };
     let usable = |name: &str| match &external.files {
         ExternalFiles::PerTensor { model_name, folder } => {
-            per_tensor_usable(model_name, folder, name)
+            name.to_lowercase() != model_name.to_lowercase()
+                && !(name.starts_with('.') && name.ends_with(".tmp"))
+                && !folder.join(name).is_dir()
         }
         ExternalFiles::One { .. } => true,
     };
