@@ -550,3 +550,26 @@ def test_file_per_tensor_options(sources, tmp_path) -> None:
     names = {t.name for t in onnx.load(sources["inline"]).graph.initializer if t.raw_data}
     assert names <= set(os.listdir(tmp_path))
     onnx.checker.check_model(str(tmp_path / "m.onnx"), full_check=True)
+
+
+@pytest.mark.parametrize("mmap", [True, False])
+def test_file_per_tensor_over_its_own_files(sources, tmp_path, mmap) -> None:
+    """A model with a file per tensor, saved over itself (after inference,
+    as a pipeline annotates a model in place): the files it reads are
+    replaced only once the new ones are complete; the result is what onnx
+    writes, and the loaded object still reads its old weights."""
+    kwargs = {"all_tensors_to_one_file": False, "size_threshold": 0}
+    reference, folder = tmp_path / "ref", tmp_path / "over"
+    for d in (reference, folder):
+        d.mkdir()
+        onnx.save_model(
+            onnx.load(sources["inline"]), d / "m.onnx", save_as_external_data=True, **kwargs
+        )
+    before = onnx.load(str(reference / "m.onnx"))
+    model = onnxfast.load(folder / "m.onnx", mmap=mmap)
+    model.save(folder / "m.onnx", save_as_external_data=True, **kwargs)
+    assert _folder_files(folder) == _folder_files(reference)
+    for t in before.graph.initializer:
+        np.testing.assert_array_equal(
+            model.graph.initializers[t.name].numpy(), numpy_helper.to_array(t, str(reference))
+        )
