@@ -3647,3 +3647,63 @@ def test_symbolic_reads_a_declared_negative_dim_as_unknown() -> None:
     assert all(isinstance(d, str) and d.startswith("unk__") for d in (batch, height, width))
     assert height != width
     assert values["b"].shape_at({}) == [None, 8, None, None]
+
+
+def test_infer_shapes_path_writes_what_onnxs_writes(tmp_path) -> None:
+    """infer_shapes_path, onnx's drop-in: for corpus models (and one with
+    external data, written over itself), the file onnx's
+    infer_shapes_path(check_type=True) writes, fresh dim names aside."""
+    compared = 0
+    for path in corpus_models()[::50]:
+        theirs, ours = tmp_path / "theirs.onnx", tmp_path / "ours.onnx"
+        try:
+            onnx.shape_inference.infer_shapes_path(str(path), str(theirs), check_type=True)
+        except Exception:
+            continue  # what onnx refuses is compared by the corpus test
+        onnxfast.infer_shapes_path(path, ours)
+        given = _gen.model_symbols(onnx.load(str(path)))
+        expected = _cmp.forget_fresh(onnx.load(str(theirs)), given)
+        assert _cmp.forget_fresh(onnx.load(str(ours)), given) == expected, path
+        compared += 1
+    assert compared > 25
+    # External data, the output over the input (output_path left out).
+    folder = tmp_path / "external"
+    folder.mkdir()
+    model = _nonzero_chain()
+    big = numpy_helper.from_array(np.arange(64 * 1024, dtype=np.float32), name="big")
+    model.graph.initializer.append(big)
+    for d in ("onnx", "ours"):
+        (folder / d).mkdir()
+        # (onnx.save_model moves the weights out of the proto it is given.)
+        onnx.save_model(
+            copy.deepcopy(model), folder / d / "m.onnx", save_as_external_data=True, location="w"
+        )
+    onnx.shape_inference.infer_shapes_path(str(folder / "onnx" / "m.onnx"), check_type=True)
+    assert onnxfast.infer_shapes_path(folder / "ours" / "m.onnx") is None
+    assert (folder / "ours" / "w").read_bytes() == (folder / "onnx" / "w").read_bytes()
+    given = _gen.model_symbols(model)
+    saved = [
+        _cmp.forget_fresh(onnx.load(str(folder / d / "m.onnx"), load_external_data=False), given)
+        for d in ("ours", "onnx")
+    ]
+    assert saved[0] == saved[1]
+    assert len(saved[0].graph.value_info) > 2
+    # strict_mode: every defect raised, nothing written; a model object is
+    # refused as onnx refuses it.
+    bad = helper.make_model(
+        helper.make_graph(
+            [helper.make_node("Add", ["a", "b"], ["c"])],
+            "bad",
+            [
+                helper.make_tensor_value_info("a", TensorProto.FLOAT, [2]),
+                helper.make_tensor_value_info("b", TensorProto.FLOAT, [3]),
+            ],
+            [helper.make_tensor_value_info("c", TensorProto.FLOAT, None)],
+        )
+    )
+    onnx.save(bad, tmp_path / "bad.onnx")
+    with pytest.raises(onnxfast.InferenceError, match="E"):
+        onnxfast.infer_shapes_path(tmp_path / "bad.onnx", tmp_path / "never.onnx", strict_mode=True)
+    assert not (tmp_path / "never.onnx").exists()
+    with pytest.raises(TypeError, match="infer_shapes"):
+        onnxfast.infer_shapes_path(bad)  # type: ignore[arg-type]

@@ -52,7 +52,7 @@ from ._onnxfast import (
     evaluate_dim,
 )
 from ._policy import Policy
-from ._shapes import infer_shapes
+from ._shapes import infer_shapes, infer_shapes_path
 from ._tensors import to_array
 from .errors import (
     CheckError,
@@ -121,6 +121,7 @@ __all__ = [
     "errors",
     "evaluate_dim",
     "infer_shapes",
+    "infer_shapes_path",
     "load",
     "load_map",
     "load_optional",

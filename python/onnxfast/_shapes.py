@@ -1,7 +1,9 @@
-"""Shape inference as a product: :func:`infer_shapes`."""
+"""Shape inference as a product: :func:`infer_shapes`, and
+:func:`infer_shapes_path` (onnx's function of that name)."""
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from . import _onnxfast
@@ -98,6 +100,57 @@ def infer_shapes(
     if strict and not report.ok:
         raise InferenceError(str(report), report=report)
     return result
+
+
+def infer_shapes_path(
+    model_path: str | os.PathLike[str],
+    output_path: str | os.PathLike[str] = "",
+    *,
+    check_type: bool = True,
+    strict_mode: bool = False,
+    data_prop: bool = False,
+    symbolic: bool = False,
+    contrib_ops: bool = False,
+) -> None:
+    """Infers the model at `model_path` and writes it, every value typed, to
+    `output_path` (by default over `model_path`), as
+    ``onnx.shape_inference.infer_shapes_path`` does, with its argument
+    names: a drop-in for it, without its 2 GiB limit on the model.
+
+    The model is mapped and its weights are not read into memory: the
+    output is written from the map (see :meth:`Model.save`), through a
+    temporary file renamed into place, so writing over the input is safe.
+    Tensors with external data keep their locations, which are relative to
+    the output's folder: an :class:`~onnxfast.errors.ExternalDataWarning`
+    says so when that folder does not have their files (onnx writes such a
+    model silently). The output's format follows its extension, as onnx's.
+
+    ``strict_mode=True`` raises :class:`~onnxfast.errors.InferenceError`,
+    listing every defect, and writes nothing. ``check_type`` defaults to
+    True, as :func:`infer_shapes` (onnx's default is False: pass
+    ``check_type=False`` for its results on models with type defects);
+    ``data_prop``, ``symbolic`` and ``contrib_ops`` are :func:`infer_shapes`'s.
+    """
+    if not isinstance(model_path, (str, os.PathLike)):
+        raise TypeError(
+            "infer_shapes_path takes the model's path (str or os.PathLike), got "
+            f"{type(model_path).__name__}: use infer_shapes for a model object"
+        )
+    if not isinstance(output_path, (str, os.PathLike)):
+        raise TypeError(
+            "infer_shapes_path takes the output's path (str or os.PathLike), got "
+            f"{type(output_path).__name__}"
+        )
+    output = os.fspath(output_path) or os.fspath(model_path)
+    inferred = infer_shapes(
+        model_path,
+        strict=strict_mode,
+        data_prop=data_prop,
+        symbolic=symbolic,
+        check_type=check_type,
+        contrib_ops=contrib_ops,
+    )
+    inferred.save(output)
 
 
 def infer_with_report(
