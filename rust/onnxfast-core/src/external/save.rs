@@ -478,31 +478,13 @@ mod tests {
             alignment: 4096,
         };
         let file = one_file(move_to_external(&mut model, &how));
-        let offsets: Vec<(String, u64, u64)> = model
-            .graph
-            .as_ref()
-            .unwrap()
-            .initializer
-            .iter()
-            .map(|t| {
-                let get = |k: &str| {
-                    t.external_data
-                        .iter()
-                        .find(|e| e.key() == k)
-                        .unwrap()
-                        .value()
-                        .parse::<u64>()
-                        .unwrap()
-                };
-                (t.name().to_string(), get("offset"), get("length"))
-            })
-            .collect();
+        let offsets = placements(&model);
         // a packed at 0; b (at least 4096 bytes) at 4096; c packed after b;
         // d at the next multiple of 4096.
-        assert_eq!(offsets[0], ("a".into(), 0, 100));
-        assert_eq!(offsets[1], ("b".into(), 4096, 5000));
-        assert_eq!(offsets[2], ("c".into(), 9096, 10));
-        assert_eq!(offsets[3], ("d".into(), 12288, 70_000));
+        assert_eq!(offsets[0], ("w".into(), 0, 100));
+        assert_eq!(offsets[1], ("w".into(), 4096, 5000));
+        assert_eq!(offsets[2], ("w".into(), 9096, 10));
+        assert_eq!(offsets[3], ("w".into(), 12288, 70_000));
         assert_eq!(file.len(), 12288 + 70_000);
         assert!(file[100..4096].iter().all(|&b| b == 0));
         assert!(file[9106..12288].iter().all(|&b| b == 0));
