@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import onnx
 
 from conftest import SAMPLES, wheel_models
@@ -132,6 +133,41 @@ def test_info_reports_external_files(tmp_path) -> None:
         }
     ]
     assert "external files" in run("info", str(tmp_path / "m.onnx")).stdout
+
+
+def test_info_lists_many_external_files_in_short(tmp_path) -> None:
+    """A file per tensor (30 here): the first 20 files, every file with a
+    problem (a missing one, past the first 20), and a line for the rest;
+    --json lists them all."""
+    from onnx import numpy_helper
+
+    weights = [
+        numpy_helper.from_array(np.full(300, i, dtype=np.float32), name=f"w{i:02}")
+        for i in range(30)
+    ]
+    graph = onnx.helper.make_graph(
+        [onnx.helper.make_node("Identity", ["w00"], ["y"])],
+        "g",
+        [],
+        [onnx.helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [300])],
+        initializer=weights,
+    )
+    path = tmp_path / "m.onnx"
+    onnx.save_model(
+        onnx.helper.make_model(graph),
+        path,
+        save_as_external_data=True,
+        all_tensors_to_one_file=False,
+    )
+    (tmp_path / "w27").unlink()
+    data = json.loads(run("info", "--json", str(path)).stdout)
+    assert len(data["external_files"]) == 30
+    lines = run("info", str(path)).stdout.splitlines()
+    start = lines.index("external files (30)")
+    listed = [line.split()[0] for line in lines[start + 1 : start + 22]]
+    assert listed == [f"w{i:02}" for i in range(20)] + ["w27"]
+    assert "unreadable" in lines[start + 21]
+    assert lines[start + 22] == "    … 9 more (10.5 KiB, 9 tensors; --json lists all)"
 
 
 def test_info_errors_are_readable(tmp_path) -> None:

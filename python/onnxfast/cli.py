@@ -530,6 +530,10 @@ def _table(rows: list[list[str]], indent: str = "  ", right: tuple[int, ...] = (
     return [line.format(*r).rstrip() for r in rows]
 
 
+# External files `info` lists one by one (beyond them, those with a problem).
+LISTED_FILES = 20
+
+
 def _print_info(path: str, info: dict[str, Any], style: Style) -> None:
     print(style.bold(path))
     head = [
@@ -560,13 +564,24 @@ def _print_info(path: str, info: dict[str, Any], style: Style) -> None:
         for line in _table(rows, indent="    ", right=(1, 2, 3)):
             print(line)
     if info["external_files"]:
-        print(style.bold("external files"))
+        files = info["external_files"]
+        print(style.bold(f"external files ({len(files)})"))
+        # A file per tensor makes thousands: every file with a problem,
+        # the first others, and a line for the rest (--json lists all).
+        shown, rest = [], []
+        for f in files:
+            (shown if f["error"] or len(shown) < LISTED_FILES else rest).append(f)
         rows = []
-        for f in info["external_files"]:
+        for f in shown:
             size = _human_bytes(f["size"]) if f["size"] is not None else "unreadable"
             rows.append([f["location"], size, f"{f['tensors']} tensors", f["error"] or ""])
         for line in _table(rows, indent="    ", right=(1,)):
             print(line)
+        if rest:
+            size = sum(f["size"] or 0 for f in rest)
+            tensors = sum(f["tensors"] for f in rest)
+            summary = f"{_human_bytes(size)}, {tensors} tensors; --json lists all"
+            print(f"    … {len(rest)} more ({summary})")
     if info["functions"]:
         print(style.bold("functions"))
         for name in info["functions"]:
