@@ -568,7 +568,8 @@ def _print_info(path: str, info: dict[str, Any], style: Style) -> None:
         print(style.bold(f"external files ({len(files)})"))
         # A file per tensor makes thousands: every file with a problem,
         # the first others, and a line for the rest (--json lists all).
-        shown, rest = [], []
+        shown: list[dict[str, Any]] = []
+        rest: list[dict[str, Any]] = []
         for f in files:
             (shown if f["error"] or len(shown) < LISTED_FILES else rest).append(f)
         rows = []
@@ -578,9 +579,9 @@ def _print_info(path: str, info: dict[str, Any], style: Style) -> None:
         for line in _table(rows, indent="    ", right=(1,)):
             print(line)
         if rest:
-            size = sum(f["size"] or 0 for f in rest)
+            rest_bytes = sum(f["size"] or 0 for f in rest)
             tensors = sum(f["tensors"] for f in rest)
-            summary = f"{_human_bytes(size)}, {tensors} tensors; --json lists all"
+            summary = f"{_human_bytes(rest_bytes)}, {tensors} tensors; --json lists all"
             print(f"    … {len(rest)} more ({summary})")
     if info["functions"]:
         print(style.bold("functions"))
