@@ -244,3 +244,18 @@ def test_format_mistakes_are_value_errors(model_path, tmp_path) -> None:
     with pytest.raises(DecodeError, match="json format"):
         onnxfast.load(binary)
     assert onnxfast.load(binary, format="protobuf").to_onnx() == onnx.load(model_path)
+
+
+@pytest.mark.parametrize("fmt", ["protobuf", "json"])
+def test_a_link_at_the_temporary_name_is_not_written_through(model_path, tmp_path, fmt) -> None:
+    """Saving to a path writes a temporary file beside it: a link planted
+    under that name (in a folder others can write to) is replaced, never
+    written through to its target."""
+    victim = tmp_path / "victim"
+    victim.write_bytes(b"keep")
+    name = "m" + (TEXT.get(fmt) or ".onnx")
+    os.symlink(victim, tmp_path / f".{name}.{os.getpid()}.tmp")
+    onnxfast.load(model_path).save(tmp_path / name)
+    assert victim.read_bytes() == b"keep"
+    assert onnx.load(str(tmp_path / name)) == onnx.load(model_path)
+    assert sorted(os.listdir(tmp_path)) == sorted([name, "victim"])

@@ -169,7 +169,11 @@ def save_text(model: Any, f: Any, fmt: str) -> int:
     # Beside the target, named as the binary format's writer names its own.
     temp = os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.{os.getpid()}.tmp")
     try:
-        with open(temp, "wb") as out:
+        # A new file, never one already there (a link planted under the
+        # name would be written through): as the binary format's writer.
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temp)
+        with open(os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), "wb") as out:
             out.write(data)
         os.replace(temp, path)
     except BaseException:

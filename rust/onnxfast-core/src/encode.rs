@@ -374,7 +374,15 @@ fn write_temp(
     temp_name.push(name);
     temp_name.push(format!(".{}.tmp", std::process::id()));
     let temp = folder_of(path).join(temp_name);
-    let result = File::create(&temp).and_then(|mut file| {
+    // A new file, never one already there: a leftover of this name (or a
+    // link planted under it, which `create` would write through) is
+    // removed first, and `create_new` refuses whatever appears meanwhile.
+    let _ = std::fs::remove_file(&temp);
+    let created = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&temp);
+    let result = created.and_then(|mut file| {
         let n = write_stream(&mut file, after_write, fill)?;
         if sync {
             file.sync_all()?;
@@ -567,6 +575,23 @@ mod tests {
             std::fs::read_dir(dir.join("many")).unwrap().count(),
             many.len()
         );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_link_at_the_temporary_name_is_not_written_through() {
+        let dir = std::env::temp_dir().join(format!("onnxfast-encode-l-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let victim = dir.join("victim");
+        std::fs::write(&victim, b"keep").unwrap();
+        let temp = dir.join(format!(".m.onnx.{}.tmp", std::process::id()));
+        std::os::unix::fs::symlink(&victim, &temp).unwrap();
+        let path = dir.join("m.onnx");
+        assert_eq!(write_bytes(b"model", Target::Path(&path), &keep).unwrap(), 5);
+        assert_eq!(std::fs::read(&path).unwrap(), b"model");
+        assert_eq!(std::fs::read(&victim).unwrap(), b"keep");
+        assert!(std::fs::symlink_metadata(&temp).is_err());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
