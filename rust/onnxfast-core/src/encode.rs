@@ -588,7 +588,10 @@ mod tests {
         let temp = dir.join(format!(".m.onnx.{}.tmp", std::process::id()));
         std::os::unix::fs::symlink(&victim, &temp).unwrap();
         let path = dir.join("m.onnx");
-        assert_eq!(write_bytes(b"model", Target::Path(&path), &keep).unwrap(), 5);
+        assert_eq!(
+            write_bytes(b"model", Target::Path(&path), &keep).unwrap(),
+            5
+        );
         assert_eq!(std::fs::read(&path).unwrap(), b"model");
         assert_eq!(std::fs::read(&victim).unwrap(), b"keep");
         assert!(std::fs::symlink_metadata(&temp).is_err());
