@@ -8,8 +8,8 @@ onnx.shape_inference.infer_shapes, same run.
   infers) and already loaded (inference only, the model loaded in setup);
 - the ~1.5 GB fp16 inline model from its path (onnxfast reads no weight;
   onnx must parse it, and its infer_shapes serializes and parses it again),
-  and inferred then written to a file (onnx's infer_shapes_path; onnxfast's
-  `Model.save` streams the weights from the map);
+  and inferred then written to a file (`infer_shapes_path` on both sides;
+  onnxfast's writes the weights from the map);
 - a model with 2.5 GiB of external data: onnx can infer it only without its
   data (load_external_data=False); loaded with its data the ModelProto is
   over 2 GiB and infer_shapes refuses it. onnxfast maps the weights and reads
@@ -109,7 +109,10 @@ def main() -> int:
                 f"onnx.shape_inference.infer_shapes_path({str(big)!r}, {str(saved)!r},"
                 " check_type=True, strict_mode=True)",
             ),
-            ("import onnxfast", f"onnxfast.infer_shapes({str(big)!r}).save({str(saved)!r})"),
+            (
+                "import onnxfast",
+                f"onnxfast.infer_shapes_path({str(big)!r}, {str(saved)!r}, strict_mode=True)",
+            ),
             repeat,
         ),
     )
