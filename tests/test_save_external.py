@@ -342,6 +342,14 @@ def test_plain_save_elsewhere_warns_of_data_it_leaves_behind(sources, tmp_path) 
         model.save(os.path.join(os.path.dirname(sources["external"]), "again.onnx"))
         onnxfast.load(sources["inline"]).save(tmp_path / "inline.onnx")
     assert onnx.load(str(out)) == onnx.load(sources["external"])
+    # A text model names its data as a binary one does: the same warning.
+    text = tmp_path / "text" / "m.json"
+    text.parent.mkdir()
+    with pytest.warns(ExternalDataWarning, match="'source.bin'"):
+        model.save(text)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model.save(out.parent / "m.json")  # beside its copied data file
 
 
 def test_alignment_places_large_tensors_at_multiples(tmp_path) -> None:

@@ -110,9 +110,15 @@ pub fn save(
         .call_method1("resolve", (options.format, f))?
         .extract()?;
     if format != "protobuf" && !save_as_external_data {
-        return formats
+        let written: u64 = formats
             .call_method1("save_text", (object, f, format))?
-            .extract();
+            .extract()?;
+        // A text model names its external data as a binary one does.
+        if let Some(path) = Destination::of(f)?.path() {
+            let unreachable = py.detach(|| unreachable_external_data(model, path));
+            warn_unreachable(py, path, unreachable)?;
+        }
+        return Ok(written);
     }
     let destination = Destination::of(f)?;
     let external = match save_as_external_data {
@@ -183,24 +189,37 @@ pub fn save(
         Err(SaveFailed::Io(e)) => return Err(e.into()),
         Err(SaveFailed::Raised(e)) => return Err(e),
     };
-    let unreachable = unreachable.map_err(|e| crate::errors::decode_error(py, &e))?;
-    if !unreachable.is_empty() {
-        let category = crate::errors::exception_class(py, "ExternalDataWarning")?;
-        let names: Vec<String> = unreachable
-            .iter()
-            .map(|l| format!("'{}'", onnxfast_core::diag::clean(l)))
-            .collect();
-        let msg = format!(
-            "{}: external data {} not in the saved model's folder, which its locations \
-             are relative to: copy the files there, or save with \
-             save_as_external_data=True to write the weights beside it",
-            named.as_deref().unwrap_or(Path::new("?")).display(),
-            names.join(", "),
-        );
-        let msg = std::ffi::CString::new(msg.replace('\0', "")).unwrap_or_default();
-        PyErr::warn(py, &category, &msg, 1)?;
+    if let Some(path) = &named {
+        warn_unreachable(py, path, unreachable)?;
     }
     Ok(written)
+}
+
+/// An `ExternalDataWarning` naming the external data a model saved to
+/// `path` would not find there (see [`unreachable_external_data`]).
+fn warn_unreachable(
+    py: Python<'_>,
+    path: &Path,
+    unreachable: Result<Vec<String>, onnxfast_core::error::DecodeError>,
+) -> PyResult<()> {
+    let unreachable = unreachable.map_err(|e| crate::errors::decode_error(py, &e))?;
+    if unreachable.is_empty() {
+        return Ok(());
+    }
+    let category = crate::errors::exception_class(py, "ExternalDataWarning")?;
+    let names: Vec<String> = unreachable
+        .iter()
+        .map(|l| format!("'{}'", onnxfast_core::diag::clean(l)))
+        .collect();
+    let msg = format!(
+        "{}: external data {} not in the saved model's folder, which its locations \
+         are relative to: copy the files there, or save with \
+         save_as_external_data=True to write the weights beside it",
+        path.display(),
+        names.join(", "),
+    );
+    let msg = std::ffi::CString::new(msg.replace('\0', "")).unwrap_or_default();
+    PyErr::warn(py, &category, &msg, 1)
 }
 
 /// Refuses a file object open on the file the model is mapped from: opening
