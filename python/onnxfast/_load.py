@@ -167,10 +167,7 @@ def load(
         ExternalDataError: with load_external_data=True, an external tensor
             could not be read or was refused (see Tensor.numpy()).
     """
-    fmt = _formats.resolve(format, f)
-    if fmt != "protobuf":
-        base_dir = _named_dir(f, base_dir)  # f becomes bytes, which have no folder
-        f = _formats.load_text(f, fmt, max_memory)
+    f, base_dir = _from_text(f, format, "ModelProto", base_dir, max_memory)
     return _decode(
         "model",
         f,
@@ -183,13 +180,26 @@ def load(
     )
 
 
+def _from_text(
+    f: Source,
+    format: str | None,
+    message: str,
+    base_dir: str | os.PathLike[str] | None,
+    max_memory: int | None,
+) -> tuple[Source, Any]:
+    """`f` and the folder its external data is relative to, as `_decode`
+    takes them: in one of onnx's text formats (`format`, else by `f`'s
+    extension), the binary encoding of the `message` it holds (and the
+    folder `f` names, since bytes name none); else both as given."""
+    fmt = _formats.resolve(format, f)
+    if fmt == "protobuf":
+        return f, base_dir
+    return _formats.load_text(f, fmt, max_memory, message), _named_dir(f, base_dir)
+
+
 def _load_value(kind: str, f: Source, mmap: bool, format: str | None) -> Any:
     """A serialized message other than a model, in `format` (see `load`)."""
-    fmt = _formats.resolve(format, f)
-    base_dir = None
-    if fmt != "protobuf":
-        base_dir = _named_dir(f, None)  # f becomes bytes, which have no folder
-        f = _formats.load_text(f, fmt, None, _TEXT_MESSAGES[kind])
+    f, base_dir = _from_text(f, format, _TEXT_MESSAGES[kind], None, None)
     return _decode(kind, f, base_dir, mmap, None)
 
 

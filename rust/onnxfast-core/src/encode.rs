@@ -370,10 +370,7 @@ fn write_temp(
     let name = path
         .file_name()
         .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "not a file path"))?;
-    let mut temp_name = std::ffi::OsString::from(".");
-    temp_name.push(name);
-    temp_name.push(format!(".{}.tmp", std::process::id()));
-    let temp = folder_of(path).join(temp_name);
+    let temp = folder_of(path).join(temporary_name(name));
     // A new file, never one already there: a leftover of this name (or a
     // link planted under it, which `create` would write through) is
     // removed first, and `create_new` refuses whatever appears meanwhile.
@@ -399,6 +396,23 @@ fn write_temp(
             ))
         }
     }
+}
+
+/// The name a file named `name` is written under before it is renamed
+/// into place: `.<name>.<pid>.tmp`.
+fn temporary_name(name: &std::ffi::OsStr) -> std::ffi::OsString {
+    let mut temp = std::ffi::OsString::from(".");
+    temp.push(name);
+    temp.push(format!(".{}.tmp", std::process::id()));
+    temp
+}
+
+/// Whether a file named `name` could be one of the temporary files a save
+/// writes (see [`temporary_name`]; any process's): a save must not give
+/// one of its own files such a name, which another file's write would
+/// replace.
+pub fn is_temporary_name(name: &str) -> bool {
+    name.starts_with('.') && name.ends_with(".tmp")
 }
 
 /// The folder a file path is in (`.` for a bare name).
@@ -576,6 +590,13 @@ mod tests {
             many.len()
         );
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn temporary_names_are_recognised() {
+        let temp = temporary_name(std::ffi::OsStr::new("m.onnx"));
+        assert!(is_temporary_name(temp.to_str().unwrap()));
+        assert!(!is_temporary_name("m.onnx"));
     }
 
     #[cfg(unix)]

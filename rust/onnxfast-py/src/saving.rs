@@ -380,12 +380,11 @@ fn save_model(
     let mut whole = root.full_model(model).map_err(decoded)?.into_owned();
     onnxfast_core::external::inline_all(&mut whole, &root.external).map_err(SaveFailed::Core)?;
     // A tensor's own file must not be the model file (whatever the file
-    // system's case rules), a folder, or a name this save's temporary
-    // files could have (`.<name>.<pid>.tmp`).
+    // system's case rules), a folder, or a temporary file's name.
     let usable = |name: &str| match &external.files {
         ExternalFiles::PerTensor { model_name, folder } => {
             name.to_lowercase() != model_name.to_lowercase()
-                && !(name.starts_with('.') && name.ends_with(".tmp"))
+                && !onnxfast_core::encode::is_temporary_name(name)
                 && !folder.join(name).is_dir()
         }
         ExternalFiles::One { .. } => true,
