@@ -657,3 +657,36 @@ def test_input_format_forces_the_format_whatever_the_extension(tmp_path) -> None
     assert run_bytes("check", "-", input=text.read_bytes()).returncode == 2
     proc = run_bytes("check", "-", "--input-format", "json", input=text.read_bytes())
     assert proc.returncode == 0, proc.stdout
+
+
+def test_paths_of_pipes_and_devices(tmp_path) -> None:
+    """`/dev/stdin` fed by a pipe is the model piped (before: an empty
+    model, "invalid"); a device is unreadable (exit 2), not a model."""
+    valid = SAMPLES / "tiny_cnn.onnx"
+    proc = run_bytes("check", "/dev/stdin", input=valid.read_bytes())
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert b"/dev/stdin: valid" in proc.stdout
+    if Path("/dev/zero").exists():
+        proc = run("check", "/dev/zero")
+        assert proc.returncode == 2
+        assert "a character device, not a model file" in proc.stdout + proc.stderr
+
+
+def test_running_out_of_memory_on_a_stream_is_an_unreadable_model(monkeypatch, capsys) -> None:
+    """Standard input from a pipe is read whole: out of memory, the model is
+    unreadable (exit 2, a message), not a traceback."""
+    from onnxfast import cli
+
+    class Exhausted:
+        def read(self, *args: object) -> bytes:
+            raise MemoryError
+
+    class Stdin:
+        buffer = Exhausted()
+
+    monkeypatch.setattr(sys, "stdin", Stdin())
+    for command in (["check", "-"], ["info", "-"], ["shapes", "-"]):
+        assert cli.main(command) == cli.EXIT_ERROR
+        out, err = capsys.readouterr()
+        assert "out of memory reading the model" in out + err
+        assert "Traceback" not in out + err

@@ -164,3 +164,105 @@ def test_saving_onto_the_mapped_open_file_is_refused(model_path, tmp_path) -> No
         model = onnxfast.load(f)
     with open(path, "r+b") as f, pytest.raises(ValueError, match="mapped from"):
         model.save(f)
+
+
+def _write_into(path: str | os.PathLike[str], data: bytes) -> threading.Thread:
+    """A thread writing `data` into the FIFO at `path` (it waits for the
+    reader); a reader that stops early ends it (broken pipe)."""
+
+    def write() -> None:
+        try:
+            with open(path, "wb") as fifo:
+                fifo.write(data)
+        except BrokenPipeError:
+            pass
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    return writer
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are POSIX")
+def test_paths_of_pipes_are_read_not_taken_for_empty_files(model_path, tmp_path) -> None:
+    """A FIFO, or a pipe's /dev/fd/N (what a shell's `<(...)` passes),
+    reports a size of 0: it is read to its end, mapped or not. Before, it
+    was taken for an empty file: a model with no graph, no error."""
+    data = open(model_path, "rb").read()  # noqa: SIM115 (closed at once)
+    expected = onnx.load_from_string(data)
+    folder = os.path.dirname(model_path)
+    fifo = tmp_path / "m.onnx"
+    os.mkfifo(fifo)
+    for mmap in (True, False):
+        writer = _write_into(fifo, data)
+        assert onnxfast.load(fifo, base_dir=folder, mmap=mmap).to_onnx() == expected
+        writer.join()
+    read_end, write_end = os.pipe()
+    writer = threading.Thread(target=lambda: (os.write(write_end, data), os.close(write_end)))
+    writer.start()
+    try:
+        assert onnxfast.load(f"/dev/fd/{read_end}", base_dir=folder).to_onnx() == expected
+    finally:
+        writer.join()
+        os.close(read_end)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are POSIX")
+def test_a_stream_longer_than_max_memory_is_refused(model_path, tmp_path) -> None:
+    """A stream is read into memory: max_memory bounds it, for a path (a
+    FIFO) and a file object alike. Its bytes up to the limit are read, no
+    more; exactly the limit loads."""
+    data = open(model_path, "rb").read()  # noqa: SIM115 (closed at once)
+    folder = os.path.dirname(model_path)
+    fifo = tmp_path / "m.onnx"
+    os.mkfifo(fifo)
+    limit = len(data) - 1
+    writer = _write_into(fifo, data)
+    with pytest.raises(DecodeError, match="stream") as refused:
+        onnxfast.load(fifo, max_memory=limit)
+    writer.join()
+    assert refused.value.offset == limit
+    assert str(fifo) in refused.value.reason
+    assert f"memory budget of {limit} bytes" in refused.value.reason
+    stream = io.BytesIO(data)
+    with pytest.raises(DecodeError, match="stream") as refused:
+        onnxfast.load(stream, max_memory=limit)
+    assert refused.value.offset == limit
+    assert stream.tell() == limit + 1  # no further
+    writer = _write_into(fifo, data)
+    exact = onnxfast.load(fifo, base_dir=folder, max_memory=len(data))
+    writer.join()
+    assert exact.to_onnx() == onnx.load_from_string(data)
+    assert onnxfast.load(io.BytesIO(data), base_dir=folder, max_memory=len(data)) == exact
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are POSIX")
+def test_a_text_model_from_a_fifo_is_read_within_its_budget(tmp_path) -> None:
+    """A FIFO's size is 0, so the text budget's check before reading passes:
+    the read itself stops past the limit."""
+    fifo = tmp_path / "m.json"
+    os.mkfifo(fifo)
+    writer = _write_into(fifo, b" " * 5000)
+    with pytest.raises(DecodeError, match="more than 1000 bytes of json"):
+        onnxfast.load(fifo, max_memory=16 * 1000)
+    writer.join()
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="needs /dev/zero")
+@pytest.mark.parametrize("mmap", [True, False])
+def test_devices_are_refused(mmap) -> None:
+    """/dev/zero has no end (read, it took memory without bound; mapped, its
+    size 0 made an empty model): a device is not a model file."""
+    import errno
+
+    with pytest.raises(OSError, match="a character device, not a model file") as refused:
+        onnxfast.load("/dev/zero", mmap=mmap)
+    assert refused.value.errno == errno.EINVAL
+    assert refused.value.filename == "/dev/zero"
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="needs procfs")
+def test_files_that_report_no_size_are_read() -> None:
+    """/proc's files have size 0 and hold text: read, they are not ONNX
+    (before, they were taken for empty files: an empty model)."""
+    with pytest.raises(DecodeError, match="wire type"):
+        onnxfast.load("/proc/self/status")

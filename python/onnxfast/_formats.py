@@ -117,7 +117,10 @@ def load_text(f: Any, fmt: str, max_memory: int | None, message: str = "ModelPro
         if size > limit:
             raise refuse(str(size))
         with open(f, "rb") as file:
-            text = file.read()
+            # Bounded: a pipe's size is 0, a file may have grown since.
+            text = file.read(limit + 1)
+        if len(text) > limit:
+            raise refuse(f"more than {limit}")
     elif isinstance(f, (bytes, bytearray, memoryview)):
         text = bytes(f)
         if len(text) > limit:

@@ -8,6 +8,7 @@ import stat
 from typing import IO, TYPE_CHECKING, Any, Union
 
 from . import _formats, _onnxfast
+from .errors import DecodeError
 
 if TYPE_CHECKING:
     from ._onnxfast import MapValue, Model, OptionalValue, SequenceValue, Tensor
@@ -15,8 +16,12 @@ if TYPE_CHECKING:
 Source = Union[str, "os.PathLike[str]", bytes, bytearray, memoryview, IO[bytes], Any]
 
 
-def _resolve(f: Source, base_dir: str | os.PathLike[str] | None) -> tuple[Any, Any]:
-    """Returns what the decoder takes (a path or a bytes object) and the base dir."""
+def _resolve(
+    f: Source, base_dir: str | os.PathLike[str] | None, kind: str, max_memory: int | None
+) -> tuple[Any, Any]:
+    """Returns what the decoder takes (a path or a bytes object) and the base dir
+    (a file object is read, at most `max_memory` bytes when given; more is a
+    DecodeError of the `kind` of message decoded)."""
     if isinstance(f, (str, os.PathLike)):
         return os.fspath(f), base_dir
     if isinstance(f, bytes):
@@ -28,16 +33,45 @@ def _resolve(f: Source, base_dir: str | os.PathLike[str] | None) -> tuple[Any, A
     if callable(serialize) and hasattr(f, "DESCRIPTOR"):
         # An onnx protobuf message.
         return serialize(), base_dir
-    read = getattr(f, "read", None)
-    if callable(read):
-        data = read()
-        if not isinstance(data, (bytes, bytearray, memoryview)):
-            raise TypeError(f"file object must be opened in binary mode, read() gave {type(data)}")
-        return bytes(data) if not isinstance(data, bytes) else data, _named_dir(f, base_dir)
+    if callable(getattr(f, "read", None)):
+        return _read_stream(f, max_memory, kind), _named_dir(f, base_dir)
     raise TypeError(
         f"cannot load from {type(f).__name__}: expected a path, bytes, a binary file "
         "object or an onnx protobuf message"
     )
+
+
+# How much a read of a file object under a memory budget asks for at a time.
+_READ_CHUNK = 1 << 24
+
+
+def _read_stream(f: Any, limit: int | None, kind: str) -> bytes:
+    """Everything file object `f` gives from its position; with a `limit`,
+    a DecodeError (of the `kind` of message decoded) once it gives more than
+    `limit` bytes (read no further)."""
+    parts: list[bytes] = []
+    total = 0
+    while True:
+        data = f.read() if limit is None else f.read(min(_READ_CHUNK, limit + 1 - total))
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            raise TypeError(f"file object must be opened in binary mode, read() gave {type(data)}")
+        if limit is None:
+            return bytes(data) if not isinstance(data, bytes) else data
+        if not data:
+            return b"".join(parts)
+        parts.append(bytes(data))
+        total += len(data)
+        if total > limit:
+            where = _formats.file_path(f) or f"the {type(f).__name__}"
+            reason = (
+                f"{where} is a stream (read into memory, not mapped) longer than the memory "
+                f"budget of {limit} bytes (raise max_memory, or save the model to a file, "
+                "which is mapped)"
+            )
+            root = _TEXT_MESSAGES.get(kind, "ModelProto")
+            raise DecodeError(
+                f"{root} (byte {limit}): {reason}", offset=limit, path="", reason=reason
+            )
 
 
 def _named_dir(f: Any, base_dir: str | os.PathLike[str] | None) -> Any:
@@ -87,7 +121,7 @@ def _decode(
 ) -> Any:
     mapped = _mappable(f) if mmap else None
     if mapped is None:
-        source, base = _resolve(f, base_dir)
+        source, base = _resolve(f, base_dir, kind, max_memory)
         offset = 0
     else:
         # An open file: mapped from its position, as a path is, not read
@@ -122,7 +156,10 @@ def load(
     """Loads an ONNX model.
 
     Args:
-        f: a path (memory-mapped), ``bytes`` (used in place, zero-copy),
+        f: a path (a regular file is memory-mapped; a FIFO or a pipe, such
+            as ``/dev/stdin`` fed by one or a shell's ``<(...)``, is read to
+            its end; a device such as ``/dev/zero`` is refused with an
+            ``OSError``), ``bytes`` (used in place, zero-copy),
             ``bytearray``/``memoryview`` (copied once), a binary file object
             (what ``open(path, "rb")`` gives on a regular file is mapped
             from its position, as a path is; others, such as
@@ -138,7 +175,10 @@ def load(
             alive (the process would get SIGBUS); use mmap=False in pipelines
             that cannot guarantee that.
         max_memory: refuse files whose decoded form would need more bytes
-            than this; defaults to 16 × the file size + 64 MiB.
+            than this; defaults to 16 × the file size + 64 MiB. A stream (a
+            pipe, a FIFO, a file object that is not mapped) is read into
+            memory: when given, it is also the most bytes read from one
+            (a ``DecodeError`` past it); without it, a stream is read whole.
         load_external_data: read every external tensor now and make it
             inline (raw_data), as onnx.load does; the default reads (maps)
             each external file lazily, on the first access to its data.

@@ -83,6 +83,12 @@ def _describe_failure(exc: BaseException) -> str:
 
     if isinstance(exc, FileNotFoundError):
         return f"no such file: {exc.filename}"
+    if isinstance(exc, MemoryError):
+        # A stream (standard input from a pipe) is read into memory whole.
+        return (
+            "out of memory reading the model (a pipe is read into memory: give a file, "
+            "which is mapped)"
+        )
     if isinstance(exc, IsADirectoryError):
         return f"is a folder, not a model file: {exc.filename}"
     if isinstance(exc, PermissionError):
@@ -165,7 +171,7 @@ def _check_one(
             contrib_ops=contrib_ops,
             data_prop=data_prop,
         )
-    except (OSError, OnnxFastError) as e:
+    except (OSError, MemoryError, OnnxFastError) as e:
         return {
             "path": str(path),
             "ok": False,
@@ -630,7 +636,7 @@ def cmd_info(args: argparse.Namespace) -> int:
                 contrib_ops=args.contrib_ops,
             )
             info["values"] = shape_table(inferred)
-    except (OSError, OnnxFastError) as e:
+    except (OSError, MemoryError, OnnxFastError) as e:
         print(f"onnxfast info: {_describe_failure(e)}", file=sys.stderr)
         if args.debug:
             traceback.print_exc()
@@ -840,7 +846,7 @@ def cmd_shapes(args: argparse.Namespace) -> int:
         table = shape_table(inferred, graphs=graphs)
         if sizes is not None:
             plan_memory(graphs, table, sizes)
-    except (OSError, OnnxFastError) as e:
+    except (OSError, MemoryError, OnnxFastError) as e:
         print(f"onnxfast shapes: {_describe_failure(e)}", file=sys.stderr)
         if args.debug:
             traceback.print_exc()

@@ -42,6 +42,10 @@ pub enum DecodeErrorKind {
     BadGroup { detail: &'static str },
     /// The decoded model would need more memory than allowed.
     MemoryBudget { projected: u64, budget: u64 },
+    /// A model read from a stream (a pipe, a FIFO, a socket: bytes that
+    /// cannot be mapped, so they are read into memory) went on past the
+    /// memory budget, `budget` bytes.
+    StreamOverBudget { source: String, budget: u64 },
     /// The scanner accepted input that prost rejected (a bug on our side).
     Internal { detail: String },
 }
@@ -127,6 +131,12 @@ impl fmt::Display for DecodeErrorKind {
                  (raise max_memory if this model is trusted)",
                 budget / (1 << 20),
                 projected.div_ceil(1 << 20)
+            ),
+            DecodeErrorKind::StreamOverBudget { source, budget } => write!(
+                f,
+                "{source} is a stream (a pipe or socket, read into memory, not mapped) longer \
+                 than the memory budget of {budget} bytes (raise max_memory, or save the model \
+                 to a file, which is mapped)"
             ),
             DecodeErrorKind::Internal { detail } => {
                 write!(

@@ -74,6 +74,7 @@ pub fn os_error(py: Python<'_>, path: &std::path::Path, source: &std::io::Error)
         std::io::ErrorKind::NotFound => 2,
         std::io::ErrorKind::PermissionDenied => 13,
         std::io::ErrorKind::IsADirectory => 21,
+        std::io::ErrorKind::InvalidInput => 22,
         _ => 5,
     });
     let reason = match source.raw_os_error() {

@@ -83,6 +83,17 @@ enum Kind {
 }
 
 impl Kind {
+    /// The message type decoded for this kind.
+    fn root_name(self) -> &'static str {
+        match self {
+            Kind::Model => "ModelProto",
+            Kind::Tensor => "TensorProto",
+            Kind::Sequence => "SequenceProto",
+            Kind::Map => "MapProto",
+            Kind::Optional => "OptionalProto",
+        }
+    }
+
     fn parse(kind: &str) -> PyResult<Kind> {
         Ok(match kind {
             "model" => Kind::Model,
@@ -271,14 +282,9 @@ fn decode_message_impl(
         whole_map = start == 0;
         (loaded.bytes.slice(start..), loaded.pages, base_dir)
     } else if let Ok(path) = source.extract::<PathBuf>() {
+        // A pipe or socket is read into memory: max_memory bounds it.
         let loaded = py
-            .detach(|| {
-                if mmap {
-                    source::map_file(&path)
-                } else {
-                    source::read_file(&path).map(|bytes| source::Mapped { bytes, pages: None })
-                }
-            })
+            .detach(|| source::open_path(&path, mmap, max_memory, kind.root_name()))
             .into_py_result(py)?;
         let dir = base_dir.or_else(|| Some(parent_dir(&path)));
         (loaded.bytes, loaded.pages, dir)

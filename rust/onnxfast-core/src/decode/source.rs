@@ -8,7 +8,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use memmap2::{Mmap, UncheckedAdvice};
 
-use crate::error::{Error, Result};
+use crate::error::{DecodeError, DecodeErrorKind, Error, Result};
 
 /// Shares one map between the `Bytes` that slice it and the [`PageReleaser`].
 struct MapOwner(Arc<Mmap>);
@@ -189,9 +189,206 @@ pub fn file_identity(meta: &std::fs::Metadata) -> Option<(u64, u64)> {
 
 /// Reads `path` into an owned buffer.
 pub fn read_file(path: &Path) -> Result<Bytes> {
-    let mut file = File::open(path).map_err(|e| Error::io(path, e))?;
+    let file = File::open(path).map_err(|e| Error::io(path, e))?;
+    read_open_file(file, path, None, "")
+}
+
+/// A model at `path`, as each kind of file can give it:
+/// - a regular file is mapped (`mmap`), else read whole;
+/// - a pipe, a FIFO or a socket (`/dev/stdin` fed by a pipe, a shell's
+///   `<(...)`), or a file that reports no size (`/proc`), is read to its
+///   end into memory, refused past `stream_limit` bytes (a decode error of
+///   the root message `root`, e.g. `ModelProto`);
+/// - a device is refused (`/dev/zero` has no end, a terminal waits for
+///   typing).
+///
+/// Opening a FIFO waits for a writer, as any reader of it does.
+pub fn open_path(
+    path: &Path,
+    mmap: bool,
+    stream_limit: Option<u64>,
+    root: &'static str,
+) -> Result<Mapped> {
+    let file = File::open(path).map_err(|e| Error::io(path, e))?;
+    let meta = file.metadata().map_err(|e| Error::io(path, e))?;
+    if meta.is_file() && meta.len() > 0 {
+        return if mmap {
+            map_open_file(&file, path)
+        } else {
+            read_open_file(file, path, None, root).map(|bytes| Mapped { bytes, pages: None })
+        };
+    }
+    if meta.is_dir() {
+        return Err(Error::io(path, std::io::Error::from_raw_os_error(21)));
+    }
+    if let Some(device) = device_kind(&meta) {
+        return Err(Error::io(
+            path,
+            std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!(
+                    "{device}, not a model file (models are read from files, pipes and sockets)"
+                ),
+            ),
+        ));
+    }
+    let bytes = read_open_file(file, path, stream_limit, root)?;
+    Ok(Mapped { bytes, pages: None })
+}
+
+/// What kind of device `meta` describes, if it is one.
+fn device_kind(meta: &std::fs::Metadata) -> Option<&'static str> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        let kind = meta.file_type();
+        if kind.is_char_device() {
+            return Some("a character device");
+        }
+        if kind.is_block_device() {
+            return Some("a block device");
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = meta;
+    None
+}
+
+/// Reads `file` (opened from `path`) to its end; with a `limit`, refuses
+/// more than `limit` bytes (after reading one more, no further).
+fn read_open_file(
+    file: File,
+    path: &Path,
+    limit: Option<u64>,
+    root: &'static str,
+) -> Result<Bytes> {
     let mut data = Vec::new();
-    file.read_to_end(&mut data)
-        .map_err(|e| Error::io(path, e))?;
-    Ok(Bytes::from(data))
+    let read = match limit {
+        Some(limit) => file.take(limit.saturating_add(1)).read_to_end(&mut data),
+        None => { file }.read_to_end(&mut data),
+    };
+    read.map_err(|e| Error::io(path, e))?;
+    match limit {
+        Some(limit) if data.len() as u64 > limit => Err(Error::Decode(DecodeError {
+            offset: limit,
+            path: String::new(),
+            root,
+            kind: DecodeErrorKind::StreamOverBudget {
+                source: path.display().to_string(),
+                budget: limit,
+            },
+        })),
+        _ => Ok(Bytes::from(data)),
+    }
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    /// A FIFO in the temporary folder, removed on drop.
+    struct Fifo(std::path::PathBuf);
+
+    impl Fifo {
+        fn new(tag: &str) -> rustix::io::Result<Fifo> {
+            let path = std::env::temp_dir()
+                .join(format!("onnxfast-source-{tag}-{}.onnx", std::process::id()));
+            let _ = std::fs::remove_file(&path);
+            rustix::fs::mknodat(
+                rustix::fs::CWD,
+                &path,
+                rustix::fs::FileType::Fifo,
+                rustix::fs::Mode::from_raw_mode(0o600),
+                0,
+            )?;
+            Ok(Fifo(path))
+        }
+
+        /// Writes `data` into the FIFO from another thread (a reader that
+        /// stops early breaks the pipe: ignored).
+        fn feed(&self, data: &'static [u8]) -> std::thread::JoinHandle<()> {
+            let path = self.0.clone();
+            std::thread::spawn(move || {
+                if let Ok(mut f) = std::fs::OpenOptions::new().write(true).open(path) {
+                    let _ = f.write_all(data);
+                }
+            })
+        }
+    }
+
+    impl Drop for Fifo {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_file(&self.0);
+        }
+    }
+
+    const DATA: &[u8] = b"\x08\x07\x12\x04none";
+
+    #[test]
+    fn a_fifo_is_read_to_its_end_mapped_or_not() {
+        let fifo = Fifo::new("read").expect("mkfifo");
+        for mmap in [true, false] {
+            let writer = fifo.feed(DATA);
+            let got = open_path(&fifo.0, mmap, None, "ModelProto").expect("read");
+            writer.join().expect("writer");
+            assert_eq!(&got.bytes[..], DATA);
+            assert!(got.pages.is_none());
+        }
+    }
+
+    #[test]
+    fn a_fifo_past_its_limit_is_refused_after_one_byte_more() {
+        let fifo = Fifo::new("limit").expect("mkfifo");
+        let writer = fifo.feed(DATA);
+        let limit = DATA.len() as u64 - 1;
+        let err = open_path(&fifo.0, true, Some(limit), "ModelProto").expect_err("refused");
+        writer.join().expect("writer");
+        let Error::Decode(err) = err else {
+            panic!("not a decode error: {err}");
+        };
+        assert_eq!(err.offset, limit);
+        assert_eq!(err.root, "ModelProto");
+        assert!(
+            matches!(err.kind, DecodeErrorKind::StreamOverBudget { budget, .. } if budget == limit)
+        );
+        let writer = fifo.feed(DATA);
+        let exact = open_path(&fifo.0, true, Some(DATA.len() as u64), "ModelProto");
+        writer.join().expect("writer");
+        assert_eq!(&exact.expect("at the limit").bytes[..], DATA);
+    }
+
+    #[test]
+    fn devices_are_refused() {
+        let zero = Path::new("/dev/zero");
+        if !zero.exists() {
+            return;
+        }
+        for mmap in [true, false] {
+            let err = open_path(zero, mmap, None, "ModelProto").expect_err("refused");
+            let Error::Io { source, .. } = &err else {
+                panic!("not an I/O error: {err}");
+            };
+            assert_eq!(source.kind(), std::io::ErrorKind::InvalidInput);
+            assert!(
+                source.to_string().contains("a character device"),
+                "{source}"
+            );
+        }
+    }
+
+    #[test]
+    fn regular_files_are_mapped() {
+        let path =
+            std::env::temp_dir().join(format!("onnxfast-source-{}.onnx", std::process::id()));
+        std::fs::write(&path, DATA).expect("write");
+        let mapped = open_path(&path, true, Some(1), "ModelProto");
+        let read = open_path(&path, false, Some(1), "ModelProto");
+        let _ = std::fs::remove_file(&path);
+        // The stream limit is for streams: a file's size is known.
+        let mapped = mapped.expect("mapped");
+        assert_eq!(&mapped.bytes[..], DATA);
+        assert!(mapped.pages.is_some());
+        assert_eq!(&read.expect("read").bytes[..], DATA);
+    }
 }
