@@ -3,8 +3,11 @@ them: the bytes onnx writes, through whatever `write()` the object has."""
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
+import stat
+import threading
 from pathlib import Path
 
 import onnx
@@ -239,3 +242,101 @@ def test_a_name_that_is_not_the_streams_file_is_no_folder(sources, tmp_path, mon
         with pytest.raises(ValueError, match="folder"):
             model.save(renamed, save_as_external_data=True)
     assert sorted(os.listdir(tmp_path)) == ["other.onnx", "real.onnx"]
+
+
+def _reading(path: Path) -> tuple[list[bytes], threading.Thread]:
+    """What a thread reads from the FIFO at `path` (see `_read`)."""
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(path.read_bytes()), daemon=True)
+    reader.start()
+    return got, reader
+
+
+def _read(path: Path, got: list[bytes], reader: threading.Thread) -> bytes:
+    """What the reader of `_reading` got; if no writer came (the FIFO was
+    replaced), the reader is let go and the test fails instead of hanging."""
+    reader.join(timeout=60)
+    if reader.is_alive() or not got:
+        with contextlib.suppress(OSError):
+            os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
+        pytest.fail(f"nothing was written into the FIFO {path}")
+    return got[0]
+
+
+SAVES = {
+    "protobuf": {},
+    "json": {"format": "json"},
+    "external data": {"save_as_external_data": True, "location": "w.bin"},
+}
+
+
+@pytest.mark.parametrize("how", list(SAVES))
+def test_a_link_is_followed_as_onnx_follows_it(sources, tmp_path, how) -> None:
+    """Saving to a symbolic link writes the file it names, link after link
+    (a dangling link's target is created); the links stay. Before, the
+    last link was replaced by a file and its target left as it was."""
+    model = onnxfast.load(sources["inline"])
+    for lib in ("onnx", "onnxfast"):
+        folder = tmp_path / lib
+        (folder / "real").mkdir(parents=True)
+        (folder / "real" / "m.onnx").write_bytes(b"old")
+        (folder / "first.onnx").symlink_to("real/m.onnx")
+        (folder / "link.onnx").symlink_to("first.onnx")
+        (folder / "dangling.onnx").symlink_to("real/new.onnx")
+        for name in ("link.onnx", "dangling.onnx"):
+            # A data file each (onnx appends to one already there).
+            options = {
+                **SAVES[how],
+                **({"location": f"{name}.bin"} if "location" in SAVES[how] else {}),
+            }
+            if lib == "onnx":
+                onnx.save_model(onnx.load(sources["inline"]), folder / name, **options)
+            else:
+                model.save(folder / name, **options)
+        assert (folder / "link.onnx").is_symlink()
+        assert (folder / "dangling.onnx").is_symlink()
+    names = {str(p.relative_to(tmp_path / "onnx")) for p in (tmp_path / "onnx").rglob("*")}
+    assert {
+        str(p.relative_to(tmp_path / "onnxfast")) for p in (tmp_path / "onnxfast").rglob("*")
+    } == names
+    for name in names - {"real"}:
+        theirs = (tmp_path / "onnx" / name).read_bytes()
+        assert (tmp_path / "onnxfast" / name).read_bytes() == theirs, name
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are POSIX")
+@pytest.mark.parametrize("how", list(SAVES))
+def test_a_fifo_is_written_into_not_replaced(sources, tmp_path, how) -> None:
+    """A FIFO at the path gets the bytes onnx writes into it, and stays a
+    FIFO (before, a file took its place and its reader got nothing)."""
+    model = onnxfast.load(sources["inline"])
+    read = {}
+    for lib in ("onnx", "onnxfast"):
+        (tmp_path / lib).mkdir()
+        fifo = tmp_path / lib / "m.onnx"
+        os.mkfifo(fifo)
+        got, reader = _reading(fifo)
+        if lib == "onnx":
+            onnx.save_model(onnx.load(sources["inline"]), fifo, **SAVES[how])
+        else:
+            model.save(fifo, **SAVES[how])
+        read[lib] = _read(fifo, got, reader)
+        assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    assert read["onnxfast"] == read["onnx"]
+    if how == "external data":
+        assert (tmp_path / "onnxfast" / "w.bin").read_bytes() == (
+            tmp_path / "onnx" / "w.bin"
+        ).read_bytes()
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="mknod needs root")
+@pytest.mark.parametrize("how", list(SAVES))
+def test_a_device_is_written_into_not_replaced(sources, tmp_path, how) -> None:
+    """A device node at the path (here a copy of /dev/null's) is written
+    into: before, a save as root to /dev/null put a file in its place."""
+    null = tmp_path / "null"
+    os.mknod(null, stat.S_IFCHR | 0o666, os.makedev(1, 3))
+    written = onnxfast.load(sources["inline"]).save(null, **SAVES[how])
+    assert written > 0
+    assert stat.S_ISCHR(os.lstat(null).st_mode)
+    assert os.lstat(null).st_rdev == os.makedev(1, 3)

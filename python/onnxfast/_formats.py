@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 from typing import Any
 
 from .errors import DecodeError
@@ -163,12 +164,23 @@ def text_of(encoded: bytes, fmt: str) -> bytes:
 def save_text(model: Any, f: Any, fmt: str) -> int:
     """Writes `model` (an onnxfast Model) to `f` in text format `fmt`, as
     onnx.save_model does; to a path through a temporary file renamed into
-    place. Returns the bytes written."""
+    place (a FIFO or a device is written into). Returns the bytes written."""
     data = _text(model.to_onnx(), fmt)
     if not isinstance(f, (str, os.PathLike)):
         f.write(data)
         return len(data)
-    path = os.fsdecode(f)
+    # A link's target gets the text, as open() would write it (the binary
+    # format's writer follows links too).
+    path = os.path.realpath(os.fsdecode(f))
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        mode = stat.S_IFREG  # a new file
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        # A FIFO or a device (/dev/null): written into, not replaced.
+        with open(path, "wb") as special:
+            special.write(data)
+        return len(data)
     # Beside the target, named as the binary format's writer names its own.
     temp = os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.{os.getpid()}.tmp")
     try:

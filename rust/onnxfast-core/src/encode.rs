@@ -10,7 +10,7 @@
 use std::fs::File;
 use std::io::{self, Write};
 use std::mem::MaybeUninit;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use bytes::buf::UninitSlice;
 use bytes::BufMut;
@@ -150,7 +150,10 @@ fn write_out(out: &mut dyn Write, failed: &mut Option<io::Error>, written: &mut 
 /// or an in-memory buffer.
 pub enum Target<'a> {
     /// Written to a temporary file beside the path, renamed over it once
-    /// complete: a failed write leaves the path as it was.
+    /// complete: a failed write leaves the path as it was. A symbolic link
+    /// is followed (the file it names is written, as `open` writes it); a
+    /// path that names a FIFO or a device (`/dev/null`, `/dev/stdout`) is
+    /// written in place, as a stream, not replaced by a file.
     Path(&'a Path),
     /// Written in order as it is encoded (what a failed write leaves in the
     /// stream is the writer's).
@@ -223,13 +226,19 @@ fn write_with_data(
     after_write: &dyn Fn(&[u8]),
     fill: impl FnOnce(&mut FileSink) -> io::Result<()>,
 ) -> io::Result<(u64, u64)> {
-    // What would make a rename fail once the first is done.
-    let path = match &target {
-        Target::Path(path) => Some(*path),
-        Target::Stream(_) => None,
+    // The model's file (a link's target), the FIFO or device it is
+    // written into, or the stream.
+    let mut model_out = match target {
+        Target::Path(path) => ModelOut::Placed(placement(path)?),
+        Target::Stream(out) => ModelOut::Stream(out),
     };
+    // What would make a rename fail once the first is done.
     let mut seen = std::collections::HashSet::new();
-    for target in path.into_iter().chain(data.iter().map(|(p, _)| *p)) {
+    let model_path = match &model_out {
+        ModelOut::Placed(Placement::Replace(p) | Placement::InPlace(p)) => Some(p.as_path()),
+        ModelOut::Stream(_) => None,
+    };
+    for target in model_path.into_iter().chain(data.iter().map(|(p, _)| *p)) {
         if target.is_dir() {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
@@ -261,16 +270,25 @@ fn write_with_data(
     if !sync_each {
         temps.sync()?;
     }
-    let model_written = match target {
-        Target::Path(path) => {
-            let (temp, n) = write_temp(path, true, after_write, fill)?;
-            temps.0.push((temp, path));
+    let model_written = match &mut model_out {
+        ModelOut::Placed(Placement::Replace(file)) => {
+            let (temp, n) = write_temp(file, true, after_write, fill)?;
+            temps.0.push((temp, file));
             n
         }
-        Target::Stream(out) => write_stream(out, after_write, fill)?,
+        ModelOut::Placed(Placement::InPlace(special)) => {
+            write_stream(&mut open_in_place(special)?, after_write, fill)?
+        }
+        ModelOut::Stream(out) => write_stream(&mut **out, after_write, fill)?,
     };
     temps.commit()?;
     Ok((model_written, data_written))
+}
+
+/// Where [`write_with_data`] writes the model.
+enum ModelOut<'a> {
+    Placed(Placement),
+    Stream(&'a mut dyn Write),
 }
 
 /// Data files of a save up to this many are synced one by one.
@@ -342,9 +360,66 @@ fn write_to(
     fill: impl FnOnce(&mut FileSink) -> io::Result<()>,
 ) -> io::Result<u64> {
     match target {
-        Target::Path(path) => commit(write_temp(path, true, after_write, fill)?, path),
+        Target::Path(path) => match placement(path)? {
+            Placement::Replace(file) => commit(write_temp(&file, true, after_write, fill)?, &file),
+            Placement::InPlace(special) => {
+                write_stream(&mut open_in_place(&special)?, after_write, fill)
+            }
+        },
         Target::Stream(out) => write_stream(out, after_write, fill),
     }
+}
+
+/// How a save writes the file at a path (see [`placement`]).
+#[derive(Debug, PartialEq, Eq)]
+enum Placement {
+    /// A regular file (or none yet) at this path: written beside it under
+    /// a temporary name, then renamed over it.
+    Replace(PathBuf),
+    /// A FIFO, a socket or a device: written to in place, as a stream
+    /// (replacing it would put a file where `/dev/null` was).
+    InPlace(PathBuf),
+}
+
+/// Symbolic links followed one after another, at most (Linux's limit).
+const MAX_LINKS: usize = 40;
+
+/// Where and how a save to `path` writes: a symbolic link is followed to
+/// the file it names, link after link (the link stays, its target gets the
+/// content, as `open(path, "wb")` would have it); that file is replaced,
+/// or written in place when it is not a regular file or a folder.
+fn placement(path: &Path) -> io::Result<Placement> {
+    let failed =
+        |e: io::Error| io::Error::new(e.kind(), format!("cannot write {}: {e}", path.display()));
+    let mut at = path.to_path_buf();
+    for _ in 0..MAX_LINKS {
+        let meta = match std::fs::symlink_metadata(&at) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Placement::Replace(at)),
+            Err(e) => return Err(failed(e)),
+            Ok(meta) => meta,
+        };
+        let kind = meta.file_type();
+        if kind.is_symlink() {
+            // A relative target is relative to the link's folder.
+            at = folder_of(&at).join(std::fs::read_link(&at).map_err(failed)?);
+        } else if kind.is_file() || kind.is_dir() {
+            return Ok(Placement::Replace(at));
+        } else {
+            return Ok(Placement::InPlace(at));
+        }
+    }
+    Err(failed(io::Error::new(
+        io::ErrorKind::InvalidInput,
+        format!("more than {MAX_LINKS} symbolic links in a row"),
+    )))
+}
+
+/// A FIFO or device (see [`Placement::InPlace`]) opened for writing.
+fn open_in_place(path: &Path) -> io::Result<File> {
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(path)
+        .map_err(|e| io::Error::new(e.kind(), format!("cannot write {}: {e}", path.display())))
 }
 
 /// Writes a content to a stream: the bytes written.
@@ -616,6 +691,87 @@ mod tests {
         assert_eq!(std::fs::read(&path).unwrap(), b"model");
         assert_eq!(std::fs::read(&victim).unwrap(), b"keep");
         assert!(std::fs::symlink_metadata(&temp).is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn links_are_followed_to_the_file_they_name() {
+        use std::os::unix::fs::symlink;
+        let dir =
+            std::env::temp_dir().join(format!("onnxfast-encode-links-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("real")).unwrap();
+        std::fs::write(dir.join("real/m.onnx"), b"old").unwrap();
+        symlink("real/m.onnx", dir.join("first")).unwrap();
+        symlink("first", dir.join("link")).unwrap();
+        symlink("real/new.onnx", dir.join("dangling")).unwrap();
+        symlink("loop", dir.join("loop")).unwrap();
+        assert_eq!(
+            placement(&dir.join("link")).unwrap(),
+            Placement::Replace(dir.join("real/m.onnx"))
+        );
+        assert_eq!(
+            placement(&dir.join("dangling")).unwrap(),
+            Placement::Replace(dir.join("real/new.onnx"))
+        );
+        let looped = placement(&dir.join("loop")).unwrap_err();
+        assert!(
+            looped.to_string().contains("symbolic links in a row"),
+            "{looped}"
+        );
+        // The model file and a data file, through links: the links stay.
+        write_bytes(b"model", Target::Path(&dir.join("link")), &keep).unwrap();
+        let data = [bytes::Bytes::from_static(b"data")];
+        let data_path = dir.join("w.bin");
+        let files: [(&Path, &[bytes::Bytes]); 1] = [(&data_path, &data)];
+        write_bytes_with_data(b"again", Target::Path(&dir.join("dangling")), &files, &keep)
+            .unwrap();
+        assert_eq!(std::fs::read(dir.join("real/m.onnx")).unwrap(), b"model");
+        assert_eq!(std::fs::read(dir.join("real/new.onnx")).unwrap(), b"again");
+        assert_eq!(std::fs::read(&data_path).unwrap(), b"data");
+        for link in ["first", "link", "dangling"] {
+            assert!(std::fs::symlink_metadata(dir.join(link))
+                .unwrap()
+                .file_type()
+                .is_symlink());
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_fifo_is_written_in_place() {
+        use std::io::Read;
+        use std::os::unix::fs::FileTypeExt;
+        let dir = std::env::temp_dir().join(format!("onnxfast-encode-fifo-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let fifo = dir.join("m.onnx");
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &fifo,
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+            0,
+        )
+        .unwrap();
+        assert_eq!(placement(&fifo).unwrap(), Placement::InPlace(fifo.clone()));
+        let reading = fifo.clone();
+        let reader = std::thread::spawn(move || {
+            let mut got = Vec::new();
+            File::open(reading).unwrap().read_to_end(&mut got).unwrap();
+            got
+        });
+        assert_eq!(
+            write_bytes(b"model", Target::Path(&fifo), &keep).unwrap(),
+            5
+        );
+        assert_eq!(reader.join().unwrap(), b"model");
+        assert!(std::fs::symlink_metadata(&fifo)
+            .unwrap()
+            .file_type()
+            .is_fifo());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
