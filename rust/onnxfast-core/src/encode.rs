@@ -748,14 +748,7 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         let fifo = dir.join("m.onnx");
-        rustix::fs::mknodat(
-            rustix::fs::CWD,
-            &fifo,
-            rustix::fs::FileType::Fifo,
-            rustix::fs::Mode::from_raw_mode(0o600),
-            0,
-        )
-        .unwrap();
+        crate::fuzzing::make_fifo(&fifo).unwrap();
         assert_eq!(placement(&fifo).unwrap(), Placement::InPlace(fifo.clone()));
         let reading = fifo.clone();
         let reader = std::thread::spawn(move || {

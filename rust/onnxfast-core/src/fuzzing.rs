@@ -505,6 +505,20 @@ pub struct Sandbox {
     pub model_dir: PathBuf,
 }
 
+/// Makes a FIFO (a named pipe) at `path`, readable and writable by its
+/// owner (for the sandbox and for tests of readers and writers of paths).
+#[cfg(unix)]
+pub fn make_fifo(path: &Path) -> std::io::Result<()> {
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        path,
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o600),
+        0,
+    )?;
+    Ok(())
+}
+
 /// Bytes of the file outside the model folder.
 pub const OUTSIDE_MARKER: &[u8] = b"#OUTSIDE-THE-MODEL-FOLDER#";
 /// Bytes of `model/inside.bin`.
@@ -532,13 +546,7 @@ impl Sandbox {
             std::fs::hard_link(root.join("outside.bin"), &hard)?;
             let fifo = model_dir.join("fifo");
             if !fifo.exists() {
-                rustix::fs::mknodat(
-                    rustix::fs::CWD,
-                    &fifo,
-                    rustix::fs::FileType::Fifo,
-                    rustix::fs::Mode::from_raw_mode(0o600),
-                    0,
-                )?;
+                make_fifo(&fifo)?;
             }
         }
         Ok(Sandbox {

@@ -291,17 +291,11 @@ mod tests {
     struct Fifo(std::path::PathBuf);
 
     impl Fifo {
-        fn new(tag: &str) -> rustix::io::Result<Fifo> {
+        fn new(tag: &str) -> std::io::Result<Fifo> {
             let path = std::env::temp_dir()
                 .join(format!("onnxfast-source-{tag}-{}.onnx", std::process::id()));
             let _ = std::fs::remove_file(&path);
-            rustix::fs::mknodat(
-                rustix::fs::CWD,
-                &path,
-                rustix::fs::FileType::Fifo,
-                rustix::fs::Mode::from_raw_mode(0o600),
-                0,
-            )?;
+            crate::fuzzing::make_fifo(&path)?;
             Ok(Fifo(path))
         }
 
