@@ -690,3 +690,38 @@ def test_running_out_of_memory_on_a_stream_is_an_unreadable_model(monkeypatch, c
         out, err = capsys.readouterr()
         assert "out of memory reading the model" in out + err
         assert "Traceback" not in out + err
+
+
+def _mapped(path: Path) -> bool:
+    """Whether this process maps the file at `path`."""
+    return str(path.resolve()) in Path("/proc/self/maps").read_text()
+
+
+def test_no_mmap_reads_the_files_so_rewriting_them_cannot_kill_the_check(tmp_path) -> None:
+    """--no-mmap (check, info, shapes): the same verdicts and tables, from
+    files read into memory: a file rewritten or truncated meanwhile (an
+    upload in progress) cannot end the process with SIGBUS, as a map of it
+    can. Checked here: the file is not mapped while its model lives, and a
+    model read so survives its file's truncation."""
+    import onnxfast
+    from onnxfast import cli
+
+    path = tmp_path / "m.onnx"
+    shutil.copy(SAMPLES / "tiny_cnn.onnx", path)
+    for command in (["check", "--json"], ["info", "--json"], ["shapes", "--json"]):
+        default = run(*command, str(path))
+        read = run(*command, str(path), "--no-mmap")
+        assert read.returncode == default.returncode
+        strip = lambda out: [{**json.loads(x), "seconds": 0} for x in out.splitlines()]  # noqa: E731
+        assert strip(read.stdout) == strip(default.stdout)
+    if not Path("/proc/self/maps").exists():
+        return
+    mapped = onnxfast.load(cli._model_source(path))
+    assert _mapped(path)
+    del mapped
+    model = cli._model_source(path, None, mmap=False)
+    assert not _mapped(path)
+    expected = onnx.load(path)
+    path.write_bytes(b"")
+    assert model.to_onnx() == expected
+    assert onnxfast.check(model, full=True).ok

@@ -122,14 +122,17 @@ class _Stdin:
         return STDIN
 
 
-def _model_source(path: Path | _Stdin | str, input_format: str | None = None) -> Any:
+def _model_source(
+    path: Path | _Stdin | str, input_format: str | None = None, mmap: bool = True
+) -> Any:
     """What `check`/`infer_shapes` take for a PATH argument: standard input's
     binary stream for "-" (mapped when it is a redirected file, read when a
     pipe), else the path; loaded in `input_format` when one is given (else
-    the format follows the extension, as `load` does)."""
+    the format follows the extension, as `load` does), and loaded without
+    maps (files read, external data read when checked) unless `mmap`."""
     source: Any = sys.stdin.buffer if isinstance(path, _Stdin) or path == STDIN else path
-    if input_format is not None:
-        return load(source, format=input_format)
+    if input_format is not None or not mmap:
+        return load(source, format=input_format, mmap=mmap)
     return source
 
 
@@ -160,11 +163,12 @@ def _check_one(
     contrib_ops: bool = False,
     data_prop: bool = False,
     input_format: str | None = None,
+    mmap: bool = True,
 ) -> dict[str, Any]:
     started = time.perf_counter()
     try:
         report: Report = check(
-            _model_source(path, input_format),
+            _model_source(path, input_format, mmap),
             strict=strict,
             full=full,
             policy=policy,
@@ -199,9 +203,10 @@ def _check_one_plain(
     contrib_ops: bool = False,
     data_prop: bool = False,
     input_format: str | None = None,
+    mmap: bool = True,
 ) -> dict[str, Any]:
     """_check_one for worker processes: only picklable values come back."""
-    result = _check_one(path, strict, full, policy, contrib_ops, data_prop, input_format)
+    result = _check_one(path, strict, full, policy, contrib_ops, data_prop, input_format, mmap)
     report = result.pop("_report", None)
     exc = result.pop("_exc", None)
     if report is not None:
@@ -328,6 +333,7 @@ def _run_checks(files: list[Path | _Stdin], args: argparse.Namespace, policy: Po
                     args.contrib_ops,
                     args.data_prop,
                     args.input_format,
+                    not args.no_mmap,
                 ),
             )
         return
@@ -349,6 +355,7 @@ def _run_checks(files: list[Path | _Stdin], args: argparse.Namespace, policy: Po
                 [args.contrib_ops] * n,
                 [args.data_prop] * n,
                 [args.input_format] * n,
+                [not args.no_mmap] * n,
                 chunksize=chunk,
             ),
         )
@@ -624,7 +631,7 @@ def _collector_paused() -> Iterator[None]:
 @_collector_paused()
 def cmd_info(args: argparse.Namespace) -> int:
     try:
-        source = _model_source(args.path, args.input_format)
+        source = _model_source(args.path, args.input_format, not args.no_mmap)
         model = source if isinstance(source, Model) else load(source)
         info = model_info(model)
         if args.shapes:
@@ -810,7 +817,7 @@ def cmd_shapes(args: argparse.Namespace) -> int:
         return EXIT_ERROR
     try:
         inferred, report = infer_with_report(
-            _model_source(args.path, args.input_format),
+            _model_source(args.path, args.input_format, not args.no_mmap),
             data_prop=args.data_prop,
             symbolic=args.symbolic,
             check_type=not args.no_check_type,
@@ -869,13 +876,20 @@ def cmd_shapes(args: argparse.Namespace) -> int:
 # ----------------------------------------------------------------------- main
 
 
-def _add_input_format(parser: argparse.ArgumentParser) -> None:
+def _add_reading_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--input-format",
         choices=("protobuf", "textproto", "json", "onnxtxt"),
         help="read models in this format whatever their extension (by default a "
         ".json, .txtpb, .onnxtxt, ... file is parsed by onnx as text; untrusted files "
         "of any name: protobuf)",
+    )
+    parser.add_argument(
+        "--no-mmap",
+        action="store_true",
+        help="read files into memory instead of mapping them (load(mmap=False)): for "
+        "files another process may truncate or rewrite meanwhile, which would kill a "
+        "process reading them through a map (SIGBUS)",
     )
 
 
@@ -898,7 +912,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_check.add_argument(
         "--strict", action="store_true", help="add the checks onnx lacks (docs/checks.md)"
     )
-    _add_input_format(p_check)
+    _add_reading_options(p_check)
     p_check.add_argument(
         "--full",
         action="store_true",
@@ -952,7 +966,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p_info = sub.add_parser("info", help="summarise a model (reads no weights)")
     p_info.add_argument("path", metavar="PATH", help="a model file; - reads standard input")
-    _add_input_format(p_info)
+    _add_reading_options(p_info)
     p_info.add_argument(
         "--shapes", action="store_true", help="add every value's inferred type (as `shapes`)"
     )
@@ -980,7 +994,7 @@ def build_parser() -> argparse.ArgumentParser:
         "shapes", help="infer and print the type of every value (reads no weights)"
     )
     p_shapes.add_argument("path", metavar="PATH", help="a model file; - reads standard input")
-    _add_input_format(p_shapes)
+    _add_reading_options(p_shapes)
     p_shapes.add_argument(
         "--strict", action="store_true", help="exit 1 when inference finds a defect"
     )
