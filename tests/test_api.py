@@ -13,7 +13,7 @@ from onnx import TensorProto, helper
 
 import onnxfast
 
-from conftest import wheel_models
+from conftest import SAMPLES, wheel_models
 
 
 @pytest.fixture(scope="module")
@@ -414,3 +414,23 @@ def test_shared_texts_are_read_right_however_many() -> None:
     assert first.op_type == again.op_type == "Op0"
     assert first.op_type is again.op_type
     assert [o.domain for o in ours.opset_import] == [o.domain for o in model.opset_import]
+
+
+def test_check_loads_as_load_does_with_mmap_and_format(tmp_path) -> None:
+    """check(..., mmap=False) reads the file (the same report); format=
+    decides how a path is read, whatever its name (a binary model named
+    .json is text to onnx and to load by default)."""
+    import shutil
+
+    valid, broken = SAMPLES / "tiny_cnn.onnx", SAMPLES / "broken.onnx"
+    for path in (valid, broken):
+        assert onnxfast.check(path, mmap=False) == onnxfast.check(path)
+    with pytest.raises(onnxfast.CheckError) as raised:
+        onnxfast.check_model(broken, mmap=False)
+    assert raised.value.report == onnxfast.check(broken)
+    named = tmp_path / "model.json"
+    shutil.copy(valid, named)
+    with pytest.raises(onnxfast.DecodeError, match="json"):
+        onnxfast.check(named)
+    assert onnxfast.check(named, format="protobuf") == onnxfast.check(valid)
+    onnxfast.check_model(named, format="protobuf", mmap=False)

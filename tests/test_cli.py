@@ -725,3 +725,31 @@ def test_no_mmap_reads_the_files_so_rewriting_them_cannot_kill_the_check(tmp_pat
     path.write_bytes(b"")
     assert model.to_onnx() == expected
     assert onnxfast.check(model, full=True).ok
+
+
+def test_a_policys_file_size_bounds_what_is_read_from_standard_input(tmp_path) -> None:
+    """`curl … | onnxfast check - --policy p.toml`: a stream is read into
+    memory, so max_file_bytes stops the read (P009, exit 1), with or without
+    --no-mmap: an endless stream is refused, not held."""
+    policy = tmp_path / "policy.toml"
+    policy.write_text("[policy]\nmax_file_bytes = 1048576\n")
+    exe = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "onnxfast"]
+    for extra in ([], ["--no-mmap"]):
+        command = [*exe, "check", "-", "--policy", str(policy), "--json", *extra]
+        proc = subprocess.Popen(
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+        assert proc.stdin is not None
+        sent = 0
+        try:
+            while sent < 256 << 20:
+                proc.stdin.write(bytes(1 << 20))
+                sent += 1 << 20
+            proc.stdin.close()
+        except BrokenPipeError:
+            pass
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 1, err
+        result = json.loads(out)
+        assert [d["code"] for d in result["diagnostics"]] == ["P009"]
+        assert sent < 16 << 20  # stopped near 1 MiB, not at 256 MiB

@@ -257,6 +257,54 @@ def test_file_size(rich: Path) -> None:
     assert codes(onnxfast.check(rich.read_bytes(), policy={"max_file_bytes": 10})) == ["P009"]
 
 
+def test_a_stream_is_read_no_further_than_max_file_bytes(rich: Path, tmp_path: Path) -> None:
+    """A stream (a FIFO's path, a file object that is read) is held in
+    memory: the policy's size bounds the read. Past it: P009 alone, the
+    stream read up to the limit and no further; within it: the file's
+    report."""
+    import io
+    import os
+    import threading
+
+    data = rich.read_bytes()
+    size = len(data)
+    stream = io.BytesIO(data)
+    refused = onnxfast.check(stream, policy={"max_file_bytes": size - 1})
+    assert codes(refused) == ["P009"]
+    assert "stream is more than" in refused[0].message
+    assert refused[0].location == "model"
+    assert stream.tell() == size  # the limit and one byte more
+    assert onnxfast.check(io.BytesIO(data), policy={"max_file_bytes": size}).ok
+    if not hasattr(os, "mkfifo"):
+        return
+    fifo = tmp_path / "m.onnx"
+    os.mkfifo(fifo)
+    sent: list[int] = []
+
+    def feed(total: int) -> None:
+        """Writes zeros until `total` bytes or a broken pipe."""
+        n = 0
+        try:
+            with open(fifo, "wb") as w:
+                while n < total:
+                    n += w.write(bytes(1 << 20))
+        except BrokenPipeError:
+            pass
+        sent.append(n)
+
+    writer = threading.Thread(target=feed, args=(256 << 20,))
+    writer.start()
+    refused = onnxfast.check(fifo, policy={"max_file_bytes": 1 << 20})
+    writer.join()
+    assert codes(refused) == ["P009"]
+    assert sent[0] < 8 << 20  # stopped near the limit, not at 256 MiB
+    writer = threading.Thread(target=lambda: fifo.write_bytes(data))
+    writer.start()
+    within = onnxfast.check(fifo, policy={"max_file_bytes": size})
+    writer.join()
+    assert within == onnxfast.check(rich, policy={"max_file_bytes": size})
+
+
 def test_every_rule_at_once_and_as_a_file(rich: Path, tmp_path: Path) -> None:
     model = onnx.load(rich)
     policy = tmp_path / "policy.toml"

@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from . import _onnxfast
-from .errors import CheckError
+from .errors import CheckError, DecodeError
 
 
 @dataclass(frozen=True)
@@ -134,15 +134,44 @@ class Report:
         )
 
 
-def _model_and_dir(model_or_path: Any) -> tuple[Any, str | None]:
-    from ._load import load
+def _model_and_dir(
+    model_or_path: Any,
+    max_stream: int | None = None,
+    mmap: bool = True,
+    format: str | None = None,
+) -> tuple[Any, str | None]:
+    """The model to check (loaded, as `load(mmap=mmap, format=format)` loads
+    it, a stream read up to `max_stream` bytes when given) and the folder it
+    came from."""
+    from ._load import _load_within
 
     if isinstance(model_or_path, _onnxfast.Model):
         return model_or_path, None
+    model = _load_within(model_or_path, max_stream, mmap=mmap, format=format)
     if isinstance(model_or_path, (str, os.PathLike)):
-        path = os.fspath(model_or_path)
-        return load(path), os.path.dirname(os.path.abspath(path))
-    return load(model_or_path), None
+        return model, os.path.dirname(os.path.abspath(os.fspath(model_or_path)))
+    return model, None
+
+
+# The code of the checker's finding on a file over max_file_bytes, given
+# here to a stream that went on past it (the checker needs the whole file).
+_FILE_TOO_LARGE = "P009"
+
+
+def _stream_too_large(limit: int) -> Report:
+    """The report on a stream that went on past the policy's max_file_bytes
+    (`limit`): read that far, no further, and nothing else checked."""
+    return Report(
+        [
+            Diagnostic(
+                _FILE_TOO_LARGE,
+                "error",
+                f"the model stream is more than {limit} bytes, the policy's max_file_bytes "
+                "(read no further: nothing else was checked)",
+                "model",
+            )
+        ]
+    )
 
 
 def _policy_rules(policy: Any) -> dict[str, Any] | None:
@@ -173,6 +202,8 @@ def check(
     policy: Any = None,
     contrib_ops: bool = False,
     data_prop: bool = False,
+    mmap: bool = True,
+    format: str | None = None,
 ) -> Report:
     """Checks a model and returns every finding; never raises for an invalid model.
 
@@ -187,7 +218,9 @@ def check(
     the rest), which bounds memory on hostile models.
     ``policy``: a :class:`Policy`, the path of a policy TOML file, or a
     mapping of its keys; its rules are enforced in the same walk (codes P…,
-    errors; ``max_file_bytes`` judges the size of the file or bytes given).
+    errors; ``max_file_bytes`` judges the size of the file or bytes given;
+    a stream, such as a pipe, is read no further than it: past it, the
+    report holds that one finding, P009, and nothing else is checked).
     ``contrib_ops=True`` checks the model as onnxruntime runs it: its own
     operators (see :func:`infer_shapes`) are known, and with ``full=True``
     inferred, so the graph after them is checked too (onnx stops inferring
@@ -199,9 +232,21 @@ def check(
     broadcast with what follows, a computed axis out of range, a computed
     output shape that contradicts the declared one) is invalid, as a
     runtime finds when it runs it.
+    ``mmap`` and ``format`` load a path, bytes or a stream as :func:`load`
+    takes them (``mmap=False`` reads the file, for files that may change
+    while they are checked; ``format="protobuf"`` for files of untrusted
+    names).
     """
     rules = _policy_rules(policy)
-    model, model_dir = _model_and_dir(model_or_path)
+    # A stream (a pipe) is read into memory: the policy's file size bounds
+    # how much of it is read.
+    limit = rules.get("max_file_bytes") if rules else None
+    try:
+        model, model_dir = _model_and_dir(model_or_path, limit, mmap, format)
+    except DecodeError as e:
+        if limit is not None and getattr(e, "stream_limit", None) == limit:
+            return _stream_too_large(limit)
+        raise
     found, omitted, errors, warnings = _onnxfast.check_model(
         model,
         strict=strict,
@@ -228,12 +273,14 @@ def check_model(
     policy: Any = None,
     contrib_ops: bool = False,
     data_prop: bool = False,
+    mmap: bool = True,
+    format: str | None = None,
 ) -> None:
     """Drop-in for ``onnx.checker.check_model``: raises :class:`CheckError`
     (a ValueError) carrying the full report when the model has any error.
     ``full`` (or onnx's spelling, ``full_check``) adds type and shape
-    inference, as onnx's ``full_check=True``; ``policy``, ``contrib_ops``
-    and ``data_prop`` as in :func:`check`."""
+    inference, as onnx's ``full_check=True``; ``policy``, ``contrib_ops``,
+    ``data_prop``, ``mmap`` and ``format`` as in :func:`check`."""
     report = check(
         model_or_path,
         strict=strict,
@@ -243,6 +290,8 @@ def check_model(
         policy=policy,
         contrib_ops=contrib_ops,
         data_prop=data_prop,
+        mmap=mmap,
+        format=format,
     )
     if not report.ok:
         raise CheckError(str(report), report=report)

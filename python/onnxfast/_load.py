@@ -70,7 +70,11 @@ def _read_stream(f: Any, limit: int | None, kind: str) -> bytes:
             )
             root = _TEXT_MESSAGES.get(kind, "ModelProto")
             raise DecodeError(
-                f"{root} (byte {limit}): {reason}", offset=limit, path="", reason=reason
+                f"{root} (byte {limit}): {reason}",
+                offset=limit,
+                path="",
+                reason=reason,
+                stream_limit=limit,
             )
 
 
@@ -117,11 +121,15 @@ def _decode(
     base_dir: str | os.PathLike[str] | None,
     mmap: bool,
     max_memory: int | None,
+    max_stream: int | None = None,
     **external: bool,
 ) -> Any:
+    """Decodes `f` as a `kind` message; a stream is read up to the smaller
+    of `max_memory` and `max_stream`."""
     mapped = _mappable(f) if mmap else None
     if mapped is None:
-        source, base = _resolve(f, base_dir, kind, max_memory)
+        limits = [n for n in (max_memory, max_stream) if n is not None]
+        source, base = _resolve(f, base_dir, kind, min(limits) if limits else None)
         offset = 0
     else:
         # An open file: mapped from its position, as a path is, not read
@@ -135,6 +143,7 @@ def _decode(
             mmap=mmap,
             max_memory=max_memory,
             offset=offset,
+            max_stream=max_stream,
             **external,
         )
     finally:
@@ -218,6 +227,17 @@ def load(
         allow_hardlinks=allow_hardlinks,
         verify_checksum=verify_checksum,
     )
+
+
+def _load_within(
+    f: Source, max_stream: int | None, *, mmap: bool = True, format: str | None = None
+) -> Model:
+    """`load(f, mmap=mmap, format=format)`, reading no more than
+    `max_stream` bytes of a stream (a pipe, a FIFO, a file object that is
+    read) when given: past it, a DecodeError with `stream_limit`. What
+    `check` reads (under a policy's max_file_bytes)."""
+    f, base_dir = _from_text(f, format, "ModelProto", None, None)
+    return _decode("model", f, base_dir, mmap, None, max_stream)
 
 
 def _from_text(

@@ -72,6 +72,7 @@ def decode_message(
     allow_hardlinks: bool = False,
     verify_checksum: bool = False,
     offset: int = 0,
+    max_stream: int | None = None,
 ) -> Any: ...
 def check_model(
     model: Model,

@@ -168,12 +168,14 @@ def _check_one(
     started = time.perf_counter()
     try:
         report: Report = check(
-            _model_source(path, input_format, mmap),
+            sys.stdin.buffer if isinstance(path, _Stdin) else path,
             strict=strict,
             full=full,
             policy=policy,
             contrib_ops=contrib_ops,
             data_prop=data_prop,
+            mmap=mmap,
+            format=input_format,
         )
     except (OSError, MemoryError, OnnxFastError) as e:
         return {

@@ -44,6 +44,9 @@ class DecodeError(OnnxFastError, ValueError):
         text_format: for a model read in one of onnx's text formats
             ("textproto", "json", "onnxtxt"), that format (then ``offset``
             is 0: onnx's parser gives no byte offset); absent otherwise.
+        stream_limit: for a stream (a pipe, a FIFO, a file object that is
+            read) refused for going on past a limit (``max_memory``), that
+            limit: its bytes up to it were read, no more; absent otherwise.
     """
 
     offset: int

@@ -33,11 +33,19 @@ pub fn make_error(py: Python<'_>, name: &str, message: String, attrs: &Bound<'_,
 }
 
 pub fn decode_error(py: Python<'_>, err: &DecodeError) -> PyErr {
+    use onnxfast_core::error::DecodeErrorKind;
     let attrs = PyDict::new(py);
     let filled = attrs
         .set_item("offset", err.offset)
         .and_then(|()| attrs.set_item("path", &err.path))
-        .and_then(|()| attrs.set_item("reason", err.kind.to_string()));
+        .and_then(|()| attrs.set_item("reason", err.kind.to_string()))
+        .and_then(|()| match &err.kind {
+            // A stream read up to its limit: no more of it was read.
+            DecodeErrorKind::StreamOverBudget { budget, .. } => {
+                attrs.set_item("stream_limit", budget)
+            }
+            _ => Ok(()),
+        });
     if let Err(e) = filled {
         return e;
     }

@@ -192,10 +192,14 @@ pub(crate) fn wrap_root(py: Python<'_>, root: Arc<Root>) -> PyResult<Py<PyAny>> 
 /// `mmap=False`) or a `bytes` object (zero-copy), with the GIL released.
 ///
 /// `kind` is one of "model", "tensor", "sequence", "map", "optional".
+/// A path that names a stream (a pipe, a FIFO) is read into memory, at
+/// most the smaller of `max_memory` and `max_stream` bytes (a DecodeError
+/// with `stream_limit` past it).
 #[pyfunction]
 #[pyo3(signature = (
     source, *, kind = "model", base_dir = None, mmap = true, max_memory = None, max_depth = 100,
     load_external_data = false, allow_hardlinks = false, verify_checksum = false, offset = 0,
+    max_stream = None,
 ))]
 #[allow(clippy::too_many_arguments)]
 fn decode_message(
@@ -210,6 +214,7 @@ fn decode_message(
     allow_hardlinks: bool,
     verify_checksum: bool,
     offset: u64,
+    max_stream: Option<u64>,
 ) -> PyResult<Py<PyAny>> {
     errors::guard(py, "decoding", || {
         decode_message_impl(
@@ -218,7 +223,7 @@ fn decode_message(
             kind,
             base_dir,
             (mmap, offset),
-            max_memory,
+            (max_memory, max_stream),
             max_depth,
             (load_external_data, allow_hardlinks, verify_checksum),
         )
@@ -255,7 +260,7 @@ fn decode_message_impl(
     kind: &str,
     base_dir: Option<PathBuf>,
     (mmap, offset): (bool, u64),
-    max_memory: Option<u64>,
+    (max_memory, max_stream): (Option<u64>, Option<u64>),
     max_depth: usize,
     (load_external_data, allow_hardlinks, verify_checksum): (bool, bool, bool),
 ) -> PyResult<Py<PyAny>> {
@@ -283,8 +288,12 @@ fn decode_message_impl(
         (loaded.bytes.slice(start..), loaded.pages, base_dir)
     } else if let Ok(path) = source.extract::<PathBuf>() {
         // A pipe or socket is read into memory: max_memory bounds it.
+        let limit = match (max_memory, max_stream) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
         let loaded = py
-            .detach(|| source::open_path(&path, mmap, max_memory, kind.root_name()))
+            .detach(|| source::open_path(&path, mmap, limit, kind.root_name()))
             .into_py_result(py)?;
         let dir = base_dir.or_else(|| Some(parent_dir(&path)));
         (loaded.bytes, loaded.pages, dir)
