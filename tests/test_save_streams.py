@@ -340,3 +340,32 @@ def test_a_device_is_written_into_not_replaced(sources, tmp_path, how) -> None:
     assert written > 0
     assert stat.S_ISCHR(os.lstat(null).st_mode)
     assert os.lstat(null).st_rdev == os.makedev(1, 3)
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/stdout"), reason="needs /dev/stdout")
+@pytest.mark.parametrize("fmt", ["protobuf", "json"])
+def test_dev_stdout_on_a_pipe_gets_onnxs_bytes(sources, fmt) -> None:
+    """/dev/stdout is a link to /proc/self/fd/1, whose link names a pipe
+    as "pipe:[N]": written through the path, as open() writes it (before,
+    the save looked for a folder to put a temporary file in)."""
+    import subprocess
+    import sys
+
+    script = {
+        "onnx": "import onnx, sys; onnx.save_model(onnx.load(sys.argv[1]), '/dev/stdout', "
+        "format=sys.argv[2])",
+        "onnxfast": "import onnxfast, sys; onnxfast.load(sys.argv[1]).save('/dev/stdout', "
+        "format=sys.argv[2])",
+    }
+    out = {}
+    for lib, code in script.items():
+        proc = subprocess.run(
+            [sys.executable, "-c", code, sources["inline"], fmt],
+            capture_output=True,
+            timeout=120,
+            check=False,
+        )
+        assert proc.returncode == 0, proc.stderr
+        out[lib] = proc.stdout
+    assert out["onnxfast"] == out["onnx"]
+    assert len(out["onnx"]) > 0

@@ -169,18 +169,21 @@ def save_text(model: Any, f: Any, fmt: str) -> int:
     if not isinstance(f, (str, os.PathLike)):
         f.write(data)
         return len(data)
-    # A link's target gets the text, as open() would write it (the binary
-    # format's writer follows links too).
-    path = os.path.realpath(os.fsdecode(f))
+    path = os.fsdecode(f)
     try:
-        mode = os.stat(path).st_mode
+        mode = os.stat(path).st_mode  # links followed, as open() follows them
     except FileNotFoundError:
         mode = stat.S_IFREG  # a new file
     if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
-        # A FIFO or a device (/dev/null): written into, not replaced.
+        # A FIFO or a device (/dev/null, /dev/stdout): written into, not
+        # replaced, through the path as given (/proc/self/fd's links to
+        # pipes name no file).
         with open(path, "wb") as special:
             special.write(data)
         return len(data)
+    # A link's target gets the text, as open() would write it (the binary
+    # format's writer follows links too).
+    path = os.path.realpath(path)
     # Beside the target, named as the binary format's writer names its own.
     temp = os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.{os.getpid()}.tmp")
     try:

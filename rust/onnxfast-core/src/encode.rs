@@ -391,6 +391,14 @@ const MAX_LINKS: usize = 40;
 fn placement(path: &Path) -> io::Result<Placement> {
     let failed =
         |e: io::Error| io::Error::new(e.kind(), format!("cannot write {}: {e}", path.display()));
+    // What the path names in the end, as `open` finds it: a stream is
+    // written through the path itself, whose links `open` follows (those
+    // of /proc/self/fd too, which name a pipe as "pipe:[N]", no path).
+    if let Ok(meta) = std::fs::metadata(path) {
+        if !meta.is_file() && !meta.is_dir() {
+            return Ok(Placement::InPlace(path.to_path_buf()));
+        }
+    }
     let mut at = path.to_path_buf();
     for _ in 0..MAX_LINKS {
         let meta = match std::fs::symlink_metadata(&at) {
@@ -750,6 +758,10 @@ mod tests {
         let fifo = dir.join("m.onnx");
         crate::fuzzing::make_fifo(&fifo).unwrap();
         assert_eq!(placement(&fifo).unwrap(), Placement::InPlace(fifo.clone()));
+        // Through a link: the link's path, which `open` follows.
+        let link = dir.join("link");
+        std::os::unix::fs::symlink("m.onnx", &link).unwrap();
+        assert_eq!(placement(&link).unwrap(), Placement::InPlace(link.clone()));
         let reading = fifo.clone();
         let reader = std::thread::spawn(move || {
             let mut got = Vec::new();

@@ -140,7 +140,7 @@ pub struct Mapped {
 ///
 /// The map reflects the file: if another process truncates or rewrites the
 /// file while it is mapped, reads may see new contents or fault (SIGBUS).
-/// Use [`read_file`] where files can change under the reader.
+/// Use [`open_path`] without `mmap` where files can change under the reader.
 pub fn map_file(path: &Path) -> Result<Mapped> {
     let file = File::open(path).map_err(|e| Error::io(path, e))?;
     map_open_file(&file, path)
@@ -185,12 +185,6 @@ pub fn file_identity(meta: &std::fs::Metadata) -> Option<(u64, u64)> {
         let _ = meta;
         None
     }
-}
-
-/// Reads `path` into an owned buffer.
-pub fn read_file(path: &Path) -> Result<Bytes> {
-    let file = File::open(path).map_err(|e| Error::io(path, e))?;
-    read_open_file(file, path, None, "")
 }
 
 /// A model at `path`, as each kind of file can give it:
