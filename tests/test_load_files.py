@@ -266,3 +266,53 @@ def test_files_that_report_no_size_are_read() -> None:
     (before, they were taken for empty files: an empty model)."""
     with pytest.raises(DecodeError, match="wire type"):
         onnxfast.load("/proc/self/status")
+
+
+# A file on a file system that cannot map its files (sysfs): what a FUSE
+# mount with direct I/O also gives (mmap fails with ENODEV).
+SYSFS_FOLDER = "/sys/kernel/mm/transparent_hugepage"
+SYSFS_FILE = "enabled"
+
+
+def _unmappable() -> bytes | None:
+    """The content of SYSFS_FILE, if it is there and cannot be mapped."""
+    import errno
+    import mmap
+
+    path = os.path.join(SYSFS_FOLDER, SYSFS_FILE)
+    try:
+        with open(path, "rb") as f:
+            try:
+                mmap.mmap(f.fileno(), os.fstat(f.fileno()).st_size, prot=mmap.PROT_READ)
+            except OSError as e:
+                return f.read() if e.errno == errno.ENODEV else None
+    except OSError:
+        return None
+    return None
+
+
+@pytest.mark.skipif(_unmappable() is None, reason="needs a file that cannot be mapped (sysfs)")
+def test_files_that_cannot_be_mapped_are_read() -> None:
+    """A model file, or an external data file, on a file system without
+    maps: read (before, "No such device"). The model file's bytes give
+    onnx's model; the external tensor's bytes are the file's."""
+    path = os.path.join(SYSFS_FOLDER, SYSFS_FILE)
+    assert onnxfast.load(path).to_onnx() == onnx.load(path)
+    content = _unmappable()
+    assert content
+    tensor = onnx.TensorProto(name="w", data_type=onnx.TensorProto.UINT8, dims=[len(content)])
+    tensor.data_location = onnx.TensorProto.EXTERNAL
+    for key, value in (("location", SYSFS_FILE), ("offset", "0"), ("length", str(len(content)))):
+        entry = tensor.external_data.add()
+        entry.key, entry.value = key, value
+    graph = onnx.helper.make_graph(
+        [onnx.helper.make_node("Identity", ["w"], ["y"])],
+        "g",
+        [],
+        [onnx.helper.make_tensor_value_info("y", onnx.TensorProto.UINT8, [len(content)])],
+        [tensor],
+    )
+    data = onnx.helper.make_model(graph).SerializeToString()
+    for mmap in (True, False):
+        model = onnxfast.load(data, base_dir=SYSFS_FOLDER, mmap=mmap)
+        assert model.graph.initializer[0].numpy().tobytes() == content

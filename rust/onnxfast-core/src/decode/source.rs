@@ -206,11 +206,15 @@ pub fn open_path(
     let file = File::open(path).map_err(|e| Error::io(path, e))?;
     let meta = file.metadata().map_err(|e| Error::io(path, e))?;
     if meta.is_file() && meta.len() > 0 {
-        return if mmap {
-            map_open_file(&file, path)
-        } else {
-            read_open_file(file, path, None, root).map(|bytes| Mapped { bytes, pages: None })
-        };
+        if mmap {
+            match map_open_file(&file, path) {
+                // A file system that cannot map its files (sysfs, FUSE
+                // mounts with direct I/O): read it.
+                Err(Error::Io { source, .. }) if cannot_map(&source) => {}
+                mapped => return mapped,
+            }
+        }
+        return read_open_file(file, path, None, root).map(|bytes| Mapped { bytes, pages: None });
     }
     if meta.is_dir() {
         return Err(Error::io(path, std::io::Error::from_raw_os_error(21)));
@@ -228,6 +232,20 @@ pub fn open_path(
     }
     let bytes = read_open_file(file, path, stream_limit, root)?;
     Ok(Mapped { bytes, pages: None })
+}
+
+/// Whether a failed map says that the file's file system cannot map files
+/// (ENODEV: sysfs, FUSE mounts with direct I/O), where reading works.
+pub fn cannot_map(e: &std::io::Error) -> bool {
+    #[cfg(unix)]
+    {
+        e.raw_os_error() == Some(rustix::io::Errno::NODEV.raw_os_error())
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = e;
+        false
+    }
 }
 
 /// What kind of device `meta` describes, if it is one.
@@ -363,6 +381,22 @@ mod tests {
                 "{source}"
             );
         }
+    }
+
+    #[test]
+    fn files_that_cannot_be_mapped_are_read() {
+        // sysfs maps nothing (ENODEV), as FUSE mounts with direct I/O.
+        let path = Path::new("/sys/kernel/mm/transparent_hugepage/enabled");
+        let Ok(file) = File::open(path) else {
+            return;
+        };
+        match map_open_file(&file, path) {
+            Err(Error::Io { source, .. }) if cannot_map(&source) => {}
+            _ => return,
+        }
+        let read = open_path(path, true, None, "ModelProto").expect("read");
+        assert_eq!(&read.bytes[..], &std::fs::read(path).expect("content")[..]);
+        assert!(read.pages.is_none());
     }
 
     #[test]

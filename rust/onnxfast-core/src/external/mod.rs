@@ -247,14 +247,20 @@ impl ExternalStore {
             .metadata()
             .map_err(|e| format!("cannot stat the file: {e}"))?
             .len();
-        let (len, content) = if self.options.mmap {
-            let mapped = sandbox::map(&file, location)?;
+        // Mapped, unless asked not to or the file system cannot map it
+        // (then read at offsets, as with mmap=False).
+        let mapped = match self.options.mmap {
+            true => sandbox::map(&file, location)?,
+            false => None,
+        };
+        let (len, content) = match mapped {
             // The map's own length bounds every slice of it (the file may
             // have changed since the stat).
-            let len = mapped.bytes.len() as u64;
-            (len, Content::Mapped(mapped.bytes, mapped.pages))
-        } else {
-            (len, Content::Open(file))
+            Some(mapped) => (
+                mapped.bytes.len() as u64,
+                Content::Mapped(mapped.bytes, mapped.pages),
+            ),
+            None => (len, Content::Open(file)),
         };
         let opened = Arc::new(ExtFile { len, content });
         if let Ok(mut files) = self.files.lock() {
@@ -527,12 +533,20 @@ mod sandbox {
     }
 
     /// A read-only map of a regular file opened and checked above (empty
-    /// for an empty file). If another process truncates the file while it
+    /// for an empty file); None when its file system cannot map files
+    /// (read it instead). If another process truncates the file while it
     /// is mapped, reads past the new end fault (SIGBUS): the documented
     /// reason for the `mmap=False` mode.
-    pub fn map(file: &File, location: &str) -> Result<crate::decode::source::Mapped, String> {
-        crate::decode::source::map_open_file(file, Path::new(location))
-            .map_err(|e| format!("cannot map the file: {e}"))
+    pub fn map(
+        file: &File,
+        location: &str,
+    ) -> Result<Option<crate::decode::source::Mapped>, String> {
+        use crate::decode::source::{cannot_map, map_open_file};
+        match map_open_file(file, Path::new(location)) {
+            Ok(mapped) => Ok(Some(mapped)),
+            Err(crate::error::Error::Io { source, .. }) if cannot_map(&source) => Ok(None),
+            Err(e) => Err(format!("cannot map the file: {e}")),
+        }
     }
 
     pub fn read_at(file: &File, offset: u64, len: usize) -> Result<Bytes, String> {
@@ -565,7 +579,10 @@ mod sandbox {
         Err(UNSUPPORTED.into())
     }
 
-    pub fn map(_file: &File, _location: &str) -> Result<crate::decode::source::Mapped, String> {
+    pub fn map(
+        _file: &File,
+        _location: &str,
+    ) -> Result<Option<crate::decode::source::Mapped>, String> {
         Err(UNSUPPORTED.into())
     }
 
