@@ -581,3 +581,22 @@ def test_file_per_tensor_over_its_own_files(sources, tmp_path, mmap) -> None:
         np.testing.assert_array_equal(
             model.graph.initializers[t.name].numpy(), numpy_helper.to_array(t, str(reference))
         )
+
+
+@pytest.mark.skipif(os.name != "posix", reason="non-UTF-8 file names are POSIX's")
+def test_a_model_file_name_that_is_not_utf8(tmp_path) -> None:
+    """Locations are UTF-8 text in the model: a data file named after a
+    model file whose name is not UTF-8 cannot be named; the error says so
+    and how to save (before: "is not a file path", even with a location)."""
+    onnx.save_model(rich_model(), tmp_path / "source.onnx")
+    model = onnxfast.load(tmp_path / "source.onnx")
+    target = str(tmp_path / os.fsdecode(b"\xffmodel.onnx"))
+    with pytest.raises(ValueError, match=r"not UTF-8.*pass location="):
+        model.save(target, save_as_external_data=True)
+    with pytest.raises(ValueError, match="not UTF-8"):
+        model.save(target, save_as_external_data=True, all_tensors_to_one_file=False)
+    model.save(target, save_as_external_data=True, location="w.bin", size_threshold=0)
+    saved = onnxfast.load(target)
+    for ours, theirs in zip(saved.graph.initializer, model.graph.initializer):
+        assert np.array_equal(ours.numpy(), theirs.numpy())
+    assert any(t.data_location == onnx.TensorProto.EXTERNAL for t in saved.graph.initializer)

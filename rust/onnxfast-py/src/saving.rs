@@ -292,8 +292,10 @@ impl io::Write for PyStream {
 /// `location` (by default the model file's name with `.data` appended),
 /// relative to `path`'s folder and kept inside it.
 fn external_data_path(path: &Path, location: Option<&str>) -> PyResult<(String, PathBuf)> {
-    let name = model_file_name(path)?;
-    let location = location.map_or_else(|| format!("{name}.data"), str::to_string);
+    let location = match location {
+        Some(location) => location.to_string(),
+        None => format!("{}.data", model_file_name(path)?),
+    };
     onnxfast_core::external::check_location(&location).map_err(|rule| {
         PyValueError::new_err(format!(
             "location '{}': {rule}",
@@ -311,11 +313,19 @@ fn external_data_path(path: &Path, location: Option<&str>) -> PyResult<(String, 
     Ok((location, data_path))
 }
 
-/// The file name of the model's path.
+/// The file name of the model's path, as a location can hold it (UTF-8).
 fn model_file_name(path: &Path) -> PyResult<&str> {
-    path.file_name()
-        .and_then(|n| n.to_str())
-        .ok_or_else(|| PyValueError::new_err(format!("{} is not a file path", path.display())))
+    let name = path
+        .file_name()
+        .ok_or_else(|| PyValueError::new_err(format!("{} is not a file path", path.display())))?;
+    name.to_str().ok_or_else(|| {
+        PyValueError::new_err(format!(
+            "{}: the file name is not UTF-8, and the data files' locations, which the model \
+             holds as UTF-8 text, would be named after it (pass location= with a UTF-8 name, \
+             and all_tensors_to_one_file=True)",
+            path.display()
+        ))
+    })
 }
 
 /// Where the data goes.
