@@ -369,3 +369,47 @@ def test_dev_stdout_on_a_pipe_gets_onnxs_bytes(sources, fmt) -> None:
         out[lib] = proc.stdout
     assert out["onnxfast"] == out["onnx"]
     assert len(out["onnx"]) > 0
+
+
+def test_failed_saves_raise_oserrors_with_number_and_file(sources, tmp_path) -> None:
+    """As open() raises them (errno, strerror, filename), so a caller can
+    tell a full disk (here: a file size limit, EFBIG) from a missing
+    folder; the target is left as it was, no temporary file remains."""
+    import errno
+    import subprocess
+    import sys
+
+    model = onnxfast.load(sources["inline"])
+    with pytest.raises(IsADirectoryError) as raised:
+        model.save(tmp_path)
+    assert (raised.value.errno, raised.value.filename) == (errno.EISDIR, str(tmp_path))
+    missing = tmp_path / "missing" / "m.onnx"
+    with pytest.raises(FileNotFoundError) as raised:
+        model.save(missing)
+    assert (raised.value.errno, raised.value.filename) == (errno.ENOENT, str(missing))
+    # A file size limit of 20,000 bytes in a child process (Python ignores
+    # SIGXFSZ: writes past it fail with EFBIG).
+    (tmp_path / "target.onnx").write_bytes(b"old")
+    script = """
+import errno, os, resource, sys
+import onnxfast
+resource.setrlimit(resource.RLIMIT_FSIZE, (20000, resource.RLIM_INFINITY))
+model = onnxfast.load(sys.argv[1])
+for options in ({}, {"save_as_external_data": True, "location": "w.bin", "size_threshold": 0}):
+    try:
+        model.save("target.onnx", **options)
+    except OSError as e:
+        print(e.errno == errno.EFBIG, os.path.basename(e.filename))
+"""
+    proc = subprocess.run(
+        [sys.executable, "-c", script, sources["inline"]],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split("\n")[:2] == ["True target.onnx", "True w.bin"]
+    assert (tmp_path / "target.onnx").read_bytes() == b"old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["target.onnx"]

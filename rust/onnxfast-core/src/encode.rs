@@ -240,9 +240,9 @@ fn write_with_data(
     };
     for target in model_path.into_iter().chain(data.iter().map(|(p, _)| *p)) {
         if target.is_dir() {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!("cannot write {}: it is a folder", target.display()),
+            return Err(write_failed(
+                target,
+                io::Error::from(io::ErrorKind::IsADirectory),
             ));
         }
         if !seen.insert(target) {
@@ -303,9 +303,7 @@ impl Temps<'_> {
     /// (one `syncfs` per folder, where a `fsync` each costs ~0.2 ms a
     /// file); elsewhere one by one.
     fn sync(&self) -> io::Result<()> {
-        let failed = |path: &Path, e: io::Error| {
-            io::Error::new(e.kind(), format!("cannot write {}: {e}", path.display()))
-        };
+        let failed = write_failed;
         #[cfg(target_os = "linux")]
         {
             let mut folders: Vec<&Path> = self.0.iter().map(|(_, p)| folder_of(p)).collect();
@@ -370,6 +368,46 @@ fn write_to(
     }
 }
 
+/// The error of a save that could not write the file at `path`: what the
+/// system said (`source`, its OS error number kept), and where. It travels
+/// inside an `io::Error` of the same kind (see [`write_failed`]); a
+/// binding finds it with `get_ref()` and a downcast.
+#[derive(Debug)]
+pub struct WriteFailed {
+    pub path: PathBuf,
+    pub source: io::Error,
+}
+
+impl std::fmt::Display for WriteFailed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "cannot write {}: {}", self.path.display(), self.source)
+    }
+}
+
+impl std::error::Error for WriteFailed {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.source)
+    }
+}
+
+/// `source`, a failure to write `path`, as the `io::Error` a save returns
+/// (one already naming its file is passed on as it is).
+fn write_failed(path: &Path, source: io::Error) -> io::Error {
+    let named = source
+        .get_ref()
+        .is_some_and(|inner| inner.is::<WriteFailed>());
+    if named {
+        return source;
+    }
+    io::Error::new(
+        source.kind(),
+        WriteFailed {
+            path: path.to_path_buf(),
+            source,
+        },
+    )
+}
+
 /// How a save writes the file at a path (see [`placement`]).
 #[derive(Debug, PartialEq, Eq)]
 enum Placement {
@@ -387,15 +425,18 @@ const MAX_LINKS: usize = 40;
 /// Where and how a save to `path` writes: a symbolic link is followed to
 /// the file it names, link after link (the link stays, its target gets the
 /// content, as `open(path, "wb")` would have it); that file is replaced,
-/// or written in place when it is not a regular file or a folder.
+/// or written in place when it is not a regular file. A folder is an
+/// error (`IsADirectory`), as `open` has it.
 fn placement(path: &Path) -> io::Result<Placement> {
-    let failed =
-        |e: io::Error| io::Error::new(e.kind(), format!("cannot write {}: {e}", path.display()));
+    let failed = |e: io::Error| write_failed(path, e);
     // What the path names in the end, as `open` finds it: a stream is
     // written through the path itself, whose links `open` follows (those
     // of /proc/self/fd too, which name a pipe as "pipe:[N]", no path).
     if let Ok(meta) = std::fs::metadata(path) {
-        if !meta.is_file() && !meta.is_dir() {
+        if meta.is_dir() {
+            return Err(failed(io::Error::from(io::ErrorKind::IsADirectory)));
+        }
+        if !meta.is_file() {
             return Ok(Placement::InPlace(path.to_path_buf()));
         }
     }
@@ -410,8 +451,10 @@ fn placement(path: &Path) -> io::Result<Placement> {
         if kind.is_symlink() {
             // A relative target is relative to the link's folder.
             at = folder_of(&at).join(std::fs::read_link(&at).map_err(failed)?);
-        } else if kind.is_file() || kind.is_dir() {
+        } else if kind.is_file() {
             return Ok(Placement::Replace(at));
+        } else if kind.is_dir() {
+            return Err(failed(io::Error::from(io::ErrorKind::IsADirectory)));
         } else {
             return Ok(Placement::InPlace(at));
         }
@@ -427,7 +470,7 @@ fn open_in_place(path: &Path) -> io::Result<File> {
     std::fs::OpenOptions::new()
         .write(true)
         .open(path)
-        .map_err(|e| io::Error::new(e.kind(), format!("cannot write {}: {e}", path.display())))
+        .map_err(|e| write_failed(path, e))
 }
 
 /// Writes a content to a stream: the bytes written.
@@ -450,9 +493,12 @@ fn write_temp(
     after_write: &dyn Fn(&[u8]),
     fill: impl FnOnce(&mut FileSink) -> io::Result<()>,
 ) -> io::Result<(std::path::PathBuf, u64)> {
-    let name = path
-        .file_name()
-        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "not a file path"))?;
+    let name = path.file_name().ok_or_else(|| {
+        write_failed(
+            path,
+            io::Error::new(io::ErrorKind::InvalidInput, "not a file path"),
+        )
+    })?;
     let temp = folder_of(path).join(temporary_name(name));
     // A new file, never one already there: a leftover of this name (or a
     // link planted under it, which `create` would write through) is
@@ -473,10 +519,7 @@ fn write_temp(
         Ok(n) => Ok((temp, n)),
         Err(e) => {
             let _ = std::fs::remove_file(&temp);
-            Err(io::Error::new(
-                e.kind(),
-                format!("cannot write {}: {e}", path.display()),
-            ))
+            Err(write_failed(path, e))
         }
     }
 }
@@ -516,8 +559,7 @@ fn commit((temp, n): (std::path::PathBuf, u64), path: &Path) -> io::Result<u64> 
 
 /// `temp` renamed over `path` (the error naming `path`).
 fn rename(temp: &Path, path: &Path) -> io::Result<()> {
-    std::fs::rename(temp, path)
-        .map_err(|e| io::Error::new(e.kind(), format!("cannot write {}: {e}", path.display())))
+    std::fs::rename(temp, path).map_err(|e| write_failed(path, e))
 }
 
 #[cfg(test)]

@@ -85,9 +85,12 @@ pub fn os_error(py: Python<'_>, path: &std::path::Path, source: &std::io::Error)
         std::io::ErrorKind::InvalidInput => 22,
         _ => 5,
     });
-    let reason = match source.raw_os_error() {
-        Some(_) => std::io::Error::from_raw_os_error(errno).to_string(),
-        None => source.to_string(),
+    // The system's words for the number, as Python gives them, unless the
+    // error carries words of its own.
+    let system_words = source.raw_os_error().is_some() || source.get_ref().is_none();
+    let reason = match system_words {
+        true => std::io::Error::from_raw_os_error(errno).to_string(),
+        false => source.to_string(),
     };
     // Strip Rust's " (os error N)" suffix: Python shows the errno itself.
     let reason = reason
@@ -99,6 +102,26 @@ pub fn os_error(py: Python<'_>, path: &std::path::Path, source: &std::io::Error)
     match os_error.call1((errno, reason, filename)) {
         Ok(instance) => PyErr::from_value(instance),
         Err(e) => e,
+    }
+}
+
+/// A save's I/O error: where the core names the file and the system's
+/// error (`encode::WriteFailed`), an `OSError` with its number, message and
+/// file name, as `open()` raises them (`errno.ENOSPC` can be told apart);
+/// else as pyo3 converts it.
+pub fn write_error(py: Python<'_>, err: std::io::Error) -> PyErr {
+    use onnxfast_core::encode::WriteFailed;
+    let failed = err
+        .get_ref()
+        .and_then(|inner| inner.downcast_ref::<WriteFailed>());
+    match failed {
+        Some(w)
+            if w.source.raw_os_error().is_some()
+                || w.source.kind() == std::io::ErrorKind::IsADirectory =>
+        {
+            os_error(py, &w.path, &w.source)
+        }
+        _ => err.into(),
     }
 }
 

@@ -186,7 +186,7 @@ pub fn save(
     let written = match written {
         Ok(n) => n,
         Err(SaveFailed::Core(e)) => return Err(crate::errors::to_py(py, &e)),
-        Err(SaveFailed::Io(e)) => return Err(e.into()),
+        Err(SaveFailed::Io(e)) => return Err(crate::errors::write_error(py, e)),
         Err(SaveFailed::Raised(e)) => return Err(e),
     };
     if let Some(path) = &named {
