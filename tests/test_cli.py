@@ -753,3 +753,21 @@ def test_a_policys_file_size_bounds_what_is_read_from_standard_input(tmp_path) -
         result = json.loads(out)
         assert [d["code"] for d in result["diagnostics"]] == ["P009"]
         assert sent < 16 << 20  # stopped near 1 MiB, not at 256 MiB
+
+
+def test_outputs_that_cannot_be_written(tmp_path) -> None:
+    """`shapes -o` and `check -o` to a folder or into a missing one: exit 2
+    and what could not be written (before: the report's open() a traceback,
+    the model's save worded as a missing input)."""
+    valid = str(SAMPLES / "tiny_cnn.onnx")
+    missing = tmp_path / "missing" / "out"
+    cases = [
+        (("shapes", valid, "-o", str(tmp_path)), f"cannot write {tmp_path}: Is a directory"),
+        (("shapes", valid, "-o", str(missing)), f"cannot write {missing}: No such file"),
+        (("check", valid, "-o", str(missing)), f"--output: cannot write {missing}: No such file"),
+    ]
+    for args, said in cases:
+        proc = run(*args)
+        assert proc.returncode == 2, proc.stderr
+        assert said in proc.stderr
+        assert "Traceback" not in proc.stderr

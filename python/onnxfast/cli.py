@@ -77,6 +77,11 @@ class Style:
         return self._wrap("2", text)
 
 
+def _describe_write_failure(exc: OSError) -> str:
+    """What a failed write says (a file that cannot be made or written)."""
+    return f"cannot write {exc.filename or ''}: {exc.strerror or exc}"
+
+
 def _describe_failure(exc: BaseException) -> str:
     """A one-paragraph explanation of an expected failure (no traceback)."""
     from .errors import DecodeError, ExternalDataError
@@ -376,7 +381,11 @@ def cmd_check(args: argparse.Namespace) -> int:
             print(f"onnxfast check: policy: {_describe_failure(e)}", file=sys.stderr)
             return EXIT_ERROR
     files, missing = _collect(args.paths)
-    out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout  # noqa: SIM115
+    try:
+        out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout  # noqa: SIM115
+    except OSError as e:
+        print(f"onnxfast check: --output: {_describe_write_failure(e)}", file=sys.stderr)
+        return EXIT_ERROR
     try:
         return _check_files(args, fmt, policy, files, missing, out)
     finally:
@@ -840,6 +849,9 @@ def cmd_shapes(args: argparse.Namespace) -> int:
                         sys.stdout.buffer.flush()
             except ValueError as e:  # a refused location
                 print(f"onnxfast shapes: --external-data: {e}", file=sys.stderr)
+                return EXIT_ERROR
+            except OSError as e:  # the output, not the model read
+                print(f"onnxfast shapes: {_describe_write_failure(e)}", file=sys.stderr)
                 return EXIT_ERROR
             for w in caught:
                 print(
