@@ -771,3 +771,28 @@ def test_outputs_that_cannot_be_written(tmp_path) -> None:
         assert proc.returncode == 2, proc.stderr
         assert said in proc.stderr
         assert "Traceback" not in proc.stderr
+
+
+def test_file_names_that_are_not_utf8_are_printed_as_escapes(tmp_path) -> None:
+    """A file name with a byte that is not UTF-8 (an upload's, say) reaches
+    Python with a surrogate, which a strict UTF-8 stream (LANG=en_US.UTF-8)
+    refused to print: the run ended with a traceback. Printed as an escape
+    now, in every format, to the terminal or to -o."""
+    import os
+
+    name = os.fsdecode(bytes(tmp_path) + b"/\xffmodel.onnx")
+    shutil.copy(SAMPLES / "tiny_cnn.onnx", name)
+    env = {**os.environ, "PYTHONIOENCODING": "utf-8:strict"}
+    for fmt in ("text", "json", "sarif", "github"):
+        proc = run("check", name, str(SAMPLES / "broken.onnx"), "--format", fmt, env=env)
+        assert proc.returncode == 1, proc.stderr
+        assert "Traceback" not in proc.stderr
+        if fmt in ("text", "json"):  # the others list findings only
+            assert "\\udcffmodel.onnx" in proc.stdout
+    report = tmp_path / "report.txt"
+    proc = run("check", name, "-o", str(report), env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert "\\udcffmodel.onnx: valid" in report.read_text()
+    for command in (["info", name], ["shapes", name]):
+        proc = run(*command, env=env)
+        assert proc.returncode == 0, proc.stderr

@@ -25,6 +25,7 @@ import collections
 import concurrent.futures
 import contextlib
 import gc
+import io
 import json
 import multiprocessing
 import os
@@ -382,7 +383,11 @@ def cmd_check(args: argparse.Namespace) -> int:
             return EXIT_ERROR
     files, missing = _collect(args.paths)
     try:
-        out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout  # noqa: SIM115
+        out = (
+            open(args.output, "w", encoding="utf-8", errors="backslashreplace")  # noqa: SIM115
+            if args.output
+            else sys.stdout
+        )
     except OSError as e:
         print(f"onnxfast check: --output: {_describe_write_failure(e)}", file=sys.stderr)
         return EXIT_ERROR
@@ -1064,7 +1069,18 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _printable_file_names() -> None:
+    """File names are bytes: one that is not UTF-8 reaches Python with
+    surrogates ('\\udcff' for the byte 0xff), which a strict UTF-8 stream
+    (LANG=en_US.UTF-8) refuses to print. Such characters are printed as
+    escapes instead of ending the run."""
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper) and stream.errors == "strict":
+            stream.reconfigure(errors="backslashreplace")
+
+
 def main(argv: list[str] | None = None) -> int:
+    _printable_file_names()
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
