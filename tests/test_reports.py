@@ -129,6 +129,24 @@ def test_sarif_results_of_a_policy_and_relative_uris(models: Path, tmp_path: Pat
     assert logical in result["message"]["text"]
 
 
+def test_sarif_uris_of_names_that_are_not_utf8(tmp_path: Path) -> None:
+    """A file name's bytes, escaped one by one, relative or absolute (a
+    relative one that was not UTF-8 ended the run with a traceback)."""
+    name = os.fsdecode(b"\xff m.onnx")
+    shutil.copy(SAMPLES / "tiny_cnn.onnx", tmp_path / name)
+    policy = tmp_path / "p.toml"
+    policy.write_text('[policy]\ndenied_ops = ["Softmax"]\n')
+    for given, uri in (
+        (name, "%FF%20m.onnx"),
+        (str(tmp_path / name), (tmp_path / name).as_uri()),
+    ):
+        log, proc = sarif_of("--policy", str(policy), given, cwd=tmp_path)
+        assert proc.returncode == 1, proc.stderr
+        (result,) = log["runs"][0]["results"]
+        assert result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == uri
+    assert uri.endswith("/%FF%20m.onnx")
+
+
 def test_output_file(models: Path, tmp_path: Path) -> None:
     out = tmp_path / "report.sarif"
     proc = run("check", "--format", "sarif", "-o", str(out), str(models / "tiny_cnn.onnx"))

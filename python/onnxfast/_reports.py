@@ -55,7 +55,9 @@ def _uri(path: str) -> str:
     p = Path(path)
     if p.is_absolute():
         return p.as_uri()
-    return quote(PurePath(os.path.normpath(path)).as_posix())
+    # As bytes: a name that is not UTF-8 (surrogates in Python) is escaped
+    # byte by byte, as as_uri() escapes it.
+    return quote(os.fsencode(PurePath(os.path.normpath(path)).as_posix()))
 
 
 def _text(d: dict[str, Any]) -> str:
