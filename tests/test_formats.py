@@ -8,6 +8,7 @@ import io
 import os
 import subprocess
 import sys
+import threading
 import warnings
 from pathlib import Path
 
@@ -254,7 +255,8 @@ def test_a_link_at_the_temporary_name_is_not_written_through(model_path, tmp_pat
     victim = tmp_path / "victim"
     victim.write_bytes(b"keep")
     name = "m" + (TEXT.get(fmt) or ".onnx")
-    os.symlink(victim, tmp_path / f".{name}.{os.getpid()}.tmp")
+    temp = f".{name}.{os.getpid()}.{threading.get_native_id()}.tmp"  # this thread's
+    os.symlink(victim, tmp_path / temp)
     onnxfast.load(model_path).save(tmp_path / name)
     assert victim.read_bytes() == b"keep"
     assert onnx.load(str(tmp_path / name)) == onnx.load(model_path)

@@ -17,6 +17,8 @@ from onnx import helper
 
 import onnxfast
 
+from conftest import SAMPLES
+
 
 @pytest.fixture(scope="module")
 def sources(tmp_path_factory) -> dict[str, str]:
@@ -413,3 +415,34 @@ for options in ({}, {"save_as_external_data": True, "location": "w.bin", "size_t
     assert proc.stdout.split("\n")[:2] == ["True target.onnx", "True w.bin"]
     assert (tmp_path / "target.onnx").read_bytes() == b"old"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["target.onnx"]
+
+
+@pytest.mark.parametrize("fmt", ["protobuf", "json"])
+def test_threads_saving_to_one_path_do_not_share_a_temporary_file(sources, tmp_path, fmt) -> None:
+    """Each save writes its own temporary file, named for its process and
+    thread: with one name a process, a second thread's save removed the
+    first one's file as it wrote (FileNotFoundError, or a torn file)."""
+    small = SAMPLES / "tiny_cnn.onnx"
+    models = [onnxfast.load(sources["inline"]), onnxfast.load(small)]
+    expected = {
+        onnx.load(sources["inline"]).SerializeToString(),
+        onnx.load(small).SerializeToString(),
+    }
+    target = tmp_path / ("m.json" if fmt == "json" else "m.onnx")
+    failures: list[BaseException] = []
+
+    def save(model: onnxfast.Model) -> None:
+        for _ in range(15):
+            try:
+                model.save(target)
+            except BaseException as e:
+                failures.append(e)
+
+    threads = [threading.Thread(target=save, args=(m,)) for m in models * 2]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert failures == []
+    assert onnx.load(target, format=fmt).SerializeToString() in expected
+    assert sorted(os.listdir(tmp_path)) == [target.name]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
+import threading
 from typing import Any
 
 from .errors import DecodeError
@@ -185,7 +186,12 @@ def save_text(model: Any, f: Any, fmt: str) -> int:
     # format's writer follows links too).
     path = os.path.realpath(path)
     # Beside the target, named as the binary format's writer names its own.
-    temp = os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.{os.getpid()}.tmp")
+    # One per process and thread (two threads saving to one path write a
+    # file each), the binary writer's pattern.
+    temp = os.path.join(
+        os.path.dirname(path),
+        f".{os.path.basename(path)}.{os.getpid()}.{threading.get_native_id()}.tmp",
+    )
     try:
         # A new file, never one already there (a link planted under the
         # name would be written through): as the binary format's writer.

@@ -525,12 +525,32 @@ fn write_temp(
 }
 
 /// The name a file named `name` is written under before it is renamed
-/// into place: `.<name>.<pid>.tmp`.
+/// into place: `.<name>.<pid>.<thread>.tmp`, the thread's system id on
+/// Linux (Python's `threading.get_native_id()`). One per process and
+/// thread: two threads saving to one path write files of their own (with
+/// one name, one removed the other's file as it wrote).
 fn temporary_name(name: &std::ffi::OsStr) -> std::ffi::OsString {
     let mut temp = std::ffi::OsString::from(".");
     temp.push(name);
-    temp.push(format!(".{}.tmp", std::process::id()));
+    temp.push(format!(".{}.{}.tmp", std::process::id(), thread_tag()));
     temp
+}
+
+/// This thread's system id.
+#[cfg(target_os = "linux")]
+fn thread_tag() -> i32 {
+    rustix::thread::gettid().as_raw_nonzero().get()
+}
+
+/// A number of this thread's, unique in the process.
+#[cfg(not(target_os = "linux"))]
+fn thread_tag() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    thread_local! {
+        static TAG: u64 = NEXT.fetch_add(1, Ordering::Relaxed);
+    }
+    TAG.with(|tag| *tag)
 }
 
 /// Whether a file named `name` could be one of the temporary files a save
@@ -731,7 +751,7 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let victim = dir.join("victim");
         std::fs::write(&victim, b"keep").unwrap();
-        let temp = dir.join(format!(".m.onnx.{}.tmp", std::process::id()));
+        let temp = dir.join(temporary_name(std::ffi::OsStr::new("m.onnx")));
         std::os::unix::fs::symlink(&victim, &temp).unwrap();
         let path = dir.join("m.onnx");
         assert_eq!(
