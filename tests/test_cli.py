@@ -787,12 +787,56 @@ def test_file_names_that_are_not_utf8_are_printed_as_escapes(tmp_path) -> None:
         proc = run("check", name, str(SAMPLES / "broken.onnx"), "--format", fmt, env=env)
         assert proc.returncode == 1, proc.stderr
         assert "Traceback" not in proc.stderr
-        if fmt in ("text", "json"):  # the others list findings only
+        if fmt == "text":  # the byte as an escape
+            assert "\\xffmodel.onnx: valid" in proc.stdout
+        if fmt == "json":  # as json.dumps writes the surrogate
             assert "\\udcffmodel.onnx" in proc.stdout
     report = tmp_path / "report.txt"
     proc = run("check", name, "-o", str(report), env=env)
     assert proc.returncode == 0, proc.stderr
-    assert "\\udcffmodel.onnx: valid" in report.read_text()
+    assert "\\xffmodel.onnx: valid" in report.read_text()
     for command in (["info", name], ["shapes", name]):
         proc = run(*command, env=env)
         assert proc.returncode == 0, proc.stderr
+
+
+def _terminal_controls(text: str) -> list[str]:
+    """Characters of `text` a terminal acts on, or that reorder or forge
+    what is shown (line breaks aside)."""
+    import unicodedata
+
+    return [c for c in text if c != "\n" and unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp")]
+
+
+def test_model_strings_cannot_drive_the_terminal(tmp_path) -> None:
+    """Names, the producer, metadata and the file's own name, with escape
+    sequences (clear screen, window title), a carriage return, a forged
+    line and a right-to-left override: every text output shows them as
+    escapes (\\u{1b}), never as the characters (info printed them raw)."""
+    import os
+
+    hostile = "x\x1b[2J\x1b]0;pwned\x07\r\nfake: valid\u202eevil"
+    model = onnx.load(SAMPLES / "tiny_cnn.onnx")
+    model.producer_name = hostile
+    model.graph.name = hostile
+    model.graph.input[0].type.tensor_type.shape.dim[0].dim_param = hostile
+    model.metadata_props.add(key=hostile, value=hostile)
+    path = tmp_path / ("m" + "\x1b[1m" + ".onnx")
+    onnx.save(model, path)
+    broken = onnx.load(SAMPLES / "tiny_cnn.onnx")
+    broken.graph.node[0].input[0] = hostile  # an undefined input: a finding
+    bad = tmp_path / "bad.onnx"
+    onnx.save(broken, bad)
+    for command in (
+        ["info", str(path)],
+        ["shapes", str(path)],
+        ["check", str(path), str(bad), "--full"],
+        ["check", str(bad), "--format", "github"],
+    ):
+        proc = run(*command)
+        assert proc.returncode in (0, 1), proc.stderr
+        assert _terminal_controls(proc.stdout + proc.stderr) == [], command
+        # Escaped: as the checker writes it, or as a type's repr() of a dim.
+        assert "\\u{1b}" in proc.stdout or "\\x1b" in proc.stdout, command
+    assert "fake: valid" not in run("info", str(path)).stdout.splitlines()
+    assert os.path.exists(path)

@@ -142,6 +142,25 @@ def sarif(results: Iterable[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+def shown(text: str) -> str:
+    """Text from a model or a file name as it is safe to print to a
+    terminal: a character that is not printable (ESC, BEL, CR, a line
+    break, a bidirectional override, ...), which a hostile model could use
+    to rewrite the screen or forge lines, is written as an escape, as the
+    checker's messages write them (\\u{1b}); a byte of a file name that is
+    not UTF-8 as \\xff."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else _escaped_char(c) for c in text)
+
+
+def _escaped_char(c: str) -> str:
+    code = ord(c)
+    if 0xDC80 <= code <= 0xDCFF:  # a byte that was not UTF-8 (surrogateescape)
+        return f"\\x{code - 0xDC00:02x}"
+    return f"\\u{{{code:x}}}"
+
+
 def _escape_data(text: str) -> str:
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
@@ -154,7 +173,7 @@ def github(results: Iterable[dict[str, Any]]) -> Iterator[str]:
     """GitHub Actions workflow commands, one annotation per finding
     (``::error file=...,title=E212::message``)."""
     for result in results:
-        path = _escape_property(result["path"])
+        path = _escape_property(shown(result["path"]))
         for d in findings(result):
             kind = "error" if d["severity"] == "error" else "warning"
             title = _escape_property(f"onnxfast {d['code']}")

@@ -80,11 +80,16 @@ class Style:
 
 def _describe_write_failure(exc: OSError) -> str:
     """What a failed write says (a file that cannot be made or written)."""
-    return f"cannot write {exc.filename or ''}: {exc.strerror or exc}"
+    return _reports.shown(f"cannot write {exc.filename or ''}: {exc.strerror or exc}")
 
 
 def _describe_failure(exc: BaseException) -> str:
-    """A one-paragraph explanation of an expected failure (no traceback)."""
+    """A one-paragraph explanation of an expected failure (no traceback),
+    safe to print (see `_shown`)."""
+    return _reports.shown(_failure_text(exc))
+
+
+def _failure_text(exc: BaseException) -> str:
     from .errors import DecodeError, ExternalDataError
 
     if isinstance(exc, FileNotFoundError):
@@ -279,9 +284,9 @@ class Progress:
 
 
 def _print_human(result: dict[str, Any], style: Style, debug: bool) -> None:
-    path = result["path"]
+    path = _reports.shown(result["path"])
     if "error" in result:
-        print(f"{style.bold(path)}: {style.red('cannot check')}: {result['error']}")
+        print(f"{style.bold(path)}: {style.red('cannot check')}: {_reports.shown(result['error'])}")
         if debug and "_exc" in result:
             traceback.print_exception(result["_exc"], file=sys.stdout)
         elif debug and "_traceback" in result:
@@ -297,11 +302,11 @@ def _print_human(result: dict[str, Any], style: Style, debug: bool) -> None:
     print(f"{style.bold(path)}: {verdict}")
     for d in report:
         colour = style.red if d.severity == "error" else style.yellow
-        print(f"{colour(f'{d.severity}[{d.code}]')}: {d.message}")
+        print(f"{colour(f'{d.severity}[{d.code}]')}: {_reports.shown(d.message)}")
         if d.location:
-            print(f"  {style.dim('-->')} {d.location}")
+            print(f"  {style.dim('-->')} {_reports.shown(d.location)}")
         if d.suggestion:
-            print(f"  {style.dim('=')} help: {d.suggestion}")
+            print(f"  {style.dim('=')} help: {_reports.shown(d.suggestion)}")
     print()
 
 
@@ -554,6 +559,7 @@ def _table(rows: list[list[str]], indent: str = "  ", right: tuple[int, ...] = (
     a 200,000-node graph's values is laid out in a tenth of a second."""
     if not rows:
         return []
+    rows = [[_reports.shown(cell) for cell in row] for row in rows]
     widths = [max(map(len, column)) for column in zip(*rows)]
     line = indent + "  ".join(f"{{:{'>' if i in right else '<'}{w}}}" for i, w in enumerate(widths))
     return [line.format(*r).rstrip() for r in rows]
@@ -564,7 +570,7 @@ LISTED_FILES = 20
 
 
 def _print_info(path: str, info: dict[str, Any], style: Style) -> None:
-    print(style.bold(path))
+    print(style.bold(_reports.shown(path)))
     head = [
         ["ir_version", str(info["ir_version"])],
         ["producer", info["producer"] or "-"],
@@ -615,11 +621,11 @@ def _print_info(path: str, info: dict[str, Any], style: Style) -> None:
     if info["functions"]:
         print(style.bold("functions"))
         for name in info["functions"]:
-            print(f"    {name}")
+            print(f"    {_reports.shown(name)}")
     if info["subgraphs"]:
         print(style.bold(f"subgraphs ({len(info['subgraphs'])})"))
         for name in info["subgraphs"][:20]:
-            print(f"    {name}")
+            print(f"    {_reports.shown(name)}")
         if len(info["subgraphs"]) > 20:
             print(f"    … {len(info['subgraphs']) - 20} more")
     if info["metadata"]:
@@ -777,7 +783,8 @@ def plan_memory(
 
 def _print_shapes(table: list[dict[str, Any]], style: Style) -> None:
     for g in table:
-        print(style.bold(f"values of {g['graph']}" if g["graph"] != "main" else "values"))
+        title = f"values of {_reports.shown(g['graph'])}" if g["graph"] != "main" else "values"
+        print(style.bold(title))
         rows = [[v["name"], v["type"] or "?", v["producer"]] for v in g["values"]]
         if "memory" in g:
             for row, v in zip(rows, g["values"]):
@@ -865,7 +872,7 @@ def cmd_shapes(args: argparse.Namespace) -> int:
                 )
             # With the model on standard output, what is said goes to stderr.
             said = sys.stderr if to_stdout else sys.stdout
-            print(f"wrote {args.output} ({written} bytes)", file=said)
+            print(f"wrote {_reports.shown(args.output)} ({written} bytes)", file=said)
             _print_inference_report(report)
             return EXIT_INVALID if (args.strict and not report.ok) else EXIT_OK
         graphs = _graphs(inferred)

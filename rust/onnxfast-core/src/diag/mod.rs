@@ -25,8 +25,25 @@ impl Severity {
 /// Longest untrusted name kept in a location or message (bytes).
 pub const MAX_NAME: usize = 256;
 
-/// Makes an untrusted name safe to print: control characters are escaped and
-/// it is cut to [`MAX_NAME`] bytes (on a character boundary).
+/// Whether `c` is a character a terminal acts on or that changes how the
+/// text around it reads: a control character (ESC, BEL, CR, line breaks),
+/// a bidirectional mark, embedding, override or isolate, a zero-width
+/// character, or a line or paragraph separator.
+fn unsafe_to_print(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{061c}'
+                | '\u{200b}'..='\u{200f}'
+                | '\u{2028}'..='\u{202e}'
+                | '\u{2060}'..='\u{206f}'
+                | '\u{feff}'
+        )
+}
+
+/// Makes an untrusted name safe to print: characters that drive a terminal
+/// or reorder text (see [`unsafe_to_print`]) are escaped (`\u{1b}`) and it
+/// is cut to [`MAX_NAME`] bytes (on a character boundary).
 pub fn clean(name: &str) -> String {
     let mut out = String::with_capacity(name.len().min(MAX_NAME) + 2);
     for c in name.chars() {
@@ -34,7 +51,7 @@ pub fn clean(name: &str) -> String {
             out.push('…');
             break;
         }
-        if c.is_control() {
+        if unsafe_to_print(c) {
             use fmt::Write as _;
             let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
         } else {
@@ -258,4 +275,20 @@ pub fn closest<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Opt
         }
     }
     best.map(|(_, c)| c)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clean_escapes_what_drives_a_terminal_or_reorders_text() {
+        let hostile = "a\u{1b}[2J\u{7}\r\nb\u{202e}c\u{2066}d\u{200b}e\u{feff}é";
+        assert_eq!(
+            clean(hostile),
+            "a\\u{1b}[2J\\u{7}\\u{d}\\u{a}b\\u{202e}c\\u{2066}d\\u{200b}e\\u{feff}é"
+        );
+        let long = "x".repeat(MAX_NAME + 10);
+        assert_eq!(clean(&long), format!("{}…", "x".repeat(MAX_NAME)));
+    }
 }
