@@ -26,6 +26,7 @@ import concurrent.futures
 import contextlib
 import gc
 import io
+import itertools
 import json
 import multiprocessing
 import os
@@ -559,7 +560,8 @@ def _table(rows: list[list[str]], indent: str = "  ", right: tuple[int, ...] = (
     a 200,000-node graph's values is laid out in a tenth of a second."""
     if not rows:
         return []
-    rows = [[_reports.shown(cell) for cell in row] for row in rows]
+    if not all(map(str.isprintable, itertools.chain.from_iterable(rows))):
+        rows = [[_reports.shown(cell) for cell in row] for row in rows]
     widths = [max(map(len, column)) for column in zip(*rows)]
     line = indent + "  ".join(f"{{:{'>' if i in right else '<'}{w}}}" for i, w in enumerate(widths))
     return [line.format(*r).rstrip() for r in rows]
