@@ -434,3 +434,38 @@ def test_check_loads_as_load_does_with_mmap_and_format(tmp_path) -> None:
         onnxfast.check(named)
     assert onnxfast.check(named, format="protobuf") == onnxfast.check(valid)
     onnxfast.check_model(named, format="protobuf", mmap=False)
+
+
+def test_path_likes_that_give_bytes_are_paths(tmp_path) -> None:
+    """os.scandir(b"...") gives entries whose os.fspath() is bytes: a path,
+    as onnx.load takes it (they were decoded as the model's bytes: a
+    DecodeError at byte 0). Saving takes them, and plain bytes, as paths,
+    as open() does (the extension choosing the format)."""
+    import os
+    import shutil
+
+    shutil.copy(SAMPLES / "tiny_cnn.onnx", tmp_path / "m.onnx")
+    (entry,) = [e for e in os.scandir(bytes(tmp_path)) if e.name == b"m.onnx"]
+    assert isinstance(os.fspath(entry), bytes)
+    expected = onnx.load(entry)
+    assert onnxfast.load(entry).to_onnx() == expected
+    assert onnxfast.check(entry, full=True) == onnxfast.check(tmp_path / "m.onnx", full=True)
+    assert (
+        onnxfast.infer_shapes(entry).to_onnx()
+        == onnxfast.infer_shapes(tmp_path / "m.onnx").to_onnx()
+    )
+
+    class BytesPath:
+        def __init__(self, path: bytes) -> None:
+            self.path = path
+
+        def __fspath__(self) -> bytes:
+            return self.path
+
+    model = onnxfast.load(entry)
+    model.save(BytesPath(bytes(tmp_path / "copy.onnx")))
+    assert onnx.load(tmp_path / "copy.onnx") == expected
+    model.save(bytes(tmp_path / "copy.json"))
+    assert onnx.load(tmp_path / "copy.json", format="json") == expected
+    onnxfast.infer_shapes_path(entry, BytesPath(bytes(tmp_path / "typed.onnx")))
+    assert onnx.load(tmp_path / "typed.onnx") == onnxfast.infer_shapes(entry).to_onnx()

@@ -149,7 +149,7 @@ def _model_and_dir(
         return model_or_path, None
     model = _load_within(model_or_path, max_stream, mmap=mmap, format=format)
     if isinstance(model_or_path, (str, os.PathLike)):
-        return model, os.path.dirname(os.path.abspath(os.fspath(model_or_path)))
+        return model, os.path.dirname(os.path.abspath(os.fsdecode(model_or_path)))
     return model, None
 
 

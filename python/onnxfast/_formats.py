@@ -167,7 +167,7 @@ def save_text(model: Any, f: Any, fmt: str) -> int:
     onnx.save_model does; to a path through a temporary file renamed into
     place (a FIFO or a device is written into). Returns the bytes written."""
     data = _text(model.to_onnx(), fmt)
-    if not isinstance(f, (str, os.PathLike)):
+    if not isinstance(f, (str, bytes, os.PathLike)):
         f.write(data)
         return len(data)
     path = os.fsdecode(f)

@@ -23,7 +23,9 @@ def _resolve(
     (a file object is read, at most `max_memory` bytes when given; more is a
     DecodeError of the `kind` of message decoded)."""
     if isinstance(f, (str, os.PathLike)):
-        return os.fspath(f), base_dir
+        # A path-like may give bytes (os.scandir(b"...")'s entries): a
+        # path still, not the model's bytes.
+        return os.fsdecode(f), base_dir
     if isinstance(f, bytes):
         return f, base_dir
     if isinstance(f, (bytearray, memoryview)):
@@ -139,7 +141,7 @@ def _decode(
         return _onnxfast.decode_message(
             source,
             kind=kind,
-            base_dir=os.fspath(base) if base is not None else None,
+            base_dir=os.fsdecode(base) if base is not None else None,
             mmap=mmap,
             max_memory=max_memory,
             offset=offset,

@@ -141,7 +141,7 @@ def infer_shapes_path(
             "infer_shapes_path takes the output's path (str or os.PathLike), got "
             f"{type(output_path).__name__}"
         )
-    output = os.fspath(output_path) or os.fspath(model_path)
+    output = os.fsdecode(output_path) or os.fsdecode(model_path)
     inferred = infer_shapes(
         model_path,
         strict=strict_mode,

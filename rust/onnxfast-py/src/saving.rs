@@ -99,6 +99,15 @@ pub fn save(
              tensor's file is named after the tensor",
         ));
     }
+    // Bytes, or a path-like (which may give bytes: os.scandir(b"...")'s
+    // entries), name a path as open() takes them: one str from here on.
+    let decoded;
+    let f = if f.is_instance_of::<pyo3::types::PyBytes>() || f.hasattr("__fspath__")? {
+        decoded = py.import("os")?.call_method1("fsdecode", (f,))?;
+        &decoded
+    } else {
+        f
+    };
     let alignment = options.alignment.unwrap_or(1);
     if !alignment.is_power_of_two() || alignment > MAX_ALIGNMENT {
         return Err(PyValueError::new_err(format!(
