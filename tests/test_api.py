@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import io
+import os
 import pathlib
 
 import numpy as np
@@ -469,3 +470,22 @@ def test_path_likes_that_give_bytes_are_paths(tmp_path) -> None:
     assert onnx.load(tmp_path / "copy.json", format="json") == expected
     onnxfast.infer_shapes_path(entry, BytesPath(bytes(tmp_path / "typed.onnx")))
     assert onnx.load(tmp_path / "typed.onnx") == onnxfast.infer_shapes(entry).to_onnx()
+
+
+def test_a_path_with_a_nul_is_a_value_error_as_open_gives(tmp_path) -> None:
+    """open() refuses a path with a NUL byte with ValueError('embedded null
+    byte'), and so does onnx.load; onnxfast said OSError (EINVAL), and a save
+    printed the NUL into its message."""
+    bad = str(tmp_path / "a\0b.onnx")
+    with pytest.raises(ValueError, match="embedded null byte"):
+        onnx.load(bad)
+    model = onnxfast.load(SAMPLES / "tiny_cnn.onnx")
+    for call in (
+        lambda: onnxfast.load(bad),
+        lambda: onnxfast.check(bad),
+        lambda: onnxfast.load_tensor(bad),
+        lambda: model.save(bad),
+        lambda: model.save(os.fsencode(bad)),
+    ):
+        with pytest.raises(ValueError, match="embedded null byte"):
+            call()

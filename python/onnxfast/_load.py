@@ -25,7 +25,10 @@ def _resolve(
     if isinstance(f, (str, os.PathLike)):
         # A path-like may give bytes (os.scandir(b"...")'s entries): a
         # path still, not the model's bytes.
-        return os.fsdecode(f), base_dir
+        path = os.fsdecode(f)
+        if "\0" in path:
+            raise ValueError("embedded null byte")  # as open() says it
+        return path, base_dir
     if isinstance(f, bytes):
         return f, base_dir
     if isinstance(f, (bytearray, memoryview)):

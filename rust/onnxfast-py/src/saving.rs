@@ -108,6 +108,9 @@ pub fn save(
     } else {
         f
     };
+    if f.extract::<String>().is_ok_and(|path| path.contains('\0')) {
+        return Err(PyValueError::new_err("embedded null byte")); // as open() says it
+    }
     let alignment = options.alignment.unwrap_or(1);
     if !alignment.is_power_of_two() || alignment > MAX_ALIGNMENT {
         return Err(PyValueError::new_err(format!(
