@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import onnx
@@ -840,3 +841,40 @@ def test_model_strings_cannot_drive_the_terminal(tmp_path) -> None:
         assert "\\u{1b}" in proc.stdout or "\\x1b" in proc.stdout, command
     assert "fake: valid" not in run("info", str(path)).stdout.splitlines()
     assert os.path.exists(path)
+
+
+class _KillsItsWorker:
+    """A file list item whose unpickling, in the worker it is sent to, kills
+    that worker with SIGKILL (as the kernel's out-of-memory killer would)."""
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        import signal
+
+        return (signal.raise_signal, (signal.SIGKILL,))
+
+    def __str__(self) -> str:
+        return "killer"
+
+
+def test_a_worker_that_dies_costs_only_its_file() -> None:
+    """check -j: a worker process killed while it holds a file (out of
+    memory, SIGBUS from a file changed under its map) made the whole run a
+    BrokenProcessPool traceback, every other result lost. Now that file is
+    unreadable (F001: killed by SIGKILL), the others are checked, in order,
+    those of its batch too."""
+    from onnxfast import cli
+
+    valid, broken = SAMPLES / "tiny_cnn.onnx", SAMPLES / "broken.onnx"
+    # 128 files: batches of 8, two of which hold a killer (checked again a
+    # file at a time: the killer alone dies again).
+    files: list[Any] = [valid, broken, valid, valid] * 32
+    files[5] = files[100] = _KillsItsWorker()
+    options = (False, False, None, False, False, None, True)
+    results = list(cli._checked_by_workers(files, options, 2))  # type: ignore[arg-type]
+    assert [f for f, _ in results] == files
+    for f, result in results:
+        if isinstance(f, _KillsItsWorker):
+            assert result["error_type"] == "WorkerDied"
+            assert "killed by SIGKILL (signal 9)" in result["error"]
+        else:
+            assert result["ok"] == (f == valid), result

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import collections
-import concurrent.futures
 import contextlib
 import gc
 import io
@@ -352,27 +351,119 @@ def _run_checks(files: list[Path | _Stdin], args: argparse.Namespace, policy: Po
             )
         return
     # Worker processes: small models spend most of their time in Python
-    # code, where threads would only contend for the GIL. "spawn" keeps
-    # each worker clean of the parent's threads (rayon's pool).
+    # code, where threads would only contend for the GIL.
+    options = (
+        args.strict,
+        args.full,
+        policy,
+        args.contrib_ops,
+        args.data_prop,
+        args.input_format,
+        not args.no_mmap,
+    )
+    yield from _checked_by_workers(files, options, args.jobs)
+
+
+def _check_files_in_worker(conn: Any, options: tuple[Any, ...]) -> None:
+    """A worker process: checks the batches of files it is sent, lists of
+    (index, path), and sends each batch's results back, a list of (index,
+    result); None ends it."""
+    while True:
+        task = conn.recv()
+        if task is None:
+            return
+        conn.send([(index, _check_one_plain(path, *options)) for index, path in task])
+
+
+def _worker_died(path: Path | _Stdin, exitcode: int | None) -> dict[str, Any]:
+    """The result of a file whose worker process ended while checking it."""
+    how = f"with exit code {exitcode}"
+    if exitcode is not None and exitcode < 0:
+        import signal
+
+        try:
+            how = f"killed by {signal.Signals(-exitcode).name} (signal {-exitcode})"
+        except ValueError:
+            how = f"killed by signal {-exitcode}"
+    return {
+        "path": str(path),
+        "ok": False,
+        "error": f"the process checking it ended abruptly, {how}: out of memory, the file "
+        "changed under its map (see --no-mmap), or a crash",
+        "error_type": "WorkerDied",
+        "seconds": 0.0,
+    }
+
+
+def _checked_by_workers(
+    files: list[Path | _Stdin], options: tuple[Any, ...], jobs: int
+) -> Iterator[tuple[Path | _Stdin, dict[str, Any]]]:
+    """(file, result) in order, checked by `jobs` worker processes, each
+    sent a batch of files at a time. A worker that dies (killed for memory,
+    a signal) costs only the file that killed it: its batch is checked
+    again a file at a time, by new workers, and a file whose worker dies
+    while it is checked alone is reported unreadable. ("spawn": each worker
+    clean of this process's threads.)"""
+    from multiprocessing.connection import wait
+
     context = multiprocessing.get_context("spawn")
-    with concurrent.futures.ProcessPoolExecutor(max_workers=args.jobs, mp_context=context) as pool:
-        chunk = max(1, min(64, len(files) // (args.jobs * 8)))
-        n = len(files)
-        yield from zip(
-            files,
-            pool.map(
-                _check_one_plain,
-                files,
-                [args.strict] * n,
-                [args.full] * n,
-                [policy] * n,
-                [args.contrib_ops] * n,
-                [args.data_prop] * n,
-                [args.input_format] * n,
-                [not args.no_mmap] * n,
-                chunksize=chunk,
-            ),
+    batch = max(1, min(64, len(files) // (jobs * 8)))
+    queue = collections.deque(range(len(files)))
+    # Files of a batch whose worker died: checked one by one.
+    alone: collections.deque[int] = collections.deque()
+    results: dict[int, dict[str, Any]] = {}
+    # Each worker's end of its pipe: its process and the batch it holds.
+    workers: dict[Any, tuple[Any, list[int]]] = {}
+
+    def give(conn: Any) -> None:
+        process, held = workers[conn]
+        if alone:
+            held[:] = [alone.popleft()]
+        elif queue:
+            held[:] = [queue.popleft() for _ in range(min(batch, len(queue)))]
+        else:
+            conn.send(None)
+            del workers[conn]
+            process.join()
+            conn.close()
+            return
+        conn.send([(i, files[i]) for i in held])
+
+    def start() -> None:
+        ours, theirs = context.Pipe()
+        process = context.Process(
+            target=_check_files_in_worker, args=(theirs, options), daemon=True
         )
+        process.start()
+        theirs.close()
+        workers[ours] = (process, [])
+        give(ours)
+
+    for _ in range(min(jobs, len(files))):
+        start()
+    done = 0
+    while workers:
+        ready: list[Any] = wait(list(workers))
+        for conn in ready:
+            process, held = workers[conn]
+            try:
+                results.update(conn.recv())
+            except (EOFError, OSError):
+                # The worker died holding `held`.
+                process.join()
+                del workers[conn]
+                conn.close()
+                if len(held) == 1:
+                    results[held[0]] = _worker_died(files[held[0]], process.exitcode)
+                else:
+                    alone.extend(held)
+                if queue or alone:
+                    start()
+                continue
+            give(conn)
+        while done in results:
+            yield files[done], results.pop(done)
+            done += 1
 
 
 def cmd_check(args: argparse.Namespace) -> int:
