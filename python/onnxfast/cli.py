@@ -334,24 +334,7 @@ def _print_summary(results: list[dict[str, Any]], style: Style) -> None:
 def _run_checks(files: list[Path | _Stdin], args: argparse.Namespace, policy: Policy | None) -> Any:
     """(file, result) in order, in worker processes with -j (standard input
     in this process, which holds it)."""
-    if args.jobs == 1 or any(isinstance(f, _Stdin) for f in files):
-        for f in files:
-            yield (
-                f,
-                _check_one(
-                    f,
-                    args.strict,
-                    args.full,
-                    policy,
-                    args.contrib_ops,
-                    args.data_prop,
-                    args.input_format,
-                    not args.no_mmap,
-                ),
-            )
-        return
-    # Worker processes: small models spend most of their time in Python
-    # code, where threads would only contend for the GIL.
+    # What _check_one takes after the file, in its order.
     options = (
         args.strict,
         args.full,
@@ -361,6 +344,12 @@ def _run_checks(files: list[Path | _Stdin], args: argparse.Namespace, policy: Po
         args.input_format,
         not args.no_mmap,
     )
+    if args.jobs == 1 or any(isinstance(f, _Stdin) for f in files):
+        for f in files:
+            yield f, _check_one(f, *options)
+        return
+    # Worker processes: small models spend most of their time in Python
+    # code, where threads would only contend for the GIL.
     yield from _checked_by_workers(files, options, args.jobs)
 
 
