@@ -446,3 +446,31 @@ def test_threads_saving_to_one_path_do_not_share_a_temporary_file(sources, tmp_p
     assert failures == []
     assert onnx.load(target, format=fmt).SerializeToString() in expected
     assert sorted(os.listdir(tmp_path)) == [target.name]
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="lchown needs root")
+@pytest.mark.parametrize("fmt", ["protobuf", "json"])
+def test_a_link_planted_in_a_shared_sticky_folder_is_not_followed(sources, tmp_path, fmt) -> None:
+    """In a sticky folder anyone can write to (/tmp), a link that neither
+    this user nor the folder's owner made is not followed (the kernel's
+    fs.protected_symlinks refuses open() the same way): PermissionError,
+    its target untouched. A link of this user's there is followed."""
+    import errno
+
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    victim = tmp_path / "victim"
+    victim.write_bytes(b"keep")
+    planted = shared / "m.onnx"
+    planted.symlink_to(victim)
+    os.lchown(planted, 1234, 1234)
+    model = onnxfast.load(sources["inline"])
+    with pytest.raises(PermissionError) as refused:
+        model.save(planted, format=fmt)
+    assert (refused.value.errno, refused.value.filename) == (errno.EACCES, str(planted))
+    assert victim.read_bytes() == b"keep"
+    ours = shared / "ours.onnx"
+    ours.symlink_to(victim)
+    model.save(ours, format=fmt)
+    assert onnx.load(victim, format=fmt) == onnx.load(sources["inline"])

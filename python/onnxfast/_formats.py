@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import contextlib
 import os
-import stat
 import threading
 from typing import Any
 
+from . import _onnxfast
 from .errors import DecodeError
 
 # onnx's registry (onnx/serialization.py): each format and its extensions.
@@ -170,22 +170,13 @@ def save_text(model: Any, f: Any, fmt: str) -> int:
     if not isinstance(f, (str, bytes, os.PathLike)):
         f.write(data)
         return len(data)
-    path = os.fsdecode(f)
-    try:
-        mode = os.stat(path).st_mode  # links followed, as open() follows them
-    except FileNotFoundError:
-        mode = stat.S_IFREG  # a new file
-    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
-        # A FIFO or a device (/dev/null, /dev/stdout): written into, not
-        # replaced, through the path as given (/proc/self/fd's links to
-        # pipes name no file).
+    # Links followed (the file at their end is replaced) and a FIFO or a
+    # device written into, as the binary format's writer does it.
+    path, in_place = _onnxfast._save_target(os.fsdecode(f))
+    if in_place:
         with open(path, "wb") as special:
             special.write(data)
         return len(data)
-    # A link's target gets the text, as open() would write it (the binary
-    # format's writer follows links too).
-    path = os.path.realpath(path)
-    # Beside the target, named as the binary format's writer names its own.
     # One per process and thread (two threads saving to one path write a
     # file each), the binary writer's pattern.
     temp = os.path.join(

@@ -53,6 +53,7 @@ __all__ = [
     "_Buffer",
     "__version__",
     "_panic_for_tests",
+    "_save_target",
     "check_model",
     "decode_message",
     "diagnostic_codes",
@@ -60,6 +61,7 @@ __all__ = [
     "infer_shapes",
 ]
 
+def _save_target(path: str | os.PathLike[str]) -> tuple[str, bool]: ...
 def decode_message(
     source: str | bytes | int | Any,
     *,

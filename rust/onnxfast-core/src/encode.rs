@@ -408,6 +408,18 @@ fn write_failed(path: &Path, source: io::Error) -> io::Error {
     )
 }
 
+/// Where a save to `path` writes, and whether in place: the file at the
+/// end of its symbolic links, to be replaced through a temporary file
+/// beside it (`false`), or the path itself when it names a FIFO or a
+/// device, written into (`true`). Errors as a save's (see [`placement`]).
+/// For writers of other formats that save as this module does.
+pub fn save_target(path: &Path) -> io::Result<(PathBuf, bool)> {
+    Ok(match placement(path)? {
+        Placement::Replace(file) => (file, false),
+        Placement::InPlace(special) => (special, true),
+    })
+}
+
 /// How a save writes the file at a path (see [`placement`]).
 #[derive(Debug, PartialEq, Eq)]
 enum Placement {
@@ -449,6 +461,9 @@ fn placement(path: &Path) -> io::Result<Placement> {
         };
         let kind = meta.file_type();
         if kind.is_symlink() {
+            if !may_follow(&at, &meta).map_err(failed)? {
+                return Err(failed(io::Error::from(io::ErrorKind::PermissionDenied)));
+            }
             // A relative target is relative to the link's folder.
             at = folder_of(&at).join(std::fs::read_link(&at).map_err(failed)?);
         } else if kind.is_file() {
@@ -463,6 +478,27 @@ fn placement(path: &Path) -> io::Result<Placement> {
         io::ErrorKind::InvalidInput,
         format!("more than {MAX_LINKS} symbolic links in a row"),
     )))
+}
+
+/// Whether a save may follow the symbolic link at `link` (its own
+/// metadata `meta`): not in a sticky folder anyone can write to (/tmp)
+/// when someone else planted it, neither this process's user nor the
+/// folder's owner. The kernel's `fs.protected_symlinks` refuses `open`
+/// the same link (EACCES); following links by hand must not get round it.
+fn may_follow(link: &Path, meta: &std::fs::Metadata) -> io::Result<bool> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let folder = std::fs::metadata(folder_of(link))?;
+        let sticky_and_open = folder.mode() & 0o1002 == 0o1002;
+        let uid = meta.uid();
+        Ok(!sticky_and_open || uid == rustix::process::geteuid().as_raw() || uid == folder.uid())
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (link, meta);
+        Ok(true)
+    }
 }
 
 /// A FIFO or device (see [`Placement::InPlace`]) opened for writing.

@@ -117,7 +117,10 @@ pub fn write_error(py: Python<'_>, err: std::io::Error) -> PyErr {
     match failed {
         Some(w)
             if w.source.raw_os_error().is_some()
-                || w.source.kind() == std::io::ErrorKind::IsADirectory =>
+                || matches!(
+                    w.source.kind(),
+                    std::io::ErrorKind::IsADirectory | std::io::ErrorKind::PermissionDenied
+                ) =>
         {
             os_error(py, &w.path, &w.source)
         }

@@ -495,3 +495,13 @@ fn unreachable_external_data(
         .filter(|l| !folder.join(l).exists())
         .collect())
 }
+
+/// Where a save to `path` writes (`encode::save_target`): the file at the
+/// end of its links and whether it is written in place (a FIFO, a device).
+/// For the text formats' writer, which saves as the binary one does.
+#[pyfunction]
+pub fn _save_target(py: Python<'_>, path: PathBuf) -> PyResult<(std::ffi::OsString, bool)> {
+    py.detach(|| onnxfast_core::encode::save_target(&path))
+        .map(|(target, in_place)| (target.into_os_string(), in_place))
+        .map_err(|e| crate::errors::write_error(py, e))
+}
