@@ -85,7 +85,7 @@ def _describe_write_failure(exc: OSError) -> str:
 
 def _describe_failure(exc: BaseException) -> str:
     """A one-paragraph explanation of an expected failure (no traceback),
-    safe to print (see `_shown`)."""
+    safe to print (see `_reports.shown`)."""
     return _reports.shown(_failure_text(exc))
 
 
