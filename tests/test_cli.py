@@ -878,3 +878,31 @@ def test_a_worker_that_dies_costs_only_its_file() -> None:
             assert "killed by SIGKILL (signal 9)" in result["error"]
         else:
             assert result["ok"] == (f == valid), result
+
+
+def test_timeout_gives_up_on_a_model_and_goes_on(tmp_path) -> None:
+    """--timeout: each model is checked in a worker killed at the deadline.
+    A FIFO no one writes to (its open() waits forever, as cat's would) is
+    unreadable after the timeout; the models around it are checked."""
+    import os
+    import time
+
+    if not hasattr(os, "mkfifo"):
+        return
+    hang = tmp_path / "hang.onnx"
+    os.mkfifo(hang)
+    valid, broken = str(SAMPLES / "tiny_cnn.onnx"), str(SAMPLES / "broken.onnx")
+    started = time.monotonic()
+    proc = run("check", valid, str(hang), broken, "--timeout", "1", "--json")
+    assert time.monotonic() - started < 60
+    assert proc.returncode == 2, proc.stderr
+    results = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert [r["path"] for r in results] == [valid, str(hang), broken]
+    assert [r["ok"] for r in results] == [True, False, False]
+    assert results[1]["error_type"] == "TimedOut"
+    assert "gave up after 1 s" in results[1]["error"]
+    assert results[2]["errors"] > 0
+    for bad in (["--timeout", "0"], ["-", "--timeout", "1"]):
+        refused = run("check", valid, *bad)
+        assert refused.returncode == 2
+        assert "--timeout" in refused.stderr

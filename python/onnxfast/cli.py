@@ -344,19 +344,21 @@ def _run_checks(files: list[Path | _Stdin], args: argparse.Namespace, policy: Po
         args.input_format,
         not args.no_mmap,
     )
-    if args.jobs == 1 or any(isinstance(f, _Stdin) for f in files):
+    if (args.jobs == 1 and args.timeout is None) or any(isinstance(f, _Stdin) for f in files):
         for f in files:
             yield f, _check_one(f, *options)
         return
     # Worker processes: small models spend most of their time in Python
-    # code, where threads would only contend for the GIL.
-    yield from _checked_by_workers(files, options, args.jobs)
+    # code, where threads would only contend for the GIL; a worker can be
+    # killed at a deadline.
+    yield from _checked_by_workers(files, options, args.jobs, args.timeout)
 
 
 def _check_files_in_worker(conn: Any, options: tuple[Any, ...]) -> None:
-    """A worker process: checks the batches of files it is sent, lists of
-    (index, path), and sends each batch's results back, a list of (index,
-    result); None ends it."""
+    """A worker process: says it is ready (its imports done), then checks
+    the batches of files it is sent, lists of (index, path), and sends each
+    batch's results back, a list of (index, result); None ends it."""
+    conn.send("ready")
     while True:
         task = conn.recv()
         if task is None:
@@ -384,25 +386,43 @@ def _worker_died(path: Path | _Stdin, exitcode: int | None) -> dict[str, Any]:
     }
 
 
+def _timed_out(path: Path | _Stdin, timeout: float) -> dict[str, Any]:
+    """The result of a file whose check went past --timeout."""
+    return {
+        "path": str(path),
+        "ok": False,
+        "error": f"gave up after {timeout:g} s (--timeout): the check did not finish",
+        "error_type": "TimedOut",
+        "seconds": timeout,
+    }
+
+
 def _checked_by_workers(
-    files: list[Path | _Stdin], options: tuple[Any, ...], jobs: int
+    files: list[Path | _Stdin],
+    options: tuple[Any, ...],
+    jobs: int,
+    timeout: float | None = None,
 ) -> Iterator[tuple[Path | _Stdin, dict[str, Any]]]:
     """(file, result) in order, checked by `jobs` worker processes, each
     sent a batch of files at a time. A worker that dies (killed for memory,
     a signal) costs only the file that killed it: its batch is checked
     again a file at a time, by new workers, and a file whose worker dies
-    while it is checked alone is reported unreadable. ("spawn": each worker
+    while it is checked alone is reported unreadable. With a `timeout`,
+    files go one at a time and a worker still on one after `timeout`
+    seconds is killed, the file reported unreadable. ("spawn": each worker
     clean of this process's threads.)"""
     from multiprocessing.connection import wait
 
     context = multiprocessing.get_context("spawn")
-    batch = max(1, min(64, len(files) // (jobs * 8)))
+    batch = 1 if timeout is not None else max(1, min(64, len(files) // (jobs * 8)))
     queue = collections.deque(range(len(files)))
     # Files of a batch whose worker died: checked one by one.
     alone: collections.deque[int] = collections.deque()
     results: dict[int, dict[str, Any]] = {}
     # Each worker's end of its pipe: its process and the batch it holds.
     workers: dict[Any, tuple[Any, list[int]]] = {}
+    # When each busy worker was sent its batch.
+    sent: dict[Any, float] = {}
 
     def give(conn: Any) -> None:
         process, held = workers[conn]
@@ -413,9 +433,11 @@ def _checked_by_workers(
         else:
             conn.send(None)
             del workers[conn]
+            sent.pop(conn, None)
             process.join()
             conn.close()
             return
+        sent[conn] = time.monotonic()
         conn.send([(i, files[i]) for i in held])
 
     def start() -> None:
@@ -426,22 +448,32 @@ def _checked_by_workers(
         process.start()
         theirs.close()
         workers[ours] = (process, [])
-        give(ours)
 
     for _ in range(min(jobs, len(files))):
         start()
     done = 0
+
+    def drop(conn: Any) -> Any:
+        """Forgets a worker that ended or was killed: its process."""
+        process, _ = workers.pop(conn)
+        sent.pop(conn, None)
+        process.join()
+        conn.close()
+        return process
+
     while workers:
-        ready: list[Any] = wait(list(workers))
+        # Until the next deadline, with a timeout.
+        wake = None
+        if timeout is not None and sent:
+            wake = max(0.0, min(sent.values()) + timeout - time.monotonic())
+        ready: list[Any] = wait(list(workers), timeout=wake)
         for conn in ready:
-            process, held = workers[conn]
+            held = workers[conn][1]
             try:
-                results.update(conn.recv())
+                message = conn.recv()
             except (EOFError, OSError):
                 # The worker died holding `held`.
-                process.join()
-                del workers[conn]
-                conn.close()
+                process = drop(conn)
                 if len(held) == 1:
                     results[held[0]] = _worker_died(files[held[0]], process.exitcode)
                 else:
@@ -449,7 +481,20 @@ def _checked_by_workers(
                 if queue or alone:
                     start()
                 continue
+            if message != "ready":
+                results.update(message)
             give(conn)
+        if timeout is not None:
+            now = time.monotonic()
+            for conn, since in list(sent.items()):
+                if now - since < timeout or conn.poll():
+                    continue
+                process, held = workers[conn]
+                process.kill()
+                drop(conn)
+                results[held[0]] = _timed_out(files[held[0]], timeout)
+                if queue or alone:
+                    start()
         while done in results:
             yield files[done], results.pop(done)
             done += 1
@@ -1069,6 +1114,13 @@ def build_parser() -> argparse.ArgumentParser:
     p_check.add_argument(
         "-j", "--jobs", type=int, default=1, metavar="N", help="check N files in parallel"
     )
+    p_check.add_argument(
+        "--timeout",
+        type=float,
+        metavar="SECONDS",
+        help="give up on a model after SECONDS (each is checked in a worker process, "
+        "killed at the deadline): it is reported unreadable (F001); not for -",
+    )
     p_check.add_argument("--debug", action="store_true", help="show tracebacks of failures")
     p_check.set_defaults(func=cmd_check)
 
@@ -1178,6 +1230,19 @@ def main(argv: list[str] | None = None) -> int:
     if getattr(args, "jobs", 1) < 1:
         parser.print_usage(sys.stderr)
         print("onnxfast check: error: -j must be at least 1", file=sys.stderr)
+        return EXIT_ERROR
+    timeout = getattr(args, "timeout", None)
+    if timeout is not None and not timeout > 0:
+        parser.print_usage(sys.stderr)
+        print("onnxfast check: error: --timeout must be a positive number", file=sys.stderr)
+        return EXIT_ERROR
+    if timeout is not None and STDIN in getattr(args, "paths", ()):
+        parser.print_usage(sys.stderr)
+        print(
+            "onnxfast check: error: --timeout needs files: standard input (-) is read "
+            "by this process",
+            file=sys.stderr,
+        )
         return EXIT_ERROR
     try:
         return int(args.func(args))
