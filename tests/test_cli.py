@@ -906,3 +906,16 @@ def test_timeout_gives_up_on_a_model_and_goes_on(tmp_path) -> None:
         refused = run("check", valid, *bad)
         assert refused.returncode == 2
         assert "--timeout" in refused.stderr
+
+
+def test_workers_that_cannot_start_end_the_run_with_an_error() -> None:
+    """A worker that dies before its imports are done (here: its arguments
+    kill it as they are unpickled) is not restarted again and again: the
+    run stops with WorkersFailed, which `check` reports (exit 2)."""
+    import pytest
+
+    from onnxfast import cli
+
+    options = (_KillsItsWorker(),)
+    with pytest.raises(cli.WorkersFailed, match="could not start"):
+        list(cli._checked_by_workers([SAMPLES / "tiny_cnn.onnx"] * 4, options, 2))

@@ -386,6 +386,11 @@ def _worker_died(path: Path | _Stdin, exitcode: int | None) -> dict[str, Any]:
     }
 
 
+class WorkersFailed(RuntimeError):
+    """Worker processes cannot be started (an installation problem, not a
+    model's): the run cannot go on."""
+
+
 def _timed_out(path: Path | _Stdin, timeout: float) -> dict[str, Any]:
     """The result of a file whose check went past --timeout."""
     return {
@@ -423,6 +428,8 @@ def _checked_by_workers(
     workers: dict[Any, tuple[Any, list[int]]] = {}
     # When each busy worker was sent its batch.
     sent: dict[Any, float] = {}
+    # Workers whose imports were done.
+    ready_workers: set[Any] = set()
 
     def give(conn: Any) -> None:
         process, held = workers[conn]
@@ -474,6 +481,12 @@ def _checked_by_workers(
             except (EOFError, OSError):
                 # The worker died holding `held`.
                 process = drop(conn)
+                if conn not in ready_workers:
+                    # Before its imports were done: no worker can start.
+                    raise WorkersFailed(
+                        "a worker process could not start (exit code "
+                        f"{process.exitcode}): run with -j 1 to see why"
+                    ) from None
                 if len(held) == 1:
                     results[held[0]] = _worker_died(files[held[0]], process.exitcode)
                 else:
@@ -481,7 +494,9 @@ def _checked_by_workers(
                 if queue or alone:
                     start()
                 continue
-            if message != "ready":
+            if message == "ready":
+                ready_workers.add(conn)
+            else:
                 results.update(message)
             give(conn)
         if timeout is not None:
@@ -524,6 +539,9 @@ def cmd_check(args: argparse.Namespace) -> int:
         return EXIT_ERROR
     try:
         return _check_files(args, fmt, policy, files, missing, out)
+    except WorkersFailed as e:
+        print(f"onnxfast check: error: {e}", file=sys.stderr)
+        return EXIT_ERROR
     finally:
         if out is not sys.stdout:
             out.close()
