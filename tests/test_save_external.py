@@ -600,3 +600,24 @@ def test_a_model_file_name_that_is_not_utf8(tmp_path) -> None:
     for ours, theirs in zip(saved.graph.initializer, model.graph.initializer):
         assert np.array_equal(ours.numpy(), theirs.numpy())
     assert any(t.data_location == onnx.TensorProto.EXTERNAL for t in saved.graph.initializer)
+
+
+def test_a_location_through_a_linked_folder_is_refused(tmp_path) -> None:
+    """location='sub/w.bin' where sub is a symbolic link: the data would go
+    wherever the link points, and onnxfast.load refuses to read through it;
+    the save refuses it too, and writes nothing. A real folder works."""
+    onnx.save_model(rich_model(), tmp_path / "source.onnx")
+    model = onnxfast.load(tmp_path / "source.onnx")
+    out, elsewhere = tmp_path / "out", tmp_path / "elsewhere"
+    out.mkdir()
+    elsewhere.mkdir()
+    (out / "sub").symlink_to(elsewhere)
+    with pytest.raises(ValueError, match="sub is a symbolic link"):
+        model.save(out / "m.onnx", save_as_external_data=True, location="sub/w.bin")
+    assert sorted(os.listdir(out)) == ["sub"]
+    assert os.listdir(elsewhere) == []
+    (out / "real").mkdir()
+    model.save(out / "m.onnx", save_as_external_data=True, location="real/w.bin", size_threshold=0)
+    saved = onnxfast.load(out / "m.onnx")
+    for ours, theirs in zip(saved.graph.initializer, model.graph.initializer):
+        assert np.array_equal(ours.numpy(), theirs.numpy())

@@ -314,6 +314,26 @@ fn external_data_path(path: &Path, location: Option<&str>) -> PyResult<(String, 
             onnxfast_core::diag::clean(&location)
         ))
     })?;
+    // The folders on the way are real ones, as reading the model back
+    // requires (it refuses a link): a link planted there would have the
+    // data written wherever it points.
+    let mut folder = crate::parent_dir(path);
+    let mut steps = Path::new(&location).components().peekable();
+    while let Some(step) = steps.next() {
+        if steps.peek().is_none() {
+            break; // the file itself
+        }
+        folder.push(step);
+        let is_link = std::fs::symlink_metadata(&folder).is_ok_and(|m| m.file_type().is_symlink());
+        if is_link {
+            return Err(PyValueError::new_err(format!(
+                "location '{}': {} is a symbolic link (external data is read through real \
+                 folders only, so it is written through them only)",
+                onnxfast_core::diag::clean(&location),
+                folder.display()
+            )));
+        }
+    }
     let data_path = crate::parent_dir(path).join(&location);
     let same = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
     if same(&data_path) == same(path) {
