@@ -474,3 +474,32 @@ def test_a_link_planted_in_a_shared_sticky_folder_is_not_followed(sources, tmp_p
     ours.symlink_to(victim)
     model.save(ours, format=fmt)
     assert onnx.load(victim, format=fmt) == onnx.load(sources["inline"])
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX permissions")
+@pytest.mark.parametrize("fmt", ["protobuf", "json"])
+def test_a_saved_over_file_keeps_its_permissions_and_owner(sources, tmp_path, fmt) -> None:
+    """A save replaces the file through a new one: it used to get the
+    default permissions (0o644 with umask 022), so a private model saved
+    over became readable by everyone. It now gets the old file's mode (and,
+    as root, its owner), as onnx's write in place leaves them; a data file
+    saved over too; a new file gets the default, as open() gives it."""
+    model = onnxfast.load(sources["inline"])
+    target = tmp_path / "m.onnx"
+    target.write_bytes(b"old")
+    target.chmod(0o600)
+    (tmp_path / "w.bin").write_bytes(b"old")
+    (tmp_path / "w.bin").chmod(0o640)
+    if os.geteuid() == 0:
+        os.chown(target, 1234, 4321)
+    model.save(target, format=fmt)
+    assert stat.S_IMODE(target.stat().st_mode) == 0o600
+    if os.geteuid() == 0:
+        assert (target.stat().st_uid, target.stat().st_gid) == (1234, 4321)
+    model.save(target, format=fmt, save_as_external_data=True, location="w.bin", size_threshold=0)
+    assert stat.S_IMODE(target.stat().st_mode) == 0o600
+    assert stat.S_IMODE((tmp_path / "w.bin").stat().st_mode) == 0o640
+    umask = os.umask(0o022)
+    os.umask(umask)
+    model.save(tmp_path / "new.onnx", format=fmt)
+    assert stat.S_IMODE((tmp_path / "new.onnx").stat().st_mode) == 0o666 & ~umask

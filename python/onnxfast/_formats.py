@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import threading
 from typing import Any
 
@@ -188,7 +189,21 @@ def save_text(model: Any, f: Any, fmt: str) -> int:
         # name would be written through): as the binary format's writer.
         with contextlib.suppress(FileNotFoundError):
             os.unlink(temp)
-        with open(os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), "wb") as out:
+        # The file it replaces keeps its permissions and owner, as the
+        # binary format's writer keeps them.
+        try:
+            old = os.stat(path)
+        except FileNotFoundError:
+            old = None
+        mode = 0o666 if old is None else stat.S_IMODE(old.st_mode) & 0o777
+        with open(os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode), "wb") as out:
+            if old is not None:
+                new = os.fstat(out.fileno())
+                if (new.st_uid, new.st_gid) != (old.st_uid, old.st_gid):
+                    # Refused unless this process may give files away.
+                    with contextlib.suppress(OSError, AttributeError):
+                        os.fchown(out.fileno(), old.st_uid, old.st_gid)
+                os.chmod(out.fileno(), stat.S_IMODE(old.st_mode))
             out.write(data)
         os.replace(temp, path)
     except BaseException:

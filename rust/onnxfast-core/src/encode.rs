@@ -540,11 +540,23 @@ fn write_temp(
     // link planted under it, which `create` would write through) is
     // removed first, and `create_new` refuses whatever appears meanwhile.
     let _ = std::fs::remove_file(&temp);
-    let created = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&temp);
+    // The file it replaces, if any: its permissions (and owner) go to the
+    // new file, so a private model stays private, as a write in place
+    // would leave it.
+    let replaced = std::fs::metadata(path).ok().filter(|m| m.is_file());
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    if let Some(old) = &replaced {
+        use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+        // Never looser than the old file while the bytes go in.
+        options.mode(old.permissions().mode() & 0o777);
+    }
+    let created = options.open(&temp);
     let result = created.and_then(|mut file| {
+        if let Some(old) = &replaced {
+            keep_access(&file, old)?;
+        }
         let n = write_stream(&mut file, after_write, fill)?;
         if sync {
             file.sync_all()?;
@@ -558,6 +570,29 @@ fn write_temp(
             Err(write_failed(path, e))
         }
     }
+}
+
+/// Gives `file` (a save's new file) the permissions of the file `old` it
+/// is to replace (the umask applied at creation removed), and, where this
+/// process may (as root), its owner and group; a user who cannot give a
+/// file away keeps it.
+fn keep_access(file: &File, old: &std::fs::Metadata) -> io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let mine = file.metadata()?;
+        if (mine.uid(), mine.gid()) != (old.uid(), old.gid()) {
+            // Refused (EPERM) unless this process may give files away: the
+            // file stays ours then. Before the mode, which a change of
+            // owner would strip of set-id bits.
+            let _ = rustix::fs::fchown(
+                file,
+                Some(rustix::fs::Uid::from_raw(old.uid())),
+                Some(rustix::fs::Gid::from_raw(old.gid())),
+            );
+        }
+    }
+    file.set_permissions(old.permissions())
 }
 
 /// The name a file named `name` is written under before it is renamed
