@@ -9,10 +9,7 @@ models (a test case, a readable diff), not for weights.
 
 from __future__ import annotations
 
-import contextlib
 import os
-import stat
-import threading
 from typing import Any
 
 from . import _onnxfast
@@ -171,43 +168,6 @@ def save_text(model: Any, f: Any, fmt: str) -> int:
     if not isinstance(f, (str, bytes, os.PathLike)):
         f.write(data)
         return len(data)
-    # Links followed (the file at their end is replaced) and a FIFO or a
-    # device written into, as the binary format's writer does it.
-    path, in_place = _onnxfast._save_target(os.fsdecode(f))
-    if in_place:
-        with open(path, "wb") as special:
-            special.write(data)
-        return len(data)
-    # One per process and thread (two threads saving to one path write a
-    # file each), the binary writer's pattern.
-    temp = os.path.join(
-        os.path.dirname(path),
-        f".{os.path.basename(path)}.{os.getpid()}.{threading.get_native_id()}.tmp",
-    )
-    try:
-        # A new file, never one already there (a link planted under the
-        # name would be written through): as the binary format's writer.
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temp)
-        # The file it replaces keeps its permissions and owner, as the
-        # binary format's writer keeps them.
-        try:
-            old = os.stat(path)
-        except FileNotFoundError:
-            old = None
-        mode = 0o666 if old is None else stat.S_IMODE(old.st_mode) & 0o777
-        with open(os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode), "wb") as out:
-            if old is not None:
-                new = os.fstat(out.fileno())
-                if (new.st_uid, new.st_gid) != (old.st_uid, old.st_gid):
-                    # Refused unless this process may give files away.
-                    with contextlib.suppress(OSError, AttributeError):
-                        os.fchown(out.fileno(), old.st_uid, old.st_gid)
-                os.chmod(out.fileno(), stat.S_IMODE(old.st_mode))
-            out.write(data)
-        os.replace(temp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise
-    return len(data)
+    # As the binary format's writer writes a file: one implementation of
+    # links, FIFOs and devices, the temporary file and what it keeps.
+    return int(_onnxfast._write_file(os.fsdecode(f), data))

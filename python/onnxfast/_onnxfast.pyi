@@ -53,7 +53,7 @@ __all__ = [
     "_Buffer",
     "__version__",
     "_panic_for_tests",
-    "_save_target",
+    "_write_file",
     "check_model",
     "decode_message",
     "diagnostic_codes",
@@ -61,7 +61,7 @@ __all__ = [
     "infer_shapes",
 ]
 
-def _save_target(path: str | os.PathLike[str]) -> tuple[str, bool]: ...
+def _write_file(path: str | os.PathLike[str], data: bytes) -> int: ...
 def decode_message(
     source: str | bytes | int | Any,
     *,

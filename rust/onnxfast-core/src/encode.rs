@@ -166,6 +166,12 @@ pub fn write_message<M: prost::Message>(message: &M, path: &Path) -> io::Result<
     write_message_releasing(message, Target::Path(path), &keep)
 }
 
+/// Writes `bytes` to `path` as a save does (see [`Target::Path`]): what
+/// writers of other formats call to save as this module does.
+pub fn write_file(bytes: &[u8], path: &Path) -> io::Result<u64> {
+    write_bytes(bytes, Target::Path(path), &keep)
+}
+
 /// Writes `message`'s encoding to `target`, calling `after_write` with each
 /// large byte field (tensor data) once it is written.
 pub fn write_message_releasing<M: prost::Message>(
@@ -406,18 +412,6 @@ fn write_failed(path: &Path, source: io::Error) -> io::Error {
             source,
         },
     )
-}
-
-/// Where a save to `path` writes, and whether in place: the file at the
-/// end of its symbolic links, to be replaced through a temporary file
-/// beside it (`false`), or the path itself when it names a FIFO or a
-/// device, written into (`true`). Errors as a save's (see [`placement`]).
-/// For writers of other formats that save as this module does.
-pub fn save_target(path: &Path) -> io::Result<(PathBuf, bool)> {
-    Ok(match placement(path)? {
-        Placement::Replace(file) => (file, false),
-        Placement::InPlace(special) => (special, true),
-    })
 }
 
 /// How a save writes the file at a path (see [`placement`]).

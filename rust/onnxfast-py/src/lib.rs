@@ -378,7 +378,7 @@ fn _onnxfast(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(shapes::infer_shapes, m)?)?;
     m.add_function(wrap_pyfunction!(graph_values::evaluate_dim, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
-    m.add_function(wrap_pyfunction!(saving::_save_target, m)?)?;
+    m.add_function(wrap_pyfunction!(saving::_write_file, m)?)?;
     messages::register(m)?;
     Ok(())
 }

@@ -516,12 +516,12 @@ fn unreachable_external_data(
         .collect())
 }
 
-/// Where a save to `path` writes (`encode::save_target`): the file at the
-/// end of its links and whether it is written in place (a FIFO, a device).
-/// For the text formats' writer, which saves as the binary one does.
+/// `data` written to `path` as a binary save writes it
+/// (`encode::write_file`: links followed, a FIFO or device written into, a
+/// file replaced through a temporary one keeping its mode and owner): for
+/// the text formats' writer. Returns the bytes written.
 #[pyfunction]
-pub fn _save_target(py: Python<'_>, path: PathBuf) -> PyResult<(std::ffi::OsString, bool)> {
-    py.detach(|| onnxfast_core::encode::save_target(&path))
-        .map(|(target, in_place)| (target.into_os_string(), in_place))
+pub fn _write_file(py: Python<'_>, path: PathBuf, data: &[u8]) -> PyResult<u64> {
+    py.detach(|| onnxfast_core::encode::write_file(data, &path))
         .map_err(|e| crate::errors::write_error(py, e))
 }
